@@ -1,0 +1,79 @@
+// Package model holds the neutral types that flow between flakegate's stages:
+// runs, test executions and their outcomes. It has no logic beyond small methods.
+package model
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Outcome is the result of one attempt of one test.
+type Outcome uint8
+
+// Outcomes in increasing precedence, as JUnit readers rank them:
+// error > failure > skipped > passed.
+const (
+	Passed Outcome = iota
+	Skipped
+	Failed
+	Error
+)
+
+var outcomeNames = [...]string{"passed", "skipped", "failed", "error"}
+
+func (o Outcome) String() string {
+	if int(o) < len(outcomeNames) {
+		return outcomeNames[o]
+	}
+	return "unknown"
+}
+
+// IsFailure reports whether o counts as a failure: failed and error both do.
+func (o Outcome) IsFailure() bool { return o == Failed || o == Error }
+
+// TestID returns the test identity "classname::name". The suite name stands in
+// when classname is empty, as in the seed.
+func TestID(classname, name, suite string) string {
+	if classname == "" {
+		classname = suite
+	}
+	var b strings.Builder
+	b.Grow(len(classname) + 2 + len(name))
+	b.WriteString(classname)
+	b.WriteString("::")
+	b.WriteString(name)
+	return b.String()
+}
+
+// Attempt is one execution of one test inside one run.
+type Attempt struct {
+	Outcome  Outcome
+	Duration time.Duration
+	// Message is the failure or error message (and the start of its body),
+	// truncated to a bounded length. Empty for passes.
+	Message string
+}
+
+// Run is one CI execution of the suite.
+type Run struct {
+	CommitSHA string // empty when unknown: the run cannot be compared across commits
+	RunID     string
+	Attempt   int
+	Time      time.Time // zero when unknown
+	Workflow  string
+	Branch    string
+	Event     string
+	Source    string // file or artifact the run came from
+}
+
+// Key identifies a run: run id and attempt when known, otherwise the source.
+func (r Run) Key() string {
+	if r.RunID != "" {
+		if r.Attempt > 0 {
+			return r.RunID + "#" + strconv.Itoa(r.Attempt)
+		}
+		return r.RunID
+	}
+	return "src:" + r.Source
+}
