@@ -1,0 +1,188 @@
+// Package junit is a streaming reader for JUnit XML as written by the many
+// tools that claim the format: Surefire, Gradle, pytest, jest-junit, mocha,
+// gotestsum, go-junit-report, Playwright, nextest, GoogleTest, xUnit and more.
+//
+// The reader is a JUnit-specific XML scanner, not a general XML parser. It
+// reads through a bounded window, so memory does not grow with the size of a
+// file, and it hands each <testcase> to a callback as soon as it closes. It
+// checks well-formedness (matching tags, quoted attributes, declared
+// entities), and refuses document type declarations outright, so no entity
+// is ever expanded.
+package junit
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// Limits on hostile input. Each is far above what a real report uses.
+const (
+	// MaxDepth bounds element nesting. Real reports nest suites a handful of
+	// levels deep; the conformance corpus refuses a 20,000-level file.
+	MaxDepth = 256
+	// maxTagBytes bounds one start tag, attributes included. Some tools put a
+	// whole stack trace in a message attribute, so this is generous.
+	maxTagBytes = 8 << 20
+	// MaxMessageBytes bounds the failure text kept per outcome element. The
+	// rest of the text is read and dropped.
+	MaxMessageBytes = 4 << 10
+	// maxPropertyBytes bounds a property value taken from element text.
+	maxPropertyBytes = 1 << 10
+	// readChunk is the size of one read into the window.
+	readChunk = 64 << 10
+)
+
+// ParseError is a file the reader refused, with the line where it stopped.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Msg)
+}
+
+// Props are the run properties flakegate reads from <properties>.
+type Props struct {
+	CommitSHA  string
+	RunID      string
+	RunAttempt int
+}
+
+func (p *Props) fill(from Props) {
+	if p.CommitSHA == "" {
+		p.CommitSHA = from.CommitSHA
+	}
+	if p.RunID == "" {
+		p.RunID = from.RunID
+	}
+	if p.RunAttempt == 0 {
+		p.RunAttempt = from.RunAttempt
+	}
+}
+
+// Suite is one <testsuite> or <testsuites> element. Its properties may be
+// read after some of its testcases, so callers resolve Meta once the file is
+// done.
+type Suite struct {
+	Name      string
+	Timestamp time.Time // zero when absent or unparsable
+	Props     Props
+	Parent    *Suite
+}
+
+// Meta resolves the run properties and the time for a suite, walking up to
+// the root: the nearest suite that states a value wins.
+func (s *Suite) Meta() (Props, time.Time) {
+	var p Props
+	var ts time.Time
+	for ; s != nil; s = s.Parent {
+		p.fill(s.Props)
+		if ts.IsZero() {
+			ts = s.Timestamp
+		}
+	}
+	return p, ts
+}
+
+// Outcome is one outcome element: <failure>, <error> or <skipped>, or a
+// rerun child such as <flakyFailure>.
+type Outcome struct {
+	Kind    model.Outcome
+	Type    string // the type attribute, e.g. an exception class
+	Message string // the message attribute
+	Text    string // the element's text, truncated to MaxMessageBytes
+}
+
+// Case is one <testcase> element.
+type Case struct {
+	Suite     *Suite
+	Classname string
+	Name      string
+	File      string
+	Line      int
+	Duration  time.Duration
+	// Outcome is the final outcome by the counting rules of the conformance
+	// corpus: error > failure > skipped > passed among direct children, and a
+	// disabled or notrun status with no outcome child is skipped.
+	Outcome model.Outcome
+	// Detail is the outcome element that decided Outcome; zero for a pass.
+	Detail Outcome
+	// Reruns are the attempts recorded as children by Surefire, Gradle and
+	// nextest: flakyFailure and flakyError are failed attempts before a final
+	// pass; rerunFailure and rerunError are failed reruns after a failure.
+	Reruns []Outcome
+	// Props are testcase-level properties, rarely present.
+	Props Props
+}
+
+// ID returns the test identity "classname::name".
+func (c *Case) ID() string {
+	suite := ""
+	if c.Suite != nil {
+		suite = c.Suite.Name
+	}
+	return model.TestID(c.Classname, c.Name, suite)
+}
+
+// Meta resolves the run properties and time for the case.
+func (c *Case) Meta() (Props, time.Time) {
+	p, ts := c.Suite.Meta()
+	q := c.Props
+	q.fill(p)
+	return q, ts
+}
+
+// Attempts counts the case's attempts by kind: the final outcome plus every
+// rerun child.
+func (c *Case) Attempts() (passed, failed, skipped int) {
+	switch {
+	case c.Outcome.IsFailure():
+		failed++
+	case c.Outcome == model.Skipped:
+		skipped++
+	default:
+		passed++
+	}
+	failed += len(c.Reruns)
+	return passed, failed, skipped
+}
+
+// Totals counts <testcase> elements by final outcome.
+type Totals struct {
+	Testcases int `json:"testcases"`
+	Passed    int `json:"passed"`
+	Failed    int `json:"failed"`
+	Errors    int `json:"errors"`
+	Skipped   int `json:"skipped"`
+}
+
+// Add counts one case.
+func (t *Totals) Add(o model.Outcome) {
+	t.Testcases++
+	switch o {
+	case model.Passed:
+		t.Passed++
+	case model.Failed:
+		t.Failed++
+	case model.Error:
+		t.Errors++
+	case model.Skipped:
+		t.Skipped++
+	}
+}
+
+// Merge adds u to t.
+func (t *Totals) Merge(u Totals) {
+	t.Testcases += u.Testcases
+	t.Passed += u.Passed
+	t.Failed += u.Failed
+	t.Errors += u.Errors
+	t.Skipped += u.Skipped
+}

@@ -1,0 +1,892 @@
+package junit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// Reader parses JUnit files one after another. It keeps its buffers and an
+// intern table of names between files, so one Reader per goroutine parses a
+// history with few allocations. A Reader is not safe for concurrent use.
+type Reader struct {
+	buf    []byte
+	pos    int // next unread byte in buf
+	end    int // end of valid data in buf
+	eof    bool
+	rerr   error
+	lines  int // newlines in bytes already dropped from buf
+	src    io.Reader
+	file   string
+	intern map[string]string
+
+	// element stack: names live in nameArena, one entry per open element
+	stack     []frame
+	nameArena []byte
+
+	sawRoot  bool
+	rootDone bool
+
+	suite   *Suite
+	cur     Case
+	inCase  bool
+	caseLvl int // depth of the open <testcase>
+
+	// outcome element being read (direct child of the testcase)
+	outLvl    int // 0 when none
+	outKind   outKind
+	out       Outcome
+	text      []byte // captured text of the outcome element or property
+	capturing bool
+	skipLvl   int // >0 while inside system-out/system-err under an outcome
+
+	// <property> with its value as element text
+	propLvl  int
+	propName string
+	propDst  *Props
+
+	statusSkip  bool // the open testcase has status="disabled" or "notrun"
+	primarySeen bool // the open testcase has had a failure, error or skipped child
+
+	propsLvl int // depth of the open <properties>, 0 when none
+	propsDst *Props
+
+	scratch []byte
+	totals  Totals
+}
+
+type frame struct {
+	nameOff, nameLen int
+	kind             elemKind
+}
+
+type elemKind uint8
+
+const (
+	elemOther elemKind = iota
+	elemSuites
+	elemSuite
+	elemCase
+	elemFailure
+	elemError
+	elemSkipped
+	elemFlakyFailure
+	elemFlakyError
+	elemRerunFailure
+	elemRerunError
+	elemProperties
+	elemProperty
+	elemSystemOut
+	elemSystemErr
+	elemStackTrace
+)
+
+type outKind uint8
+
+const (
+	outNone outKind = iota
+	outPrimary
+	outRerun
+)
+
+var elemNames = map[string]elemKind{
+	"testsuites":   elemSuites,
+	"testsuite":    elemSuite,
+	"testcase":     elemCase,
+	"failure":      elemFailure,
+	"error":        elemError,
+	"skipped":      elemSkipped,
+	"flakyFailure": elemFlakyFailure,
+	"flakyError":   elemFlakyError,
+	"rerunFailure": elemRerunFailure,
+	"rerunError":   elemRerunError,
+	"properties":   elemProperties,
+	"property":     elemProperty,
+	"system-out":   elemSystemOut,
+	"system-err":   elemSystemErr,
+	"stackTrace":   elemStackTrace,
+}
+
+// NewReader returns a Reader ready for its first file.
+func NewReader() *Reader {
+	return &Reader{
+		buf:    make([]byte, readChunk*2),
+		intern: make(map[string]string),
+	}
+}
+
+// Parse reads one JUnit document from src and calls fn for every
+// <testcase> as it closes. The *Case is reused: fn must copy what it keeps
+// (its Suite pointer stays valid). name labels errors. Parse returns the
+// totals of testcases by final outcome. It refuses DOCTYPE declarations,
+// unknown entities, malformed or truncated XML, nesting beyond MaxDepth and
+// a root other than <testsuites> or <testsuite>, with a *ParseError naming
+// the file and line.
+func (r *Reader) Parse(name string, src io.Reader, fn func(*Case) error) (Totals, error) {
+	r.reset(name, src)
+	err := r.run(fn)
+	if err != nil {
+		var pe *ParseError
+		if !errors.As(err, &pe) {
+			err = &ParseError{File: name, Line: r.lineAt(r.pos), Msg: err.Error()}
+		}
+		return r.totals, err
+	}
+	return r.totals, nil
+}
+
+func (r *Reader) reset(name string, src io.Reader) {
+	r.pos, r.end, r.eof, r.rerr, r.lines = 0, 0, false, nil, 0
+	r.src, r.file = src, name
+	r.stack = r.stack[:0]
+	r.nameArena = r.nameArena[:0]
+	r.sawRoot, r.rootDone = false, false
+	r.suite = nil
+	r.cur = Case{}
+	r.inCase, r.caseLvl = false, 0
+	r.outLvl, r.outKind, r.capturing, r.skipLvl = 0, outNone, false, 0
+	r.propLvl, r.propsLvl, r.propDst, r.propsDst = 0, 0, nil, nil
+	r.text = r.text[:0]
+	r.totals = Totals{}
+	if len(r.intern) > 1<<16 {
+		r.intern = make(map[string]string)
+	}
+}
+
+func (r *Reader) errf(at int, format string, args ...any) error {
+	return &ParseError{File: r.file, Line: r.lineAt(at), Msg: fmt.Sprintf(format, args...)}
+}
+
+func (r *Reader) lineAt(at int) int {
+	if at > r.end {
+		at = r.end
+	}
+	return r.lines + bytes.Count(r.buf[:at], []byte{'\n'}) + 1
+}
+
+// fill reads more input, keeping buf[keep:end]. It moves the kept bytes to
+// the front, so offsets into buf shift by keep. It reports whether any new
+// bytes arrived.
+func (r *Reader) fill(keep int) bool {
+	if r.eof {
+		return false
+	}
+	if keep > 0 {
+		r.lines += bytes.Count(r.buf[:keep], []byte{'\n'})
+		n := copy(r.buf, r.buf[keep:r.end])
+		r.pos -= keep
+		r.end = n
+	}
+	if len(r.buf)-r.end < readChunk {
+		nb := make([]byte, max(2*len(r.buf), r.end+readChunk))
+		copy(nb, r.buf[:r.end])
+		r.buf = nb
+	}
+	for {
+		n, err := r.src.Read(r.buf[r.end:])
+		r.end += n
+		if err != nil {
+			r.eof = true
+			if err != io.EOF {
+				r.rerr = err
+			}
+			return n > 0
+		}
+		if n > 0 {
+			return true
+		}
+	}
+}
+
+// need makes at least n bytes available from pos, reading more if the input
+// has them. It reports whether they are there.
+func (r *Reader) need(n int) bool {
+	for r.end-r.pos < n {
+		if !r.fill(r.pos) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Reader) run(fn func(*Case) error) error {
+	if err := r.prolog(); err != nil {
+		return err
+	}
+	for {
+		i := bytes.IndexByte(r.buf[r.pos:r.end], '<')
+		if i < 0 {
+			// Hold back an entity reference cut by the window's end.
+			cut := r.end
+			if !r.eof {
+				if k := bytes.LastIndexByte(r.buf[r.pos:r.end], '&'); k >= 0 && bytes.IndexByte(r.buf[r.pos+k:r.end], ';') < 0 {
+					cut = r.pos + k
+				}
+			}
+			if err := r.chardata(r.buf[r.pos:cut], r.pos); err != nil {
+				return err
+			}
+			r.pos = cut
+			if !r.fill(r.pos) {
+				if r.pos < r.end {
+					if err := r.chardata(r.buf[r.pos:r.end], r.pos); err != nil {
+						return err
+					}
+					r.pos = r.end
+				}
+				break
+			}
+			continue
+		}
+		if i > 0 {
+			if err := r.chardata(r.buf[r.pos:r.pos+i], r.pos); err != nil {
+				return err
+			}
+			r.pos += i
+		}
+		if !r.need(2) {
+			return r.errf(r.pos, "unexpected end of file after '<'")
+		}
+		var err error
+		switch r.buf[r.pos+1] {
+		case '/':
+			err = r.endTag(fn)
+		case '?':
+			err = r.skipUntil("?>", false)
+		case '!':
+			err = r.bang()
+		default:
+			err = r.startTag(fn)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if r.rerr != nil {
+		return r.errf(r.end, "read: %v", r.rerr)
+	}
+	if !r.sawRoot {
+		if r.end == 0 && r.lines == 0 {
+			return r.errf(0, "empty file: expected a <testsuites> or <testsuite> root element")
+		}
+		return r.errf(r.end, "no root element: expected <testsuites> or <testsuite>")
+	}
+	if len(r.stack) > 0 {
+		top := r.stack[len(r.stack)-1]
+		return r.errf(r.end, "unexpected end of file: <%s> is not closed (truncated file?)", r.arenaName(top))
+	}
+	return nil
+}
+
+func (r *Reader) arenaName(f frame) string {
+	return string(r.nameArena[f.nameOff : f.nameOff+f.nameLen])
+}
+
+// chardata handles text between markup. Outside the root only whitespace is
+// allowed; inside, entities must be well-formed, and captured text is kept.
+func (r *Reader) chardata(b []byte, at int) error {
+	if len(r.stack) == 0 {
+		for j, c := range b {
+			if !isSpace(c) {
+				if r.rootDone {
+					return r.errf(at+j, "text after the root element")
+				}
+				return r.errf(at+j, "text before the root element: this is not an XML document")
+			}
+		}
+		return nil
+	}
+	if !r.capturing || r.skipLvl > 0 {
+		// Check entity references only; the text itself is not kept.
+		for {
+			k := bytes.IndexByte(b, '&')
+			if k < 0 {
+				return nil
+			}
+			n, _, err := entity(b[k:])
+			if err != nil {
+				return r.errf(at+k, "%v", err)
+			}
+			b = b[k+n:]
+			at += k + n
+		}
+	}
+	return r.capture(b, at)
+}
+
+func (r *Reader) capture(b []byte, at int) error {
+	for len(b) > 0 {
+		k := bytes.IndexByte(b, '&')
+		if k < 0 {
+			r.keep(b)
+			return nil
+		}
+		r.keep(b[:k])
+		n, dec, err := entity(b[k:])
+		if err != nil {
+			return r.errf(at+k, "%v", err)
+		}
+		r.keep(dec)
+		b = b[k+n:]
+		at += k + n
+	}
+	return nil
+}
+
+func (r *Reader) keep(b []byte) {
+	limit := MaxMessageBytes
+	if r.propLvl > 0 {
+		limit = maxPropertyBytes
+	}
+	if room := limit - len(r.text); room > 0 {
+		if len(b) > room {
+			b = b[:room]
+		}
+		r.text = append(r.text, b...)
+	}
+}
+
+// entity decodes the reference at the start of b ("&...;"). It returns the
+// bytes consumed and the decoded bytes.
+func entity(b []byte) (int, []byte, error) {
+	semi := bytes.IndexByte(b, ';')
+	if semi < 0 || semi > 12 {
+		return 0, nil, fmt.Errorf("bare '&' or unterminated entity reference %q", clip(b, 12))
+	}
+	name := b[1:semi]
+	switch string(name) {
+	case "lt":
+		return semi + 1, []byte("<"), nil
+	case "gt":
+		return semi + 1, []byte(">"), nil
+	case "amp":
+		return semi + 1, []byte("&"), nil
+	case "quot":
+		return semi + 1, []byte(`"`), nil
+	case "apos":
+		return semi + 1, []byte("'"), nil
+	}
+	if len(name) > 1 && name[0] == '#' {
+		var v uint64
+		var err error
+		if name[1] == 'x' || name[1] == 'X' {
+			v, err = strconv.ParseUint(string(name[2:]), 16, 32)
+		} else {
+			v, err = strconv.ParseUint(string(name[1:]), 10, 32)
+		}
+		if err != nil || v == 0 || v > utf8.MaxRune {
+			return 0, nil, fmt.Errorf("invalid character reference &%s;", name)
+		}
+		return semi + 1, utf8.AppendRune(nil, rune(v)), nil
+	}
+	return 0, nil, fmt.Errorf("undeclared entity &%s; (only &lt; &gt; &amp; &quot; &apos; and character references are accepted)", clip(name, 40))
+}
+
+func clip(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// skipUntil consumes through the terminator, feeding the skipped bytes to
+// the capture when asked (CDATA).
+func (r *Reader) skipUntil(term string, keep bool) error {
+	start := r.pos
+	startLine := r.lineAt(start)
+	r.pos += 2
+	t := []byte(term)
+	for {
+		i := bytes.Index(r.buf[r.pos:r.end], t)
+		if i >= 0 {
+			if keep {
+				r.keep(r.buf[r.pos : r.pos+i])
+			}
+			r.pos += i + len(t)
+			return nil
+		}
+		// Keep the last len(t)-1 bytes: the terminator may straddle reads.
+		safe := r.end - (len(t) - 1)
+		if safe > r.pos {
+			if keep {
+				r.keep(r.buf[r.pos:safe])
+			}
+			r.pos = safe
+		}
+		if !r.fill(r.pos) {
+			return &ParseError{File: r.file, Line: startLine, Msg: fmt.Sprintf("unexpected end of file: no closing %q", term)}
+		}
+	}
+}
+
+func (r *Reader) bang() error {
+	if !r.need(9) {
+		r.need(4)
+	}
+	rest := r.buf[r.pos:r.end]
+	switch {
+	case bytes.HasPrefix(rest, []byte("<!--")):
+		r.pos += 2 // skipUntil skips two more
+		return r.skipUntil("-->", false)
+	case bytes.HasPrefix(rest, []byte("<![CDATA[")):
+		if len(r.stack) == 0 {
+			return r.errf(r.pos, "CDATA section outside the root element")
+		}
+		r.pos += 7
+		return r.skipUntil("]]>", r.capturing && r.skipLvl == 0)
+	case bytes.HasPrefix(rest, []byte("<!DOCTYPE")):
+		return r.errf(r.pos, "DOCTYPE declarations are refused: JUnit needs none, and entity declarations enable entity-expansion and external-entity attacks")
+	}
+	return r.errf(r.pos, "malformed markup %q", clip(rest, 12))
+}
+
+// tagEnd finds the '>' closing the tag at pos, outside quotes, reading more
+// input as needed. It returns the offset of '>' from pos.
+func (r *Reader) tagEnd() (int, error) {
+	var quote byte
+	i := 1
+	for {
+		b := r.buf[r.pos:r.end]
+		for i < len(b) {
+			c := b[i]
+			if quote != 0 {
+				j := bytes.IndexByte(b[i:], quote)
+				if j < 0 {
+					i = len(b)
+					break
+				}
+				i += j + 1
+				quote = 0
+				continue
+			}
+			switch c {
+			case '"', '\'':
+				quote = c
+			case '>':
+				return i, nil
+			case '<':
+				return 0, r.errf(r.pos+i, "'<' inside a tag")
+			}
+			i++
+		}
+		if i > maxTagBytes {
+			return 0, r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
+		}
+		startLine := r.lineAt(r.pos)
+		if !r.fill(r.pos) {
+			return 0, &ParseError{File: r.file, Line: startLine, Msg: "unexpected end of file inside a tag (truncated file?)"}
+		}
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c > ' ' && c != '/' && c != '>' && c != '=' && c != '"' && c != '\'' && c != '<'
+}
+
+func (r *Reader) endTag(fn func(*Case) error) error {
+	gt, err := r.tagEnd()
+	if err != nil {
+		return err
+	}
+	tag := r.buf[r.pos+2 : r.pos+gt]
+	name := bytes.TrimRight(tag, " \t\r\n")
+	if len(r.stack) == 0 {
+		return r.errf(r.pos, "closing tag </%s> with no open element", clip(name, 40))
+	}
+	top := r.stack[len(r.stack)-1]
+	if !bytes.Equal(name, r.nameArena[top.nameOff:top.nameOff+top.nameLen]) {
+		return r.errf(r.pos, "closing tag </%s> does not match <%s>", clip(name, 40), r.arenaName(top))
+	}
+	r.pos += gt + 1
+	return r.close(top, fn)
+}
+
+func (r *Reader) startTag(fn func(*Case) error) error {
+	gt, err := r.tagEnd()
+	if err != nil {
+		return err
+	}
+	tag := r.buf[r.pos+1 : r.pos+gt]
+	at := r.pos
+	selfClose := len(tag) > 0 && tag[len(tag)-1] == '/'
+	if selfClose {
+		tag = tag[:len(tag)-1]
+	}
+	n := 0
+	for n < len(tag) && isNameByte(tag[n]) {
+		n++
+	}
+	if n == 0 {
+		return r.errf(at, "malformed start tag %q", clip(tag, 40))
+	}
+	name := tag[:n]
+	if len(r.stack) == 0 {
+		if r.rootDone {
+			return r.errf(at, "second root element <%s>", clip(name, 40))
+		}
+		if string(name) != "testsuites" && string(name) != "testsuite" {
+			return r.errf(at, "root element <%s> is not JUnit: expected <testsuites> or <testsuite>", clip(name, 40))
+		}
+		r.sawRoot = true
+	}
+	if len(r.stack) >= MaxDepth {
+		return r.errf(at, "elements nested deeper than %d levels", MaxDepth)
+	}
+	kind := elemNames[string(name)]
+	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: n, kind: kind})
+	r.nameArena = append(r.nameArena, name...)
+	if err := r.open(kind, tag[n:], at); err != nil {
+		return err
+	}
+	r.pos += gt + 1
+	if selfClose {
+		top := r.stack[len(r.stack)-1]
+		return r.close(top, fn)
+	}
+	return nil
+}
+
+// attrs calls fn for each attribute in s, with entity references decoded
+// only when present.
+func (r *Reader) attrs(s []byte, at int, fn func(name, value []byte)) error {
+	for {
+		i := 0
+		for i < len(s) && isSpace(s[i]) {
+			i++
+		}
+		s = s[i:]
+		if len(s) == 0 {
+			return nil
+		}
+		if i == 0 {
+			return r.errf(at, "attributes must be separated by white space near %q", clip(s, 20))
+		}
+		n := 0
+		for n < len(s) && isNameByte(s[n]) {
+			n++
+		}
+		if n == 0 {
+			return r.errf(at, "malformed attribute near %q", clip(s, 20))
+		}
+		name := s[:n]
+		s = bytes.TrimLeft(s[n:], " \t\r\n")
+		if len(s) == 0 || s[0] != '=' {
+			return r.errf(at, "attribute %s has no value", clip(name, 40))
+		}
+		s = bytes.TrimLeft(s[1:], " \t\r\n")
+		if len(s) == 0 || (s[0] != '"' && s[0] != '\'') {
+			return r.errf(at, "attribute %s value is not quoted", clip(name, 40))
+		}
+		q := s[0]
+		e := bytes.IndexByte(s[1:], q)
+		if e < 0 {
+			return r.errf(at, "attribute %s value is not closed", clip(name, 40))
+		}
+		v := s[1 : 1+e]
+		s = s[e+2:]
+		if bytes.IndexByte(v, '<') >= 0 {
+			return r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
+		}
+		if bytes.IndexByte(v, '&') >= 0 {
+			dec, err := r.decode(v, at)
+			if err != nil {
+				return err
+			}
+			v = dec
+		}
+		fn(name, v)
+	}
+}
+
+func (r *Reader) decode(v []byte, at int) ([]byte, error) {
+	out := r.scratch[:0]
+	for len(v) > 0 {
+		k := bytes.IndexByte(v, '&')
+		if k < 0 {
+			out = append(out, v...)
+			break
+		}
+		out = append(out, v[:k]...)
+		n, dec, err := entity(v[k:])
+		if err != nil {
+			return nil, r.errf(at, "%v", err)
+		}
+		out = append(out, dec...)
+		v = v[k+n:]
+	}
+	r.scratch = out
+	return out, nil
+}
+
+func (r *Reader) str(b []byte) string {
+	if s, ok := r.intern[string(b)]; ok {
+		return s
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	r.intern[s] = s
+	return s
+}
+
+func text(b []byte) string {
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
+	depth := len(r.stack)
+	switch kind {
+	case elemSuites, elemSuite:
+		if r.inCase {
+			// A suite inside a testcase is not JUnit; treat it as unknown.
+			r.stack[depth-1].kind = elemOther
+			return r.attrs(attrs, at, func(_, _ []byte) {})
+		}
+		s := &Suite{Parent: r.suite}
+		err := r.attrs(attrs, at, func(name, v []byte) {
+			switch string(name) {
+			case "name":
+				s.Name = r.str(v)
+			case "timestamp":
+				s.Timestamp = parseTime(v)
+			}
+		})
+		r.suite = s
+		return err
+	case elemCase:
+		if r.inCase {
+			r.stack[depth-1].kind = elemOther
+			return r.attrs(attrs, at, func(_, _ []byte) {})
+		}
+		r.inCase, r.caseLvl = true, depth
+		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0]}
+		status := false
+		err := r.attrs(attrs, at, func(name, v []byte) {
+			switch string(name) {
+			case "name":
+				r.cur.Name = r.str(v)
+			case "classname":
+				r.cur.Classname = r.str(v)
+			case "file":
+				r.cur.File = r.str(v)
+			case "line":
+				r.cur.Line, _ = strconv.Atoi(string(v))
+			case "time":
+				r.cur.Duration = parseDuration(v)
+			case "status":
+				status = string(v) == "disabled" || string(v) == "notrun"
+			}
+		})
+		r.statusSkip, r.primarySeen = status, false
+		return err
+	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
+		if !r.inCase || depth != r.caseLvl+1 {
+			return r.attrs(attrs, at, func(_, _ []byte) {})
+		}
+		r.outLvl = depth
+		r.out = Outcome{}
+		switch kind {
+		case elemFailure:
+			r.outKind, r.out.Kind = outPrimary, model.Failed
+		case elemError:
+			r.outKind, r.out.Kind = outPrimary, model.Error
+		case elemSkipped:
+			r.outKind, r.out.Kind = outPrimary, model.Skipped
+		case elemFlakyFailure, elemRerunFailure:
+			r.outKind, r.out.Kind = outRerun, model.Failed
+		default:
+			r.outKind, r.out.Kind = outRerun, model.Error
+		}
+		r.text = r.text[:0]
+		r.capturing = r.out.Kind != model.Skipped
+		return r.attrs(attrs, at, func(name, v []byte) {
+			switch string(name) {
+			case "message":
+				r.out.Message = text(clipBytes(v, MaxMessageBytes))
+			case "type":
+				r.out.Type = r.str(clipBytes(v, 256))
+			}
+		})
+	case elemSystemOut, elemSystemErr:
+		if r.outLvl > 0 && r.skipLvl == 0 {
+			r.skipLvl = depth
+		}
+		return r.attrs(attrs, at, func(_, _ []byte) {})
+	case elemProperties:
+		if r.propsLvl == 0 && r.outLvl == 0 {
+			parent := r.stack[depth-2].kind
+			switch {
+			case parent == elemCase && r.inCase:
+				r.propsLvl, r.propsDst = depth, &r.cur.Props
+			case (parent == elemSuite || parent == elemSuites) && r.suite != nil:
+				r.propsLvl, r.propsDst = depth, &r.suite.Props
+			}
+		}
+		return r.attrs(attrs, at, func(_, _ []byte) {})
+	case elemProperty:
+		if r.propsLvl == 0 || depth != r.propsLvl+1 {
+			return r.attrs(attrs, at, func(_, _ []byte) {})
+		}
+		var pname string
+		var value []byte
+		hasValue := false
+		err := r.attrs(attrs, at, func(name, v []byte) {
+			switch string(name) {
+			case "name":
+				pname = string(v)
+			case "value":
+				value = append(value[:0], v...)
+				hasValue = true
+			}
+		})
+		if err != nil {
+			return err
+		}
+		if !isRunProperty(pname) {
+			return nil
+		}
+		if hasValue {
+			setProp(r.propsDst, pname, value)
+			return nil
+		}
+		// The value may be the element's text.
+		r.propLvl, r.propName, r.propDst = depth, pname, r.propsDst
+		r.text = r.text[:0]
+		r.capturing = true
+		return nil
+	}
+	return r.attrs(attrs, at, func(_, _ []byte) {})
+}
+
+func clipBytes(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
+}
+
+func isRunProperty(name string) bool {
+	switch name {
+	case "commit_sha", "run_id", "run_attempt":
+		return true
+	}
+	return false
+}
+
+func setProp(p *Props, name string, v []byte) {
+	s := strings.TrimSpace(text(v))
+	switch name {
+	case "commit_sha":
+		p.CommitSHA = s
+	case "run_id":
+		p.RunID = s
+	case "run_attempt":
+		p.RunAttempt, _ = strconv.Atoi(s)
+	}
+}
+
+func (r *Reader) close(f frame, fn func(*Case) error) error {
+	depth := len(r.stack)
+	r.stack = r.stack[:depth-1]
+	r.nameArena = r.nameArena[:f.nameOff]
+	if depth == 1 {
+		r.rootDone = true
+	}
+	switch {
+	case r.skipLvl == depth:
+		r.skipLvl = 0
+	case r.propLvl == depth:
+		setProp(r.propDst, r.propName, r.text)
+		r.propLvl, r.capturing = 0, false
+	case r.propsLvl == depth:
+		r.propsLvl, r.propsDst = 0, nil
+	case r.outLvl == depth:
+		r.out.Text = text(bytes.TrimSpace(r.text))
+		switch {
+		case r.outKind == outRerun:
+			r.cur.Reruns = append(r.cur.Reruns, r.out)
+		case !r.primarySeen || r.out.Kind > r.cur.Outcome:
+			// error > failure > skipped; the first element of the winning
+			// kind is kept.
+			r.cur.Outcome, r.cur.Detail, r.primarySeen = r.out.Kind, r.out, true
+		}
+		r.outLvl, r.outKind, r.capturing = 0, outNone, false
+	case f.kind == elemCase && r.inCase && r.caseLvl == depth:
+		if !r.primarySeen && r.statusSkip {
+			r.cur.Outcome = model.Skipped
+			r.cur.Detail = Outcome{Kind: model.Skipped, Message: "disabled"}
+		}
+		r.inCase = false
+		r.totals.Add(r.cur.Outcome)
+		if fn != nil {
+			if err := fn(&r.cur); err != nil {
+				return err
+			}
+		}
+	case (f.kind == elemSuite || f.kind == elemSuites) && r.suite != nil:
+		r.suite = r.suite.Parent
+	}
+	return nil
+}
+
+// parseDuration reads a JUnit time attribute in seconds. It accepts
+// thousands separators ("1,234.5"), a decimal comma ("0,5") and a trailing
+// unit-less value; anything else, or a negative value, is zero.
+func parseDuration(v []byte) time.Duration {
+	s := strings.TrimSpace(string(v))
+	if s == "" {
+		return 0
+	}
+	if strings.IndexByte(s, ',') >= 0 {
+		if strings.IndexByte(s, '.') >= 0 || thousands(s) {
+			s = strings.ReplaceAll(s, ",", "")
+		} else {
+			s = strings.Replace(s, ",", ".", 1)
+		}
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1e9 {
+		return 0
+	}
+	return time.Duration(f * float64(time.Second))
+}
+
+// thousands reports whether s looks like "1,234" or "12,345,678".
+func thousands(s string) bool {
+	parts := strings.Split(s, ",")
+	if len(parts[0]) == 0 || len(parts[0]) > 3 {
+		return false
+	}
+	for _, p := range parts[1:] {
+		if len(p) != 3 {
+			return false
+		}
+	}
+	return true
+}
+
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05.999999999",
+	"2006-01-02 15:04:05.999999999Z07:00",
+	"2006-01-02 15:04:05.999999999",
+	"2006-01-02T15:04:05.999999999-0700",
+}
+
+// parseTime reads a suite timestamp. A time with no zone is taken as UTC.
+func parseTime(v []byte) time.Time {
+	s := strings.TrimSpace(string(v))
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
