@@ -17,7 +17,7 @@ var encodingAttr = regexp.MustCompile(`encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']
 // prolog reads the byte-order mark and the XML declaration and, when the
 // document is not UTF-8, puts a decoder in front of the rest of the input.
 func (r *Reader) prolog() error {
-	r.need(4)
+	r.need(1024) // the byte-order mark and the declaration, if any
 	b := r.buf[r.pos:r.end]
 	switch {
 	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
@@ -29,7 +29,6 @@ func (r *Reader) prolog() error {
 	if !bytes.HasPrefix(r.buf[r.pos:r.end], []byte("<?xml")) {
 		return nil
 	}
-	r.need(1024)
 	decl := r.buf[r.pos:r.end]
 	end := bytes.Index(decl, []byte("?>"))
 	if end < 0 {

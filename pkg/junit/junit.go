@@ -30,6 +30,8 @@ const (
 	MaxMessageBytes = 4 << 10
 	// maxPropertyBytes bounds a property value taken from element text.
 	maxPropertyBytes = 1 << 10
+	// maxEntityLen bounds an entity reference, "&" to ";" inclusive.
+	maxEntityLen = 12
 	// readChunk is the size of one read into the window.
 	readChunk = 64 << 10
 )

@@ -226,8 +226,9 @@ func (r *Reader) run(fn func(*Case) error) error {
 			// Hold back an entity reference cut by the window's end.
 			cut := r.end
 			if !r.eof {
-				if k := bytes.LastIndexByte(r.buf[r.pos:r.end], '&'); k >= 0 && bytes.IndexByte(r.buf[r.pos+k:r.end], ';') < 0 {
-					cut = r.pos + k
+				tail := max(r.pos, r.end-maxEntityLen)
+				if k := bytes.LastIndexByte(r.buf[tail:r.end], '&'); k >= 0 && bytes.IndexByte(r.buf[tail+k:r.end], ';') < 0 {
+					cut = tail + k
 				}
 			}
 			if err := r.chardata(r.buf[r.pos:cut], r.pos); err != nil {
@@ -357,7 +358,7 @@ func (r *Reader) keep(b []byte) {
 // bytes consumed and the decoded bytes.
 func entity(b []byte) (int, []byte, error) {
 	semi := bytes.IndexByte(b, ';')
-	if semi < 0 || semi > 12 {
+	if semi < 0 || semi >= maxEntityLen {
 		return 0, nil, fmt.Errorf("bare '&' or unterminated entity reference %q", clip(b, 12))
 	}
 	name := b[1:semi]

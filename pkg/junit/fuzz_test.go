@@ -1,0 +1,47 @@
+package junit
+
+import (
+	"bytes"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+// FuzzParse feeds the reader arbitrary bytes, seeded from the conformance
+// corpus and the fixtures. Nothing may panic, the totals must add up, and a
+// reader that returns one byte at a time must agree with one that returns
+// the whole input.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{corpusDir, "../../fixtures"} {
+		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".xml") {
+				return nil
+			}
+			if b, err := os.ReadFile(path); err == nil && len(b) < 64<<10 {
+				f.Add(b)
+			}
+			return nil
+		})
+	}
+	r1, r2 := NewReader(), NewReader()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		n1 := 0
+		tot, err := r1.Parse("fuzz.xml", bytes.NewReader(data), func(c *Case) error {
+			n1++
+			if c.Suite == nil {
+				t.Fatalf("case %q has no suite", c.Name)
+			}
+			return nil
+		})
+		if s := tot.Passed + tot.Failed + tot.Errors + tot.Skipped; s != tot.Testcases || tot.Testcases != n1 {
+			t.Fatalf("totals do not add up: %+v, %d callbacks", tot, n1)
+		}
+		tot2, err2 := r2.Parse("fuzz.xml", iotest.OneByteReader(bytes.NewReader(data)), nil)
+		if (err == nil) != (err2 == nil) || tot != tot2 {
+			t.Fatalf("whole read: %+v, %v; one byte at a time: %+v, %v", tot, err, tot2, err2)
+		}
+	})
+}

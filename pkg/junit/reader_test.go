@@ -1,0 +1,269 @@
+package junit
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// flat is a Case with its suite resolved, for comparisons.
+type flat struct {
+	ID       string
+	File     string
+	Line     int
+	Outcome  model.Outcome
+	Duration time.Duration
+	Detail   Outcome
+	Reruns   []Outcome
+	Props    Props
+	Time     time.Time
+}
+
+func parseAll(t *testing.T, name string, src io.Reader) ([]flat, Totals, error) {
+	t.Helper()
+	var got []flat
+	r := NewReader()
+	tot, err := r.Parse(name, src, func(c *Case) error {
+		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line, Outcome: c.Outcome, Duration: c.Duration,
+			Detail: c.Detail, Reruns: append([]Outcome(nil), c.Reruns...)})
+		return nil
+	})
+	return got, tot, err
+}
+
+func parseString(t *testing.T, doc string) ([]flat, error) {
+	t.Helper()
+	var got []flat
+	var cases []*Case
+	r := NewReader()
+	_, err := r.Parse("doc.xml", strings.NewReader(doc), func(c *Case) error {
+		cp := *c
+		cp.Reruns = append([]Outcome(nil), c.Reruns...)
+		cases = append(cases, &cp)
+		return nil
+	})
+	for _, c := range cases {
+		p, ts := c.Meta()
+		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line, Outcome: c.Outcome, Duration: c.Duration,
+			Detail: c.Detail, Reruns: c.Reruns, Props: p, Time: ts})
+	}
+	return got, err
+}
+
+func TestParseFeatures(t *testing.T) {
+	ts := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name string
+		doc  string
+		want []flat
+	}{
+		{
+			name: "properties at suite level and nested suite timestamp",
+			doc: `<testsuites><testsuite name="outer" timestamp="2026-11-30T10:00:00">
+<testsuite name="inner"><testcase classname="a.B" name="t1" time="1,234.5" file="a/b.py" line="12"/></testsuite>
+<properties><property name="commit_sha" value="abc123"/><property name="run_id" value="77"/><property name="run_attempt" value="2"/></properties>
+</testsuite></testsuites>`,
+			want: []flat{{ID: "a.B::t1", File: "a/b.py", Line: 12, Duration: 1234500 * time.Millisecond,
+				Props: Props{CommitSHA: "abc123", RunID: "77", RunAttempt: 2}, Time: ts}},
+		},
+		{
+			name: "property value as text and testcase-level properties",
+			doc: `<testsuite name="s"><properties><property name="commit_sha">  deadbeef </property></properties>
+<testcase name="t"><properties><property name="run_id" value="9"/></properties></testcase></testsuite>`,
+			want: []flat{{ID: "s::t", Props: Props{CommitSHA: "deadbeef", RunID: "9"}}},
+		},
+		{
+			name: "surefire flaky children and rerun children",
+			doc: `<testsuite name="s">
+<testcase classname="C" name="flaky"><flakyFailure message="m1" type="AE"><stackTrace>trace one</stackTrace><system-out>noise</system-out></flakyFailure><flakyError message="m2"/></testcase>
+<testcase classname="C" name="always"><failure message="first" type="AE"><![CDATA[at C.always(C.java:42)]]></failure><rerunFailure message="again"/><rerunError message="boom"/></testcase>
+</testsuite>`,
+			want: []flat{
+				{ID: "C::flaky", Reruns: []Outcome{{Kind: model.Failed, Type: "AE", Message: "m1", Text: "trace one"}, {Kind: model.Error, Message: "m2"}}},
+				{ID: "C::always", Outcome: model.Failed, Detail: Outcome{Kind: model.Failed, Type: "AE", Message: "first", Text: "at C.always(C.java:42)"},
+					Reruns: []Outcome{{Kind: model.Failed, Message: "again"}, {Kind: model.Error, Message: "boom"}}},
+			},
+		},
+		{
+			name: "precedence error > failure > skipped and disabled status",
+			doc: `<testsuite name="s">
+<testcase name="a"><skipped/><failure message="f"/><error message="e">x &amp; y &#65;&#x42;</error></testcase>
+<testcase name="b" status="disabled"/>
+<testcase name="c" status="notrun"><failure message="ran after all"/></testcase>
+<testcase name="d" status="run"/>
+</testsuite>`,
+			want: []flat{
+				{ID: "s::a", Outcome: model.Error, Detail: Outcome{Kind: model.Error, Message: "e", Text: "x & y AB"}},
+				{ID: "s::b", Outcome: model.Skipped, Detail: Outcome{Kind: model.Skipped, Message: "disabled"}},
+				{ID: "s::c", Outcome: model.Failed, Detail: Outcome{Kind: model.Failed, Message: "ran after all"}},
+				{ID: "s::d"},
+			},
+		},
+		{
+			name: "entities in names and a byte-order mark",
+			doc:  "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?><testsuite name=\"s\"><testcase classname=\"q&quot;c\" name=\"a &lt;b&gt; &apos;c&apos;\"/></testsuite>",
+			want: []flat{{ID: `q"c::a <b> 'c'`}},
+		},
+		{
+			name: "comments and processing instructions anywhere",
+			doc:  "<!-- head --><?pi x?><testsuite name=\"s\"><!-- a > b --><testcase name=\"t\"/></testsuite><!-- tail -->\n",
+			want: []flat{{ID: "s::t"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parseString(t, tc.doc)
+			if err != nil {
+				t.Fatalf("Parse() error = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("cases (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseRefuses(t *testing.T) {
+	tests := []struct {
+		name, doc string
+		line      int
+		msg       string
+	}{
+		{"empty", "", 1, "empty file"},
+		{"whitespace only", "  \n\n", 3, "no root element"},
+		{"doctype", "<?xml version=\"1.0\"?>\n<!DOCTYPE x [<!ENTITY a \"b\">]>\n<testsuite/>", 2, "DOCTYPE"},
+		{"undeclared entity", "<testsuite>\n<testcase name=\"&xxe;\"/></testsuite>", 2, "undeclared entity &xxe;"},
+		{"undeclared entity in text", "<testsuite><testcase name=\"t\"><system-out>\n\n&foo;</system-out></testcase></testsuite>", 3, "undeclared entity"},
+		{"bare ampersand", "<testsuite name=\"a & b\"/>", 1, "bare '&'"},
+		{"mismatched tag", "<testsuite>\n<testcase></testsuite>", 2, "does not match <testcase>"},
+		{"wrong root", "<html><testcase/></html>", 1, "root element <html> is not JUnit"},
+		{"truncated", "<testsuites><testsuite>\n<testcase name=\"x\">", 2, "<testcase> is not closed"},
+		{"truncated tag", "<testsuites><testsuite>\n<testcase name=\"x", 2, "inside a tag"},
+		{"second root", "<testsuite/><testsuite/>", 1, "second root"},
+		{"text after root", "<testsuite/>junk", 1, "text after the root"},
+		{"unquoted attribute", "<testsuite name=x/>", 1, "not quoted"},
+		{"lt in attribute", "<testsuite name=\"<\"/>", 1, "'<'"},
+		{"unsupported encoding", "<?xml version=\"1.0\" encoding=\"x-klingon\"?><testsuite/>", 1, "unsupported encoding"},
+		{"deep nesting", strings.Repeat("<testsuite>", MaxDepth+1), 1, "nested deeper than 256"},
+		{"unterminated comment", "<testsuite><!-- x", 1, "no closing \"-->\""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parseString(t, tc.doc)
+			var pe *ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse() error = %v, want *ParseError", err)
+			}
+			if pe.File != "doc.xml" || pe.Line != tc.line || !strings.Contains(pe.Msg, tc.msg) {
+				t.Errorf("Parse() error = %v, want doc.xml:%d: ...%s...", err, tc.line, tc.msg)
+			}
+		})
+	}
+}
+
+func TestLatin1Declared(t *testing.T) {
+	got, _, err := parseAll(t, "latin1", mustOpen(t, filepath.Join(corpusDir, "hostile/latin1-declared.xml")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, c := range got {
+		ids = append(ids, c.ID)
+	}
+	want := []string{"de.example.GrüßeTest::grüßt_Müller", "de.example.GrüßeTest::fällt_durch", "de.example.GrüßeTest::übersprungen"}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("ids (-want +got):\n%s", diff)
+	}
+	if got[1].Detail.Message != "erwartet «été» aber war «hiver»" {
+		t.Errorf("message = %q", got[1].Detail.Message)
+	}
+}
+
+func TestUTF16WithBOM(t *testing.T) {
+	doc := `<?xml version="1.0" encoding="UTF-16"?><testsuite name="s"><testcase name="ü"/></testsuite>`
+	var u16 bytes.Buffer
+	u16.Write([]byte{0xFF, 0xFE})
+	for _, r := range doc {
+		u16.WriteByte(byte(r))
+		u16.WriteByte(byte(r >> 8))
+	}
+	got, _, err := parseAll(t, "u16", &u16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != "s::ü" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func mustOpen(t *testing.T, path string) io.Reader {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.NewReader(b)
+}
+
+// TestWindowBoundaries parses every corpus file through readers that return
+// one byte, or half of what was asked, at a time. Tokens then straddle the
+// window at every position, and the result must not change.
+func TestWindowBoundaries(t *testing.T) {
+	for _, e := range loadExpectations(t, corpusDir) {
+		b, err := os.ReadFile(filepath.Join(corpusDir, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantTot, wantErr := parseAll(t, e.Path, bytes.NewReader(b))
+		for name, src := range map[string]io.Reader{
+			"one-byte": iotest.OneByteReader(bytes.NewReader(b)),
+			"half":     iotest.HalfReader(bytes.NewReader(b)),
+		} {
+			got, gotTot, gotErr := parseAll(t, e.Path, src)
+			if (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("%s %s: error = %v, want %v", e.Path, name, gotErr, wantErr)
+				continue
+			}
+			if gotErr != nil && gotErr.Error() != wantErr.Error() {
+				t.Errorf("%s %s: error = %v, want %v", e.Path, name, gotErr, wantErr)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" || gotTot != wantTot {
+				t.Errorf("%s %s: cases differ (-whole +%s):\n%s", e.Path, name, name, diff)
+			}
+		}
+	}
+}
+
+func TestMessageIsBounded(t *testing.T) {
+	big := strings.Repeat("x", 1<<20)
+	doc := `<testsuite name="s"><testcase name="t"><failure message="m"><![CDATA[` + big + `]]>` + big + `</failure><system-out>` + big + `</system-out></testcase></testsuite>`
+	got, err := parseString(t, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(got[0].Detail.Text); n != MaxMessageBytes {
+		t.Errorf("kept %d bytes of text, want %d", n, MaxMessageBytes)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{
+		"1.5": 1500 * time.Millisecond, "1,234.5": 1234500 * time.Millisecond, "12,345": 12345 * time.Second,
+		"0,5": 500 * time.Millisecond, "": 0, "-345345": 0, "abc": 0, " 2 ": 2 * time.Second,
+	} {
+		if got := parseDuration([]byte(in)); got != want {
+			t.Errorf("parseDuration(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
