@@ -1,0 +1,180 @@
+// Package history folds parsed JUnit results into a compact matrix of
+// tests × runs. Attempts of one test inside one run (reruns, retries,
+// repeated testcases) fold into one cell, so memory grows with tests × runs
+// and never with the number of results.
+package history
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/junit"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// maxSignatures bounds the distinct failure signatures kept per test. A
+// test whose failures never repeat a signature adds to Other instead.
+const maxSignatures = 32
+
+// History is every test's outcomes across runs.
+type History struct {
+	Runs  []Run   // sorted by time, then run id, then source
+	Tests []*Test // sorted by ID
+	// Totals counts the <testcase> elements read, by final outcome.
+	Totals junit.Totals
+	// Skipped lists inputs that were left out, with the reason.
+	Skipped []Skipped
+}
+
+// Skipped is an input left out of the history.
+type Skipped struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}
+
+// Run is one CI execution with its counts.
+type Run struct {
+	model.Run
+	Tests  int // tests with a pass or a failure in the run
+	Failed int // tests that failed every attempt in the run
+}
+
+// Test is one test's cells, one per run it appeared in.
+type Test struct {
+	ID    string
+	File  string
+	Line  int
+	Cells []Cell // sorted by run
+	Sigs  []Sig  // by count, then first appearance
+	// OtherFailures counts failures beyond maxSignatures distinct
+	// signatures.
+	OtherFailures int
+	// Duration is the total duration of the test's attempts that reported one.
+	Duration time.Duration
+}
+
+// Cell is one test in one run: its attempts by outcome.
+type Cell struct {
+	Run  int32 // index into History.Runs
+	Pass uint16
+	Fail uint16
+	Skip uint16
+}
+
+// Failed reports whether the test failed at least once in the run.
+func (c Cell) Failed() bool { return c.Fail > 0 }
+
+// Mixed reports whether the test both failed and passed inside the run:
+// failed, then passed on a retry.
+func (c Cell) Mixed() bool { return c.Fail > 0 && c.Pass > 0 }
+
+// Sig is one failure signature of a test.
+type Sig struct {
+	Hash    string // "sha256:..."
+	Count   int
+	Message string // a sample message: the one seen first
+	first   order
+}
+
+// order places a sample among runs: earlier runs win, then lexical.
+type order struct {
+	time time.Time
+	key  string
+}
+
+func (o order) less(p order) bool {
+	if !o.time.Equal(p.time) {
+		return o.time.Before(p.time)
+	}
+	return o.key < p.key
+}
+
+// runLess orders runs by time, then by numeric run id, then by attempt,
+// then by source. Runs with no time sort first, by id.
+func runLess(a, b *Run) int {
+	if c := a.Time.Compare(b.Time); c != 0 {
+		return c
+	}
+	ai, aerr := strconv.ParseInt(a.RunID, 10, 64)
+	bi, berr := strconv.ParseInt(b.RunID, 10, 64)
+	if aerr == nil && berr == nil && ai != bi {
+		return cmp.Compare(ai, bi)
+	}
+	if c := cmp.Compare(a.RunID, b.RunID); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.Attempt, b.Attempt); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Source, b.Source)
+}
+
+// finalize sorts runs and tests, renumbers cells, and counts run totals.
+func (h *History) finalize() {
+	idx := make([]int, len(h.Runs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(i, j int) int { return runLess(&h.Runs[i], &h.Runs[j]) })
+	remap := make([]int32, len(h.Runs))
+	runs := make([]Run, len(h.Runs))
+	for newI, oldI := range idx {
+		remap[oldI] = int32(newI)
+		runs[newI] = h.Runs[oldI]
+	}
+	h.Runs = runs
+	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
+	for _, t := range h.Tests {
+		for i := range t.Cells {
+			t.Cells[i].Run = remap[t.Cells[i].Run]
+		}
+		slices.SortFunc(t.Cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
+		t.Cells = foldCells(t.Cells)
+		slices.SortStableFunc(t.Sigs, func(a, b Sig) int {
+			if a.Count != b.Count {
+				return cmp.Compare(b.Count, a.Count)
+			}
+			if a.first.less(b.first) {
+				return -1
+			}
+			if b.first.less(a.first) {
+				return 1
+			}
+			return cmp.Compare(a.Hash, b.Hash)
+		})
+		for _, c := range t.Cells {
+			r := &h.Runs[c.Run]
+			if c.Pass+c.Fail > 0 {
+				r.Tests++
+			}
+			if c.Fail > 0 && c.Pass == 0 {
+				r.Failed++
+			}
+		}
+	}
+	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// Messages returns the test's sample failure messages in order of first
+// appearance, one per signature.
+func (t *Test) Messages() []string {
+	sigs := slices.Clone(t.Sigs)
+	slices.SortStableFunc(sigs, func(a, b Sig) int {
+		if a.first.less(b.first) {
+			return -1
+		}
+		if b.first.less(a.first) {
+			return 1
+		}
+		return 0
+	})
+	out := make([]string, 0, len(sigs))
+	for _, s := range sigs {
+		if s.Message != "" && !slices.Contains(out, s.Message) {
+			out = append(out, s.Message)
+		}
+	}
+	return out
+}

@@ -1,0 +1,387 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/junit"
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/signature"
+)
+
+// Source is one JUnit document to read.
+type Source struct {
+	Name string
+	Open func() (io.ReadCloser, error)
+	// Run, when set, is what the CI system says about the run the document
+	// belongs to (the GitHub API's workflow run). Its non-empty fields win
+	// over the document's properties.
+	Run *model.Run
+}
+
+// Options tune Load. The zero value is the default.
+type Options struct {
+	// Workers is the number of documents parsed at once; 0 means GOMAXPROCS.
+	Workers int
+}
+
+// Load parses the sources concurrently and folds them into a History. A
+// source that cannot be opened or parsed is listed in History.Skipped with
+// the reason, and the rest are read. Load stops early only when ctx ends.
+func Load(ctx context.Context, sources []Source, opts Options) (*History, error) {
+	w := opts.Workers
+	if w <= 0 {
+		w = runtime.GOMAXPROCS(0)
+	}
+	w = max(1, min(w, len(sources)))
+	builders := make([]*Builder, w)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for i := range builders {
+		b := NewBuilder()
+		builders[i] = b
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				k := int(next.Add(1)) - 1
+				if k >= len(sources) {
+					return
+				}
+				b.Add(sources[k])
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return Merge(builders...), nil
+}
+
+// Builder folds documents into a partial history. Each goroutine uses its
+// own Builder; Merge joins them.
+type Builder struct {
+	reader  *junit.Reader
+	tests   []*Test
+	order   []order // per test: where File and Line were first seen
+	testIdx map[string]int32
+	runs    []Run
+	runIdx  map[string]int32
+	totals  junit.Totals
+	skipped []Skipped
+
+	pend     []pending
+	pendSigs []pendingSig
+	key      []byte
+}
+
+type pending struct {
+	test        int32
+	suite       *junit.Suite
+	props       junit.Props
+	pass, fail  uint16
+	skip        uint16
+	dur         time.Duration
+	file        string
+	line        int
+	hasLocation bool
+}
+
+type pendingSig struct {
+	pend    int32 // index into pend
+	hash    string
+	message string
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}}
+}
+
+// Add reads one source. Errors are recorded as skipped inputs.
+func (b *Builder) Add(src Source) {
+	if err := b.add(src); err != nil {
+		b.skipped = append(b.skipped, Skipped{Path: src.Name, Error: err.Error()})
+	}
+}
+
+func (b *Builder) add(src Source) error {
+	rc, err := src.Open()
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	defer rc.Close()
+	b.pend, b.pendSigs = b.pend[:0], b.pendSigs[:0]
+	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
+	if err != nil {
+		var pe *junit.ParseError
+		if errors.As(err, &pe) {
+			// The file and line are in the message; the path is already
+			// the Skipped entry's.
+			return errors.New(trimFile(pe))
+		}
+		return err
+	}
+	b.totals.Merge(tot)
+	b.commit(src)
+	return nil
+}
+
+func trimFile(pe *junit.ParseError) string {
+	if pe.Line > 0 {
+		return fmt.Sprintf("line %d: %s", pe.Line, pe.Msg)
+	}
+	return pe.Msg
+}
+
+func sat16(n int) uint16 {
+	if n > 0xFFFF {
+		return 0xFFFF
+	}
+	return uint16(n)
+}
+
+func (b *Builder) onCase(c *junit.Case) error {
+	// Build "classname::name" in a reused buffer; the map lookup does not
+	// allocate when the test is known.
+	cls := c.Classname
+	if cls == "" && c.Suite != nil {
+		cls = c.Suite.Name
+	}
+	b.key = append(append(append(b.key[:0], cls...), "::"...), c.Name...)
+	ti, ok := b.testIdx[string(b.key)]
+	if !ok {
+		id := string(b.key)
+		ti = int32(len(b.tests))
+		b.testIdx[id] = ti
+		b.tests = append(b.tests, &Test{ID: id})
+		b.order = append(b.order, order{})
+	}
+	pass, fail, skip := c.Attempts()
+	p := pending{test: ti, suite: c.Suite, props: c.Props, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
+		dur: c.Duration, file: c.File, line: c.Line, hasLocation: c.File != ""}
+	b.pend = append(b.pend, p)
+	pi := int32(len(b.pend) - 1)
+	if c.Outcome.IsFailure() {
+		b.addSig(pi, c.Detail)
+	}
+	for _, r := range c.Reruns {
+		b.addSig(pi, r)
+	}
+	return nil
+}
+
+func (b *Builder) addSig(pi int32, o junit.Outcome) {
+	msg := o.Message
+	if msg == "" {
+		msg = firstLine(o.Text)
+	}
+	b.pendSigs = append(b.pendSigs, pendingSig{pend: pi, hash: signature.Of(o.Type, o.Message, o.Text), message: clipString(msg, 500)})
+}
+
+func firstLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+func clipString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	// Cut on a rune boundary.
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// commit folds the pending cases of one document into the partial history,
+// now that every suite's properties are known.
+func (b *Builder) commit(src Source) {
+	type resolved struct {
+		run   int32
+		order order
+	}
+	bySuite := map[*junit.Suite]resolved{}
+	resolve := func(p *pending) resolved {
+		if p.props == (junit.Props{}) {
+			if r, ok := bySuite[p.suite]; ok {
+				return r
+			}
+		}
+		props, ts := p.suite.Meta()
+		if p.props.CommitSHA != "" {
+			props.CommitSHA = p.props.CommitSHA
+		}
+		if p.props.RunID != "" {
+			props.RunID = p.props.RunID
+		}
+		if p.props.RunAttempt != 0 {
+			props.RunAttempt = p.props.RunAttempt
+		}
+		run := model.Run{CommitSHA: props.CommitSHA, RunID: props.RunID, Attempt: props.RunAttempt, Time: ts, Source: src.Name}
+		if o := src.Run; o != nil {
+			override(&run, o)
+		}
+		key := run.CommitSHA + "|" + run.Key()
+		ri, ok := b.runIdx[key]
+		if !ok {
+			ri = int32(len(b.runs))
+			b.runIdx[key] = ri
+			b.runs = append(b.runs, Run{Run: run})
+		} else if r := &b.runs[ri].Run; !run.Time.IsZero() && (r.Time.IsZero() || run.Time.Before(r.Time)) {
+			r.Time = run.Time
+		}
+		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
+		if p.props == (junit.Props{}) {
+			bySuite[p.suite] = res
+		}
+		return res
+	}
+	runOf := make([]int32, len(b.pend))
+	for i := range b.pend {
+		p := &b.pend[i]
+		res := resolve(p)
+		runOf[i] = res.run
+		t := b.tests[p.test]
+		if n := len(t.Cells); n > 0 && t.Cells[n-1].Run == res.run {
+			c := &t.Cells[n-1]
+			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
+		} else {
+			t.Cells = append(t.Cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
+		}
+		t.Duration += p.dur
+		if p.hasLocation && (t.File == "" || res.order.less(b.order[p.test])) {
+			t.File, t.Line, b.order[p.test] = p.file, p.line, res.order
+		}
+	}
+	for _, s := range b.pendSigs {
+		p := &b.pend[s.pend]
+		res := resolve(p)
+		addSig(b.tests[p.test], Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
+	}
+}
+
+func satAdd(a, b uint16) uint16 {
+	if s := uint32(a) + uint32(b); s <= 0xFFFF {
+		return uint16(s)
+	}
+	return 0xFFFF
+}
+
+func override(r *model.Run, o *model.Run) {
+	if o.CommitSHA != "" {
+		r.CommitSHA = o.CommitSHA
+	}
+	if o.RunID != "" {
+		r.RunID = o.RunID
+	}
+	if o.Attempt != 0 {
+		r.Attempt = o.Attempt
+	}
+	if !o.Time.IsZero() {
+		r.Time = o.Time
+	}
+	if o.Workflow != "" {
+		r.Workflow = o.Workflow
+	}
+	if o.Branch != "" {
+		r.Branch = o.Branch
+	}
+	if o.Event != "" {
+		r.Event = o.Event
+	}
+}
+
+// addSig counts a signature for a test, keeping the earliest sample.
+func addSig(t *Test, s Sig) {
+	for i := range t.Sigs {
+		g := &t.Sigs[i]
+		if g.Hash == s.Hash {
+			g.Count += s.Count
+			if s.first.less(g.first) {
+				g.first, g.Message = s.first, s.Message
+			}
+			return
+		}
+	}
+	if len(t.Sigs) >= maxSignatures {
+		t.OtherFailures += s.Count
+		return
+	}
+	t.Sigs = append(t.Sigs, s)
+}
+
+// Merge joins partial histories into one, sorted and with run totals.
+func Merge(builders ...*Builder) *History {
+	h := &History{}
+	testIdx := map[string]*Test{}
+	tOrder := map[*Test]order{}
+	runIdx := map[string]int32{}
+	for _, b := range builders {
+		h.Totals.Merge(b.totals)
+		h.Skipped = append(h.Skipped, b.skipped...)
+		remap := make([]int32, len(b.runs))
+		for key, ri := range b.runIdx {
+			r := b.runs[ri]
+			gi, ok := runIdx[key]
+			if !ok {
+				gi = int32(len(h.Runs))
+				runIdx[key] = gi
+				h.Runs = append(h.Runs, r)
+			} else if g := &h.Runs[gi].Run; !r.Time.IsZero() && (g.Time.IsZero() || r.Time.Before(g.Time)) {
+				g.Time = r.Time
+			}
+			remap[ri] = gi
+		}
+		for i, t := range b.tests {
+			for j := range t.Cells {
+				t.Cells[j].Run = remap[t.Cells[j].Run]
+			}
+			g, ok := testIdx[t.ID]
+			if !ok {
+				testIdx[t.ID] = t
+				tOrder[t] = b.order[i]
+				h.Tests = append(h.Tests, t)
+				continue
+			}
+			g.Cells = append(g.Cells, t.Cells...)
+			g.Duration += t.Duration
+			g.OtherFailures += t.OtherFailures
+			for _, s := range t.Sigs {
+				addSig(g, s)
+			}
+			if t.File != "" && (g.File == "" || b.order[i].less(tOrder[g])) {
+				g.File, g.Line, tOrder[g] = t.File, t.Line, b.order[i]
+			}
+		}
+	}
+	h.finalize()
+	return h
+}
+
+// foldCells merges adjacent cells of the same run: one run's documents may
+// have been read by different builders.
+func foldCells(cells []Cell) []Cell {
+	out := cells[:0]
+	for _, c := range cells {
+		if n := len(out); n > 0 && out[n-1].Run == c.Run {
+			o := &out[n-1]
+			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}

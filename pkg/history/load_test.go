@@ -1,0 +1,117 @@
+package history
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/synth"
+)
+
+// memSources generates a synthetic history in memory.
+func memSources(t testing.TB, spec synth.Spec) []Source {
+	t.Helper()
+	var srcs []Source
+	err := spec.Generate(func(r synth.Run) (io.Writer, func() error, error) {
+		var buf bytes.Buffer
+		name := fmt.Sprintf("run-%s-%d-%d.xml", r.SHA[:7], r.ID, r.Attempt)
+		srcs = append(srcs, Source{Name: name, Open: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(buf.Bytes())), nil
+		}})
+		return &buf, func() error { return nil }, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srcs
+}
+
+func stringSource(name, doc string) Source {
+	return Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil }}
+}
+
+func TestLoadFoldsAttemptsAndRuns(t *testing.T) {
+	docs := []Source{
+		stringSource("a.xml", `<testsuite name="s" timestamp="2026-11-02T00:00:00">
+<properties><property name="commit_sha" value="c2"/><property name="run_id" value="20"/></properties>
+<testcase classname="k" name="t" file="k.py" line="3"><failure message="boom at 0xc000010000"/></testcase>
+<testcase classname="k" name="t"/>
+<testcase classname="k" name="u"><skipped/></testcase>
+</testsuite>`),
+		stringSource("b.xml", `<testsuite name="s" timestamp="2026-11-01T00:00:00">
+<properties><property name="commit_sha" value="c1"/><property name="run_id" value="10"/></properties>
+<testcase classname="k" name="t"><failure message="boom at 0xc000020000"/></testcase>
+</testsuite>`),
+		stringSource("bad.xml", `<html/>`),
+		// A second file of run 20 (Surefire writes one file per class).
+		stringSource("c.xml", `<testsuite name="s2" timestamp="2026-11-02T00:00:00">
+<properties><property name="commit_sha" value="c2"/><property name="run_id" value="20"/></properties>
+<testcase classname="k" name="t"><flakyFailure message="boom at 0xc000030000"/></testcase>
+</testsuite>`),
+	}
+	for _, workers := range []int{1, 2, 4} {
+		h, err := Load(context.Background(), docs, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Runs) != 2 || h.Runs[0].CommitSHA != "c1" || h.Runs[1].CommitSHA != "c2" {
+			t.Fatalf("runs = %+v", h.Runs)
+		}
+		if h.Runs[1].Tests != 1 || h.Runs[1].Failed != 0 || h.Runs[0].Failed != 1 {
+			t.Errorf("run totals = %+v", h.Runs)
+		}
+		tt := h.Tests[0]
+		want := []Cell{{Run: 0, Fail: 1}, {Run: 1, Pass: 2, Fail: 2}}
+		if diff := cmp.Diff(want, tt.Cells); diff != "" {
+			t.Errorf("workers=%d cells (-want +got):\n%s", workers, diff)
+		}
+		if len(tt.Sigs) != 1 || tt.Sigs[0].Count != 3 || tt.Sigs[0].Message != "boom at 0xc000020000" {
+			t.Errorf("sigs = %+v", tt.Sigs)
+		}
+		if tt.File != "k.py" || tt.Line != 3 {
+			t.Errorf("file = %s:%d", tt.File, tt.Line)
+		}
+		if diff := cmp.Diff([]Skipped{{Path: "bad.xml", Error: "line 1: root element <html> is not JUnit: expected <testsuites> or <testsuite>"}}, h.Skipped); diff != "" {
+			t.Errorf("skipped (-want +got):\n%s", diff)
+		}
+		if h.Totals.Testcases != 5 || h.Totals.Skipped != 1 {
+			t.Errorf("totals = %+v", h.Totals)
+		}
+	}
+}
+
+func TestRunOverride(t *testing.T) {
+	src := stringSource("x.xml", `<testsuite name="s"><testcase name="t"/></testsuite>`)
+	src.Run = &model.Run{CommitSHA: "api-sha", RunID: "5", Attempt: 2, Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Branch: "main"}
+	h, err := Load(context.Background(), []Source{src}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := h.Runs[0]; r.CommitSHA != "api-sha" || r.RunID != "5" || r.Attempt != 2 || r.Branch != "main" {
+		t.Errorf("run = %+v", r)
+	}
+}
+
+func TestLoadSynthetic(t *testing.T) {
+	spec := synth.Spec{Commits: 10, RunsPerCommit: 3, Tests: 100, Seed: 1, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		Behaviors: map[int]synth.Behavior{3: {Kind: synth.Flaky, P: 0.5}, 4: {Kind: synth.Retried, P: 1}}}
+	h, err := Load(context.Background(), memSources(t, spec), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Runs) != 30 || len(h.Tests) != 100 || h.Totals.Testcases != 30*100+30 {
+		t.Fatalf("runs=%d tests=%d totals=%+v", len(h.Runs), len(h.Tests), h.Totals)
+	}
+	for _, c := range h.Tests[4].Cells {
+		if !c.Mixed() {
+			t.Errorf("retried test cell %+v is not mixed", c)
+		}
+	}
+}
