@@ -80,6 +80,9 @@ type Builder struct {
 	pend     []pending
 	pendSigs []pendingSig
 	key      []byte
+	names    [][2]string // per test: classname and name as read
+	prevSeq  []int32     // tests of the last document, in document order
+	cursor   int         // next expected position in prevSeq
 }
 
 type pending struct {
@@ -118,7 +121,7 @@ func (b *Builder) add(src Source) error {
 		return fmt.Errorf("open: %w", err)
 	}
 	defer rc.Close()
-	b.pend, b.pendSigs = b.pend[:0], b.pendSigs[:0]
+	b.pend, b.pendSigs, b.cursor = b.pend[:0], b.pendSigs[:0], 0
 	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
 	if err != nil {
 		var pe *junit.ParseError
@@ -131,6 +134,10 @@ func (b *Builder) add(src Source) error {
 	}
 	b.totals.Merge(tot)
 	b.commit(src)
+	b.prevSeq = b.prevSeq[:0]
+	for _, p := range b.pend {
+		b.prevSeq = append(b.prevSeq, p.test)
+	}
 	return nil
 }
 
@@ -155,14 +162,27 @@ func (b *Builder) onCase(c *junit.Case) error {
 	if cls == "" && c.Suite != nil {
 		cls = c.Suite.Name
 	}
-	b.key = append(append(append(b.key[:0], cls...), "::"...), c.Name...)
-	ti, ok := b.testIdx[string(b.key)]
-	if !ok {
-		id := string(b.key)
-		ti = int32(len(b.tests))
-		b.testIdx[id] = ti
-		b.tests = append(b.tests, &Test{ID: id})
-		b.order = append(b.order, order{})
+	// Runs of one suite list tests in the same order: try the test at this
+	// position in the previous document before the map.
+	ti := int32(-1)
+	for j := b.cursor; j < b.cursor+2 && j < len(b.prevSeq); j++ {
+		if n := b.names[b.prevSeq[j]]; n[1] == c.Name && n[0] == cls {
+			ti, b.cursor = b.prevSeq[j], j+1
+			break
+		}
+	}
+	if ti < 0 {
+		b.key = append(append(append(b.key[:0], cls...), "::"...), c.Name...)
+		var ok bool
+		ti, ok = b.testIdx[string(b.key)]
+		if !ok {
+			id := string(b.key)
+			ti = int32(len(b.tests))
+			b.testIdx[id] = ti
+			b.tests = append(b.tests, &Test{ID: id})
+			b.order = append(b.order, order{})
+			b.names = append(b.names, [2]string{cls, c.Name})
+		}
 	}
 	pass, fail, skip := c.Attempts()
 	p := pending{test: ti, suite: c.Suite, props: c.Props, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
@@ -213,10 +233,16 @@ func (b *Builder) commit(src Source) {
 		run   int32
 		order order
 	}
+	var lastSuite *junit.Suite
+	var last resolved
 	bySuite := map[*junit.Suite]resolved{}
 	resolve := func(p *pending) resolved {
 		if p.props == (junit.Props{}) {
+			if p.suite == lastSuite {
+				return last
+			}
 			if r, ok := bySuite[p.suite]; ok {
+				lastSuite, last = p.suite, r
 				return r
 			}
 		}
@@ -246,6 +272,7 @@ func (b *Builder) commit(src Source) {
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
 		if p.props == (junit.Props{}) {
 			bySuite[p.suite] = res
+			lastSuite, last = p.suite, res
 		}
 		return res
 	}
@@ -262,7 +289,7 @@ func (b *Builder) commit(src Source) {
 			t.Cells = append(t.Cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
 		}
 		t.Duration += p.dur
-		if p.hasLocation && (t.File == "" || res.order.less(b.order[p.test])) {
+		if p.hasLocation && (t.File == "" || (t.File != p.file || t.Line != p.line) && res.order.less(b.order[p.test])) {
 			t.File, t.Line, b.order[p.test] = p.file, p.line, res.order
 		}
 	}

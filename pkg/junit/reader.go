@@ -26,6 +26,9 @@ type Reader struct {
 	src    io.Reader
 	file   string
 	intern map[string]string
+	lastClass, lastFile string
+	names, prevNames    []string // testcase names of this file and the last
+	cursor              int      // next expected position in prevNames
 
 	// element stack: names live in nameArena, one entry per open element
 	stack     []frame
@@ -96,22 +99,40 @@ const (
 	outRerun
 )
 
-var elemNames = map[string]elemKind{
-	"testsuites":   elemSuites,
-	"testsuite":    elemSuite,
-	"testcase":     elemCase,
-	"failure":      elemFailure,
-	"error":        elemError,
-	"skipped":      elemSkipped,
-	"flakyFailure": elemFlakyFailure,
-	"flakyError":   elemFlakyError,
-	"rerunFailure": elemRerunFailure,
-	"rerunError":   elemRerunError,
-	"properties":   elemProperties,
-	"property":     elemProperty,
-	"system-out":   elemSystemOut,
-	"system-err":   elemSystemErr,
-	"stackTrace":   elemStackTrace,
+func elemKindOf(name []byte) elemKind {
+	switch string(name) {
+	case "testcase":
+		return elemCase
+	case "testsuite":
+		return elemSuite
+	case "testsuites":
+		return elemSuites
+	case "failure":
+		return elemFailure
+	case "error":
+		return elemError
+	case "skipped":
+		return elemSkipped
+	case "flakyFailure":
+		return elemFlakyFailure
+	case "flakyError":
+		return elemFlakyError
+	case "rerunFailure":
+		return elemRerunFailure
+	case "rerunError":
+		return elemRerunError
+	case "properties":
+		return elemProperties
+	case "property":
+		return elemProperty
+	case "system-out":
+		return elemSystemOut
+	case "system-err":
+		return elemSystemErr
+	case "stackTrace":
+		return elemStackTrace
+	}
+	return elemOther
 }
 
 // NewReader returns a Reader ready for its first file.
@@ -155,6 +176,10 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.propLvl, r.propsLvl, r.propDst, r.propsDst = 0, 0, nil, nil
 	r.text = r.text[:0]
 	r.totals = Totals{}
+	if len(r.names) > 0 {
+		r.prevNames, r.names = r.names, r.prevNames[:0]
+	}
+	r.cursor = 0
 	if len(r.intern) > 1<<16 {
 		r.intern = make(map[string]string)
 	}
@@ -397,6 +422,13 @@ func clip(b []byte, n int) string {
 	return string(b)
 }
 
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	return b
+}
+
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // skipUntil consumes through the terminator, feeding the skipped bytes to
@@ -453,6 +485,16 @@ func (r *Reader) bang() error {
 // tagEnd finds the '>' closing the tag at pos, outside quotes, reading more
 // input as needed. It returns the offset of '>' from pos.
 func (r *Reader) tagEnd() (int, error) {
+	// Fast path: the first '>' closes the tag when no quote before it is
+	// left open, which is every tag without '>' in an attribute value.
+	if b := r.buf[r.pos:r.end]; len(b) > 1 {
+		if j := bytes.IndexByte(b[1:], '>'); j >= 0 {
+			head := b[1 : 1+j]
+			if bytes.IndexByte(head, '\'') < 0 && bytes.Count(head, []byte{'"'})%2 == 0 && bytes.IndexByte(head, '<') < 0 {
+				return j + 1, nil
+			}
+		}
+	}
 	var quote byte
 	i := 1
 	for {
@@ -489,9 +531,19 @@ func (r *Reader) tagEnd() (int, error) {
 	}
 }
 
-func isNameByte(c byte) bool {
-	return c > ' ' && c != '/' && c != '>' && c != '=' && c != '"' && c != '\'' && c != '<'
-}
+// nameByte marks the bytes that may appear in a name. It is looser than
+// XML's rule: any byte above space except markup characters.
+var nameByte = func() (t [256]bool) {
+	for c := 0x21; c < 256; c++ {
+		t[c] = true
+	}
+	for _, c := range []byte(`/>='"<`) {
+		t[c] = false
+	}
+	return t
+}()
+
+func isNameByte(c byte) bool { return nameByte[c] }
 
 func (r *Reader) endTag(fn func(*Case) error) error {
 	gt, err := r.tagEnd()
@@ -542,7 +594,7 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	if len(r.stack) >= MaxDepth {
 		return r.errf(at, "elements nested deeper than %d levels", MaxDepth)
 	}
-	kind := elemNames[string(name)]
+	kind := elemKindOf(name)
 	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: n, kind: kind})
 	r.nameArena = append(r.nameArena, name...)
 	if err := r.open(kind, tag[n:], at); err != nil {
@@ -556,56 +608,64 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	return nil
 }
 
-// attrs calls fn for each attribute in s, with entity references decoded
-// only when present.
+// attrs calls fn for each attribute in s.
 func (r *Reader) attrs(s []byte, at int, fn func(name, value []byte)) error {
 	for {
-		i := 0
-		for i < len(s) && isSpace(s[i]) {
-			i++
-		}
-		s = s[i:]
-		if len(s) == 0 {
-			return nil
-		}
-		if i == 0 {
-			return r.errf(at, "attributes must be separated by white space near %q", clip(s, 20))
-		}
-		n := 0
-		for n < len(s) && isNameByte(s[n]) {
-			n++
-		}
-		if n == 0 {
-			return r.errf(at, "malformed attribute near %q", clip(s, 20))
-		}
-		name := s[:n]
-		s = bytes.TrimLeft(s[n:], " \t\r\n")
-		if len(s) == 0 || s[0] != '=' {
-			return r.errf(at, "attribute %s has no value", clip(name, 40))
-		}
-		s = bytes.TrimLeft(s[1:], " \t\r\n")
-		if len(s) == 0 || (s[0] != '"' && s[0] != '\'') {
-			return r.errf(at, "attribute %s value is not quoted", clip(name, 40))
-		}
-		q := s[0]
-		e := bytes.IndexByte(s[1:], q)
-		if e < 0 {
-			return r.errf(at, "attribute %s value is not closed", clip(name, 40))
-		}
-		v := s[1 : 1+e]
-		s = s[e+2:]
-		if bytes.IndexByte(v, '<') >= 0 {
-			return r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
-		}
-		if bytes.IndexByte(v, '&') >= 0 {
-			dec, err := r.decode(v, at)
-			if err != nil {
-				return err
-			}
-			v = dec
+		name, v, err := r.nextAttr(&s, at)
+		if name == nil || err != nil {
+			return err
 		}
 		fn(name, v)
 	}
+}
+
+// nextAttr parses the next attribute from *s and advances it. Entity
+// references in the value are decoded only when present; the value is valid
+// until the next call. It returns a nil name at the end.
+func (r *Reader) nextAttr(s *[]byte, at int) (name, value []byte, err error) {
+	b := *s
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i == len(b) {
+		return nil, nil, nil
+	}
+	if i == 0 {
+		return nil, nil, r.errf(at, "attributes must be separated by white space near %q", clip(b, 20))
+	}
+	b = b[i:]
+	n := 0
+	for n < len(b) && isNameByte(b[n]) {
+		n++
+	}
+	if n == 0 {
+		return nil, nil, r.errf(at, "malformed attribute near %q", clip(b, 20))
+	}
+	name = b[:n]
+	b = trimSpace(b[n:])
+	if len(b) == 0 || b[0] != '=' {
+		return nil, nil, r.errf(at, "attribute %s has no value", clip(name, 40))
+	}
+	b = trimSpace(b[1:])
+	if len(b) == 0 || (b[0] != '"' && b[0] != '\'') {
+		return nil, nil, r.errf(at, "attribute %s value is not quoted", clip(name, 40))
+	}
+	e := bytes.IndexByte(b[1:], b[0])
+	if e < 0 {
+		return nil, nil, r.errf(at, "attribute %s value is not closed", clip(name, 40))
+	}
+	value = b[1 : 1+e]
+	*s = b[e+2:]
+	if bytes.IndexByte(value, '<') >= 0 {
+		return nil, nil, r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
+	}
+	if bytes.IndexByte(value, '&') >= 0 {
+		if value, err = r.decode(value, at); err != nil {
+			return nil, nil, err
+		}
+	}
+	return name, value, nil
 }
 
 func (r *Reader) decode(v []byte, at int) ([]byte, error) {
@@ -628,7 +688,37 @@ func (r *Reader) decode(v []byte, at int) ([]byte, error) {
 	return out, nil
 }
 
-func (r *Reader) str(b []byte) string {
+func (r *Reader) str(b []byte) string { return r.intern1(b) }
+
+// caseName interns a testcase name, first checking the name at the same
+// position in the previous file: runs of one suite list tests in the same
+// order.
+func (r *Reader) caseName(b []byte) string {
+	s, ok := "", false
+	for j := r.cursor; j < r.cursor+2 && j < len(r.prevNames); j++ {
+		if r.prevNames[j] == string(b) {
+			s, ok, r.cursor = r.prevNames[j], true, j+1
+			break
+		}
+	}
+	if !ok {
+		s = r.intern1(b)
+	}
+	r.names = append(r.names, s)
+	return s
+}
+
+// strLast interns b, first checking the previous value of the same
+// attribute: classnames and files repeat from one testcase to the next.
+func (r *Reader) strLast(b []byte, last *string) string {
+	if s := *last; len(s) == len(b) && s == string(b) {
+		return s
+	}
+	*last = r.intern1(b)
+	return *last
+}
+
+func (r *Reader) intern1(b []byte) string {
 	if s, ok := r.intern[string(b)]; ok {
 		return s
 	}
@@ -669,14 +759,21 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 		r.inCase, r.caseLvl = true, depth
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0]}
 		status := false
-		err := r.attrs(attrs, at, func(name, v []byte) {
+		for {
+			name, v, err := r.nextAttr(&attrs, at)
+			if err != nil {
+				return err
+			}
+			if name == nil {
+				break
+			}
 			switch string(name) {
 			case "name":
-				r.cur.Name = r.str(v)
+				r.cur.Name = r.caseName(v)
 			case "classname":
-				r.cur.Classname = r.str(v)
+				r.cur.Classname = r.strLast(v, &r.lastClass)
 			case "file":
-				r.cur.File = r.str(v)
+				r.cur.File = r.strLast(v, &r.lastFile)
 			case "line":
 				r.cur.Line, _ = strconv.Atoi(string(v))
 			case "time":
@@ -684,9 +781,9 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 			case "status":
 				status = string(v) == "disabled" || string(v) == "notrun"
 			}
-		})
+		}
 		r.statusSkip, r.primarySeen = status, false
-		return err
+		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {
 			return r.attrs(attrs, at, func(_, _ []byte) {})
@@ -841,6 +938,9 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 // thousands separators ("1,234.5"), a decimal comma ("0,5") and a trailing
 // unit-less value; anything else, or a negative value, is zero.
 func parseDuration(v []byte) time.Duration {
+	if d, ok := simpleSeconds(v); ok {
+		return d
+	}
 	s := strings.TrimSpace(string(v))
 	if s == "" {
 		return 0
@@ -857,6 +957,36 @@ func parseDuration(v []byte) time.Duration {
 		return 0
 	}
 	return time.Duration(f * float64(time.Second))
+}
+
+// simpleSeconds parses the common form "12.345" (at most 9 decimals)
+// without allocating.
+func simpleSeconds(v []byte) (time.Duration, bool) {
+	var whole, frac int64
+	i := 0
+	for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+		whole = whole*10 + int64(v[i]-'0')
+		if whole > 1e9 {
+			return 0, false
+		}
+	}
+	if i == 0 {
+		return 0, false
+	}
+	scale := int64(time.Second)
+	if i < len(v) {
+		if v[i] != '.' || i+1 == len(v) || len(v)-i-1 > 9 {
+			return 0, false
+		}
+		for i++; i < len(v); i++ {
+			if v[i] < '0' || v[i] > '9' {
+				return 0, false
+			}
+			frac = frac*10 + int64(v[i]-'0')
+			scale /= 10
+		}
+	}
+	return time.Duration(whole)*time.Second + time.Duration(frac*scale), true
 }
 
 // thousands reports whether s looks like "1,234" or "12,345,678".
