@@ -61,6 +61,10 @@ type Cell struct {
 	Pass uint16
 	Fail uint16
 	Skip uint16
+	// Sig is 1 + the index in Test.Sigs of the run's first failure
+	// signature; 0 when the test did not fail or the signature is one of
+	// OtherFailures.
+	Sig uint16
 }
 
 // Failed reports whether the test failed at least once in the run.
@@ -132,18 +136,7 @@ func (h *History) finalize() {
 		}
 		slices.SortFunc(t.Cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
 		t.Cells = foldCells(t.Cells)
-		slices.SortStableFunc(t.Sigs, func(a, b Sig) int {
-			if a.Count != b.Count {
-				return cmp.Compare(b.Count, a.Count)
-			}
-			if a.first.less(b.first) {
-				return -1
-			}
-			if b.first.less(a.first) {
-				return 1
-			}
-			return cmp.Compare(a.Hash, b.Hash)
-		})
+		sortSigs(t)
 		for _, c := range t.Cells {
 			r := &h.Runs[c.Run]
 			if c.Pass+c.Fail > 0 {
@@ -157,9 +150,41 @@ func (h *History) finalize() {
 	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
 }
 
+// sortSigs orders a test's signatures by count, then first appearance, and
+// renumbers its cells' references.
+func sortSigs(t *Test) {
+	perm := make([]int, len(t.Sigs))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(i, j int) int {
+		a, b := &t.Sigs[i], &t.Sigs[j]
+		if a.Count != b.Count {
+			return cmp.Compare(b.Count, a.Count)
+		}
+		if a.first.less(b.first) {
+			return -1
+		}
+		if b.first.less(a.first) {
+			return 1
+		}
+		return cmp.Compare(a.Hash, b.Hash)
+	})
+	sorted := make([]Sig, len(t.Sigs))
+	newIdx := make([]uint16, len(t.Sigs)+1)
+	for n, o := range perm {
+		sorted[n] = t.Sigs[o]
+		newIdx[o+1] = uint16(n + 1)
+	}
+	t.Sigs = sorted
+	for i := range t.Cells {
+		t.Cells[i].Sig = newIdx[t.Cells[i].Sig]
+	}
+}
+
 // Messages returns the test's sample failure messages in order of first
-// appearance, one per signature.
-func (t *Test) Messages() []string {
+// appearance, one per signature for which keep is true.
+func (t *Test) Messages(keep func(hash string) bool) []string {
 	sigs := slices.Clone(t.Sigs)
 	slices.SortStableFunc(sigs, func(a, b Sig) int {
 		if a.first.less(b.first) {
@@ -172,7 +197,7 @@ func (t *Test) Messages() []string {
 	})
 	out := make([]string, 0, len(sigs))
 	for _, s := range sigs {
-		if s.Message != "" && !slices.Contains(out, s.Message) {
+		if s.Message != "" && keep(s.Hash) && !slices.Contains(out, s.Message) {
 			out = append(out, s.Message)
 		}
 	}

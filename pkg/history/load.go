@@ -81,6 +81,7 @@ type Builder struct {
 	pendSigs []pendingSig
 	key      []byte
 	names    [][2]string // per test: classname and name as read
+	cellOf   []int32     // per pending case: its cell's index in the test's Cells
 	prevSeq  []int32     // tests of the last document, in document order
 	cursor   int         // next expected position in prevSeq
 }
@@ -276,11 +277,10 @@ func (b *Builder) commit(src Source) {
 		}
 		return res
 	}
-	runOf := make([]int32, len(b.pend))
+	b.cellOf = b.cellOf[:0]
 	for i := range b.pend {
 		p := &b.pend[i]
 		res := resolve(p)
-		runOf[i] = res.run
 		t := b.tests[p.test]
 		if n := len(t.Cells); n > 0 && t.Cells[n-1].Run == res.run {
 			c := &t.Cells[n-1]
@@ -288,6 +288,7 @@ func (b *Builder) commit(src Source) {
 		} else {
 			t.Cells = append(t.Cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
 		}
+		b.cellOf = append(b.cellOf, int32(len(t.Cells)-1))
 		t.Duration += p.dur
 		if p.hasLocation && (t.File == "" || (t.File != p.file || t.Line != p.line) && res.order.less(b.order[p.test])) {
 			t.File, t.Line, b.order[p.test] = p.file, p.line, res.order
@@ -296,7 +297,11 @@ func (b *Builder) commit(src Source) {
 	for _, s := range b.pendSigs {
 		p := &b.pend[s.pend]
 		res := resolve(p)
-		addSig(b.tests[p.test], Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
+		t := b.tests[p.test]
+		k := addSig(t, Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
+		if c := &t.Cells[b.cellOf[s.pend]]; c.Sig == 0 {
+			c.Sig = k
+		}
 	}
 }
 
@@ -331,8 +336,9 @@ func override(r *model.Run, o *model.Run) {
 	}
 }
 
-// addSig counts a signature for a test, keeping the earliest sample.
-func addSig(t *Test, s Sig) {
+// addSig counts a signature for a test, keeping the earliest sample. It
+// returns 1 + the signature's index, or 0 when the test has too many.
+func addSig(t *Test, s Sig) uint16 {
 	for i := range t.Sigs {
 		g := &t.Sigs[i]
 		if g.Hash == s.Hash {
@@ -340,14 +346,15 @@ func addSig(t *Test, s Sig) {
 			if s.first.less(g.first) {
 				g.first, g.Message = s.first, s.Message
 			}
-			return
+			return uint16(i + 1)
 		}
 	}
 	if len(t.Sigs) >= maxSignatures {
 		t.OtherFailures += s.Count
-		return
+		return 0
 	}
 	t.Sigs = append(t.Sigs, s)
+	return uint16(len(t.Sigs))
 }
 
 // Merge joins partial histories into one, sorted and with run totals.
@@ -383,12 +390,16 @@ func Merge(builders ...*Builder) *History {
 				h.Tests = append(h.Tests, t)
 				continue
 			}
-			g.Cells = append(g.Cells, t.Cells...)
+			sigMap := make([]uint16, len(t.Sigs)+1)
+			for k, s := range t.Sigs {
+				sigMap[k+1] = addSig(g, s)
+			}
+			for _, c := range t.Cells {
+				c.Sig = sigMap[c.Sig]
+				g.Cells = append(g.Cells, c)
+			}
 			g.Duration += t.Duration
 			g.OtherFailures += t.OtherFailures
-			for _, s := range t.Sigs {
-				addSig(g, s)
-			}
 			if t.File != "" && (g.File == "" || b.order[i].less(tOrder[g])) {
 				g.File, g.Line, tOrder[g] = t.File, t.Line, b.order[i]
 			}
@@ -406,6 +417,9 @@ func foldCells(cells []Cell) []Cell {
 		if n := len(out); n > 0 && out[n-1].Run == c.Run {
 			o := &out[n-1]
 			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
+			if o.Sig == 0 {
+				o.Sig = c.Sig
+			}
 			continue
 		}
 		out = append(out, c)

@@ -68,7 +68,7 @@ func TestLoadFoldsAttemptsAndRuns(t *testing.T) {
 			t.Errorf("run totals = %+v", h.Runs)
 		}
 		tt := h.Tests[0]
-		want := []Cell{{Run: 0, Fail: 1}, {Run: 1, Pass: 2, Fail: 2}}
+		want := []Cell{{Run: 0, Fail: 1, Sig: 1}, {Run: 1, Pass: 2, Fail: 2, Sig: 1}}
 		if diff := cmp.Diff(want, tt.Cells); diff != "" {
 			t.Errorf("workers=%d cells (-want +got):\n%s", workers, diff)
 		}

@@ -1,0 +1,435 @@
+// Package score scores and ranks test flakiness over a history.
+//
+// It keeps the seed method's score exactly (flaky commits over commits, a
+// commit being flaky for a test that both passed and failed on it) and adds
+// what the seed lacks: Wilson intervals on every rate, ranking by evidence,
+// the kind of evidence behind each finding, detection of intermittent
+// failures in single-run histories, failure signatures, and exclusion of
+// infrastructure runs. It does no I/O and takes its clock as a parameter.
+package score
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/junit"
+)
+
+// Evidence kinds.
+const (
+	// EvidenceSameCommit: the test passed and failed in different runs of
+	// one commit.
+	EvidenceSameCommit = "same-commit"
+	// EvidenceRetry: the test failed and then passed inside one run.
+	EvidenceRetry = "retry"
+	// EvidenceIntermittent: across commits in time order, the test's
+	// failures came and went: at least two short failure episodes, each
+	// followed by a pass.
+	EvidenceIntermittent = "intermittent"
+)
+
+// Options configure scoring. Start from Defaults: a zero threshold is a
+// valid setting, so the zero value is not the default here.
+type Options struct {
+	Threshold  float64 // flag tests whose score reaches this (seed: 0.1)
+	MinCommits int     // consider tests with at least this many commits (seed: 5)
+	// InfraThreshold is the fraction of a run's tests that must fail for
+	// the run to count as an infrastructure failure (an outage), excluded
+	// from detection and reported apart.
+	InfraThreshold float64
+	// InfraMinTests is the smallest run that can be an infrastructure run:
+	// a run of two tests that both failed says little about the machine.
+	InfraMinTests int
+	// MaxEpisode is the longest run of failing commits that still counts
+	// as an intermittent failure; longer episodes are regressions.
+	MaxEpisode int
+	// Source is "local" or the repository.
+	Source string
+	// Now stamps the report.
+	Now time.Time
+}
+
+// Defaults returns the seed's defaults and flakegate's.
+func Defaults() Options {
+	return Options{Threshold: 0.1, MinCommits: 5, InfraThreshold: 0.5, InfraMinTests: 5, MaxEpisode: 3, Source: "local"}
+}
+
+// Validate checks the options with the seed's messages.
+func (o Options) Validate() error {
+	var errs []error
+	if !(o.Threshold >= 0 && o.Threshold <= 1) {
+		errs = append(errs, errors.New("threshold must be between 0 and 1"))
+	}
+	if o.MinCommits < 1 {
+		errs = append(errs, errors.New("min_commits must be at least 1"))
+	}
+	if !(o.InfraThreshold > 0 && o.InfraThreshold <= 1) {
+		errs = append(errs, errors.New("infra threshold must be greater than 0 and at most 1"))
+	}
+	if o.MaxEpisode < 1 {
+		errs = append(errs, errors.New("max episode must be at least 1"))
+	}
+	return errors.Join(errs...)
+}
+
+// Interval is a 95% confidence interval on a rate.
+type Interval struct {
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
+}
+
+// z95 is the two-sided 95% normal quantile.
+const z95 = 1.959963984540054
+
+// Wilson returns the Wilson score interval for k successes in n trials.
+// With no trials the rate is unknown: [0, 1].
+func Wilson(k, n int) Interval {
+	if n <= 0 {
+		return Interval{0, 1}
+	}
+	p := float64(k) / float64(n)
+	nf := float64(n)
+	z2 := z95 * z95
+	denom := 1 + z2/nf
+	center := (p + z2/(2*nf)) / denom
+	half := z95 * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf)) / denom
+	iv := Interval{Low: math.Max(0, center-half), High: math.Min(1, center+half)}
+	if k == 0 {
+		iv.Low = 0
+	}
+	if k >= n {
+		iv.High = 1
+	}
+	return iv
+}
+
+// Signature is one failure signature of a test.
+type Signature struct {
+	Hash string `json:"hash"`
+	// Runs counts the runs (outside infrastructure runs) whose first
+	// failure of the test had this signature.
+	Runs int `json:"runs"`
+	// Failures counts every failed attempt with this signature.
+	Failures int    `json:"failures"`
+	Message  string `json:"message"`
+}
+
+// Test is one test's score. The first seven fields are the seed's.
+type Test struct {
+	Name              string   `json:"name"`
+	Score             float64  `json:"score"`
+	Commits           int      `json:"commits"`
+	FlakyCommits      int      `json:"flaky_commits"`
+	IsFlaky           bool     `json:"is_flaky"`
+	CommitsWhereFlaky []string `json:"commits_where_flaky"`
+	ErrorMessages     []string `json:"error_messages"`
+
+	ScoreInterval Interval `json:"score_interval"`
+	Runs          int      `json:"runs"`
+	Attempts      int      `json:"attempts"`
+	Failures      int      `json:"failures"`
+	// FailureRate is failed attempts over attempts, skips excluded.
+	FailureRate     float64  `json:"failure_rate"`
+	FailureInterval Interval `json:"failure_rate_interval"`
+	Evidence        []string `json:"evidence"`
+	// Episodes counts runs of consecutive failing commits; Intermittent-
+	// Commits counts the commits in short episodes that recovered, when the
+	// test shows intermittent evidence.
+	Episodes            int `json:"failure_episodes"`
+	IntermittentCommits int `json:"intermittent_commits"`
+	// FlakeScore is (flaky + intermittent commits) / commits, and
+	// RankScore its Wilson lower bound, by which tests are ranked.
+	FlakeScore float64     `json:"flake_score"`
+	RankScore  float64     `json:"rank_score"`
+	Signatures []Signature `json:"signatures"`
+	File       string      `json:"file,omitempty"`
+	Line       int         `json:"line,omitempty"`
+	// Timeline has one letter per commit of Report.Commits: P passed, F
+	// failed, M both, '.' no result. Set for tests that failed at least once.
+	Timeline string `json:"timeline,omitempty"`
+}
+
+// Commit is one commit of the history, in time order.
+type Commit struct {
+	SHA  string    `json:"sha"`
+	Time time.Time `json:"time,omitzero"`
+	Runs int       `json:"runs"`
+}
+
+// InfraRun is a run excluded as an infrastructure failure.
+type InfraRun struct {
+	RunID   string    `json:"run_id,omitempty"`
+	Attempt int       `json:"run_attempt,omitempty"`
+	Commit  string    `json:"commit_sha,omitempty"`
+	Source  string    `json:"source"`
+	Time    time.Time `json:"time,omitzero"`
+	Tests   int       `json:"tests"`
+	Failed  int       `json:"failed"`
+}
+
+// Report is the scored history. Its first nine fields are the seed's.
+type Report struct {
+	GeneratedAt   time.Time `json:"generated_at"`
+	Source        string    `json:"source"`
+	Threshold     float64   `json:"threshold"`
+	MinCommits    int       `json:"min_commits"`
+	ResultsParsed int       `json:"results_parsed"`
+	TestsAnalyzed int       `json:"tests_analyzed"`
+	FlakyCount    int       `json:"flaky_count"`
+	FlakyRate     float64   `json:"flaky_rate"`
+	Tests         []Test    `json:"tests"`
+
+	Totals       junit.Totals      `json:"totals"`
+	SkippedFiles []history.Skipped `json:"skipped_files"`
+	Runs         int               `json:"runs"`
+	Commits      []Commit          `json:"commits"`
+	InfraRuns    []InfraRun        `json:"infra_runs"`
+	// ResultsWithoutCommit counts attempts from runs with no commit SHA:
+	// they cannot be compared across commits and are not scored.
+	ResultsWithoutCommit int     `json:"results_without_commit"`
+	InfraThreshold       float64 `json:"infra_threshold"`
+}
+
+// Flaky returns the flagged tests, in rank order.
+func (r *Report) Flaky() []Test {
+	var out []Test
+	for _, t := range r.Tests {
+		if t.IsFlaky {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Score scores every test of h.
+func Score(h *history.History, o Options) (*Report, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	rep := &Report{
+		GeneratedAt: o.Now.UTC(), Source: o.Source, Threshold: o.Threshold, MinCommits: o.MinCommits,
+		ResultsParsed: h.Totals.Testcases, Totals: h.Totals, SkippedFiles: h.Skipped, Runs: len(h.Runs),
+		InfraThreshold: o.InfraThreshold,
+		Tests:          []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{},
+	}
+	if rep.SkippedFiles == nil {
+		rep.SkippedFiles = []history.Skipped{}
+	}
+
+	// Runs: infrastructure exclusion and the commit axis. Runs are in
+	// time order, so commits are in order of their first run.
+	infra := make([]bool, len(h.Runs))
+	runCommit := make([]int32, len(h.Runs))
+	commitIdx := map[string]int32{}
+	for i, r := range h.Runs {
+		if r.Tests >= o.InfraMinTests && float64(r.Failed) > o.InfraThreshold*float64(r.Tests) {
+			infra[i] = true
+			rep.InfraRuns = append(rep.InfraRuns, InfraRun{RunID: r.RunID, Attempt: r.Attempt, Commit: r.CommitSHA,
+				Source: r.Source, Time: r.Time, Tests: r.Tests, Failed: r.Failed})
+		}
+		if r.CommitSHA == "" {
+			runCommit[i] = -1
+			continue
+		}
+		ci, ok := commitIdx[r.CommitSHA]
+		if !ok {
+			ci = int32(len(rep.Commits))
+			commitIdx[r.CommitSHA] = ci
+			rep.Commits = append(rep.Commits, Commit{SHA: r.CommitSHA, Time: r.Time})
+		}
+		if !infra[i] {
+			rep.Commits[ci].Runs++
+		}
+		runCommit[i] = ci
+	}
+
+	sc := scorer{o: o, infra: infra, runCommit: runCommit, commits: rep.Commits,
+		state: make([]commitState, len(rep.Commits))}
+	for _, ht := range h.Tests {
+		t, ok := sc.test(ht, rep)
+		if !ok {
+			continue
+		}
+		rep.Tests = append(rep.Tests, t)
+	}
+	slices.SortStableFunc(rep.Tests, rankCmp)
+	rep.TestsAnalyzed = len(rep.Tests)
+	for _, t := range rep.Tests {
+		if t.IsFlaky {
+			rep.FlakyCount++
+		}
+	}
+	if rep.TestsAnalyzed > 0 {
+		rep.FlakyRate = math.Round(float64(rep.FlakyCount)/float64(rep.TestsAnalyzed)*1e4) / 1e4
+	}
+	return rep, nil
+}
+
+// rankCmp ranks flagged tests first, then by the lower bound of their flake
+// score, so that 1 flaky commit of 1 never outranks 30 of 100.
+func rankCmp(a, b Test) int {
+	if a.IsFlaky != b.IsFlaky {
+		if a.IsFlaky {
+			return -1
+		}
+		return 1
+	}
+	if c := cmp.Compare(b.RankScore, a.RankScore); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.FailureInterval.Low, a.FailureInterval.Low); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Name, b.Name)
+}
+
+type commitState struct {
+	pass, fail int
+	runs       int
+	failRuns   int
+}
+
+type scorer struct {
+	o         Options
+	infra     []bool
+	runCommit []int32
+	commits   []Commit
+	state     []commitState // scratch, per commit
+	touched   []int32
+}
+
+func (s *scorer) test(ht *history.Test, rep *Report) (Test, bool) {
+	t := Test{Name: ht.ID, File: ht.File, Line: ht.Line, CommitsWhereFlaky: []string{}, Evidence: []string{}, Signatures: []Signature{}}
+	s.touched = s.touched[:0]
+	retry := false
+	sigRuns := make([]int, len(ht.Sigs)+1)
+	infraFailures := false
+	for _, c := range ht.Cells {
+		if s.infra[c.Run] {
+			infraFailures = infraFailures || c.Fail > 0
+			continue
+		}
+		if c.Pass+c.Fail == 0 {
+			continue
+		}
+		ci := s.runCommit[c.Run]
+		if ci < 0 {
+			rep.ResultsWithoutCommit += int(c.Pass) + int(c.Fail)
+			continue
+		}
+		st := &s.state[ci]
+		if st.runs == 0 {
+			s.touched = append(s.touched, ci)
+		}
+		st.runs++
+		st.pass += int(c.Pass)
+		st.fail += int(c.Fail)
+		if c.Fail > 0 {
+			st.failRuns++
+			sigRuns[c.Sig]++
+		}
+		if c.Mixed() {
+			retry = true
+		}
+		t.Runs++
+		t.Attempts += int(c.Pass) + int(c.Fail)
+		t.Failures += int(c.Fail)
+	}
+	if len(s.touched) == 0 {
+		return t, false
+	}
+	slices.Sort(s.touched)
+	sameCommit := false
+	timeline := make([]byte, len(s.commits))
+	for i := range timeline {
+		timeline[i] = '.'
+	}
+	// Episodes: runs of consecutive failing commits in time order.
+	episode, shortRecovered, shortCommits := 0, 0, 0
+	for _, ci := range s.touched {
+		st := &s.state[ci]
+		t.Commits++
+		switch {
+		case st.pass > 0 && st.fail > 0:
+			t.FlakyCommits++
+			t.CommitsWhereFlaky = append(t.CommitsWhereFlaky, s.commits[ci].SHA)
+			// Failed in one run and passed in another, not only by a retry
+			// inside one run.
+			if st.failRuns > 0 && st.runs > st.failRuns || st.failRuns > 1 && st.pass > 0 {
+				sameCommit = true
+			}
+			timeline[ci] = 'M'
+		case st.fail > 0:
+			timeline[ci] = 'F'
+		default:
+			timeline[ci] = 'P'
+		}
+		if timeline[ci] == 'F' {
+			episode++
+			continue
+		}
+		if episode > 0 {
+			t.Episodes++
+			if episode <= s.o.MaxEpisode {
+				shortRecovered++
+				shortCommits += episode
+			}
+			episode = 0
+		}
+	}
+	if episode > 0 {
+		t.Episodes++ // an episode still open at the end: broken, not recovered
+	}
+	for _, ci := range s.touched {
+		s.state[ci] = commitState{}
+	}
+	slices.Sort(t.CommitsWhereFlaky)
+	if t.Commits > 0 {
+		t.Score = float64(t.FlakyCommits) / float64(t.Commits)
+	}
+	t.ScoreInterval = Wilson(t.FlakyCommits, t.Commits)
+	if t.Attempts > 0 {
+		t.FailureRate = float64(t.Failures) / float64(t.Attempts)
+	}
+	t.FailureInterval = Wilson(t.Failures, t.Attempts)
+	if sameCommit {
+		t.Evidence = append(t.Evidence, EvidenceSameCommit)
+	}
+	if retry {
+		t.Evidence = append(t.Evidence, EvidenceRetry)
+	}
+	intermittent := shortRecovered >= 2
+	if intermittent {
+		t.Evidence = append(t.Evidence, EvidenceIntermittent)
+		t.IntermittentCommits = shortCommits
+	}
+	flake := t.FlakyCommits + t.IntermittentCommits
+	t.FlakeScore = float64(flake) / float64(t.Commits)
+	t.RankScore = Wilson(flake, t.Commits).Low
+	t.IsFlaky = t.Commits >= s.o.MinCommits &&
+		(t.Score >= s.o.Threshold || intermittent && t.FlakeScore >= s.o.Threshold)
+	if t.Failures > 0 {
+		t.Timeline = string(timeline)
+	}
+	keep := map[string]bool{}
+	for i, sg := range ht.Sigs {
+		if sigRuns[i+1] == 0 && infraFailures {
+			// Not the first failure of any scored run: most likely seen
+			// only in an infrastructure run. (A signature seen only on
+			// reruns of a test with no infrastructure failures stays.)
+			continue
+		}
+		keep[sg.Hash] = true
+		t.Signatures = append(t.Signatures, Signature{Hash: sg.Hash, Runs: sigRuns[i+1], Failures: sg.Count, Message: sg.Message})
+	}
+	slices.SortStableFunc(t.Signatures, func(a, b Signature) int { return cmp.Compare(b.Runs, a.Runs) })
+	t.ErrorMessages = ht.Messages(func(h string) bool { return keep[h] })
+	return t, true
+}
