@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // corpusDir is the shared conformance corpus, beside the project root.
@@ -21,6 +23,7 @@ type expectation struct {
 	Failed    int    `json:"failed"`
 	Errors    int    `json:"errors"`
 	Skipped   int    `json:"skipped"`
+	Flaky     int    `json:"flaky_evidence_tests"`
 }
 
 func loadExpectations(t testing.TB, dir string) []expectation {
@@ -40,8 +43,10 @@ func loadExpectations(t testing.TB, dir string) []expectation {
 }
 
 // TestConformance checks every file of the shared corpus and of the
-// real-tool fixtures: totals of <testcase> elements by final outcome, and
-// refusal of the files marked "error".
+// real-tool fixtures: totals of <testcase> elements by final outcome, the
+// number of tests with flaky evidence (rerun children, or a repeated
+// testcase that both passed and failed), and refusal of the files marked
+// "error".
 func TestConformance(t *testing.T) {
 	for _, dir := range []string{corpusDir, "../../fixtures/tools"} {
 		if _, err := os.Stat(filepath.Join(dir, "expected.json")); errors.Is(err, os.ErrNotExist) && dir != corpusDir {
@@ -56,7 +61,26 @@ func TestConformance(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				got, err := r.Parse(e.Path, f, nil)
+				type seen struct{ rerun, pass, fail bool }
+				keys := map[[2]string]*seen{}
+				got, err := r.Parse(e.Path, f, func(c *Case) error {
+					k := [2]string{c.Classname, c.Name}
+					s := keys[k]
+					if s == nil {
+						s = &seen{}
+						keys[k] = s
+					}
+					s.rerun = s.rerun || len(c.Reruns) > 0
+					s.pass = s.pass || c.Outcome == model.Passed
+					s.fail = s.fail || c.Outcome.IsFailure()
+					return nil
+				})
+				flaky := 0
+				for _, s := range keys {
+					if s.rerun || s.pass && s.fail {
+						flaky++
+					}
+				}
 				if e.Expect == "error" {
 					var pe *ParseError
 					if !errors.As(err, &pe) {
@@ -74,6 +98,9 @@ func TestConformance(t *testing.T) {
 				want := Totals{Testcases: e.Testcases, Passed: e.Passed, Failed: e.Failed, Errors: e.Errors, Skipped: e.Skipped}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("totals (-want +got):\n%s", diff)
+				}
+				if flaky != e.Flaky {
+					t.Errorf("tests with flaky evidence = %d, want %d", flaky, e.Flaky)
 				}
 			})
 		}

@@ -1,0 +1,58 @@
+package collect
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestLocal(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/x.xml", "a/b/y.xml", "a/b/c/z.XML", "a/notes.txt", "d/w.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	rel := func(paths []string) []string {
+		for i, p := range paths {
+			paths[i] = filepath.ToSlash(strings.TrimPrefix(p, dir+string(filepath.Separator)))
+		}
+		return paths
+	}
+	tests := []struct {
+		in      []string
+		want    []string
+		missing int
+	}{
+		{[]string{"a"}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml"}, 0},
+		{[]string{"a/*.xml"}, []string{"a/x.xml"}, 0},
+		{[]string{"a/**/*.xml"}, []string{"a/b/y.xml", "a/x.xml"}, 0},
+		{[]string{"**/y.xml", "d/w.xml"}, []string{"a/b/y.xml", "d/w.xml"}, 0},
+		{[]string{"a/b", "a/b/y.xml"}, []string{"a/b/c/z.XML", "a/b/y.xml"}, 0},
+		{[]string{"nope/*.xml", "gone.xml", "d"}, []string{"d/w.xml"}, 2},
+		{[]string{"[ad]/w.xml"}, []string{"d/w.xml"}, 0},
+	}
+	for _, tc := range tests {
+		var in []string
+		for _, p := range tc.in {
+			in = append(in, filepath.Join(dir, p))
+		}
+		srcs, missing, err := Local(in)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.in, err)
+		}
+		var got []string
+		for _, s := range srcs {
+			got = append(got, s.Name)
+		}
+		if diff := cmp.Diff(tc.want, rel(got)); diff != "" || len(missing) != tc.missing {
+			t.Errorf("%v (-want +got):\n%s missing=%v", tc.in, diff, missing)
+		}
+	}
+	if _, _, err := Local([]string{filepath.Join(dir, "a/[x.xml")}); err == nil || !strings.Contains(err.Error(), "malformed glob") {
+		t.Errorf("malformed glob: err = %v", err)
+	}
+}
