@@ -1,0 +1,113 @@
+package history
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/flakegate/flakegate/pkg/synth"
+)
+
+func synthHistory(t *testing.T, commits int, seed uint64) *History {
+	t.Helper()
+	spec := synth.Spec{Commits: commits, RunsPerCommit: 2, Tests: 40, Seed: seed, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		Behaviors: map[int]synth.Behavior{1: {Kind: synth.Flaky, P: 0.4}, 2: {Kind: synth.Retried, P: 0.5}}}
+	h, err := Load(context.Background(), memSources(t, spec), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+var historyCmp = cmp.Options{cmp.AllowUnexported(Sig{}, order{}), cmpopts.IgnoreFields(History{}, "Totals", "Skipped"), cmpopts.EquateEmpty()}
+
+func TestCarryRoundTrip(t *testing.T) {
+	h := synthHistory(t, 12, 5)
+	var buf bytes.Buffer
+	if err := Encode(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Decode(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range h.Tests {
+		x.Duration = x.Duration.Truncate(time.Millisecond)
+	}
+	if diff := cmp.Diff(h, got, historyCmp); diff != "" {
+		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+	t.Logf("carried history: %d runs x %d tests in %d bytes", len(h.Runs), len(h.Tests), buf.Len())
+}
+
+func TestCombineTakesOnlyNewRuns(t *testing.T) {
+	full := synthHistory(t, 12, 9)
+	// Split the same history: older has commits 0-7, newer 5-11.
+	older, newer := filterRuns(full, 0, 16), filterRuns(full, 10, 24)
+	got, err := Combine(older, newer, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range append(full.Tests, got.Tests...) {
+		x.Duration = 0
+	}
+	if diff := cmp.Diff(full, got, historyCmp, cmpopts.IgnoreFields(Sig{}, "Count")); diff != "" {
+		t.Errorf("combined (-want +got):\n%s", diff)
+	}
+	// Pruning by time drops the old runs.
+	since := full.Runs[10].Time
+	pruned, _ := Combine(older, newer, since)
+	if len(pruned.Runs) != 14 {
+		t.Errorf("pruned runs = %d, want 14", len(pruned.Runs))
+	}
+	if keys := newer.Keys(); len(keys) != 14 {
+		t.Errorf("keys = %d", len(keys))
+	}
+}
+
+// filterRuns keeps runs [from, to) of h, as a history that saw only those.
+func filterRuns(h *History, from, to int) *History {
+	out := &History{Runs: append([]Run(nil), h.Runs[from:to]...)}
+	for _, t := range h.Tests {
+		nt := &Test{ID: t.ID, File: t.File, Line: t.Line, Sigs: append([]Sig(nil), t.Sigs...)}
+		for _, c := range t.Cells {
+			if int(c.Run) >= from && int(c.Run) < to {
+				c.Run -= int32(from)
+				nt.Cells = append(nt.Cells, c)
+			}
+		}
+		out.Tests = append(out.Tests, nt)
+	}
+	return out
+}
+
+func TestDecodeRejects(t *testing.T) {
+	gz := func(s string) []byte {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return b.Bytes()
+	}
+	for name, tc := range map[string]struct {
+		in   []byte
+		want string
+	}{
+		"not gzip":   {[]byte("{}"), "not gzip"},
+		"bad json":   {gz("{"), "carried history"},
+		"version":    {gz(`{"version":7}`), "version 7"},
+		"bad cell":   {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[5,1,0,0,0]}]}`), "out of range"},
+		"not fives":  {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1]}]}`), "fives"},
+		"bad sig ix": {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1,0,0,3]}]}`), "out of range"},
+	} {
+		if _, err := Decode(bytes.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package score
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// minDelta is the smallest change in flake score that counts as worse or
+// better between two reports.
+const minDelta = 0.05
+
+// Trend compares a report with the previous one.
+type Trend struct {
+	PreviousAt time.Time    `json:"previous_generated_at"`
+	New        []TrendEntry `json:"new"`      // flagged now, not before
+	Resolved   []TrendEntry `json:"resolved"` // flagged before, not now
+	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
+	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
+	FlakyDelta int          `json:"flaky_count_delta"`
+}
+
+// TrendEntry is one test's change.
+type TrendEntry struct {
+	Name   string  `json:"name"`
+	Before float64 `json:"before"` // flake score in the previous report; 0 when absent
+	After  float64 `json:"after"`  // flake score now; 0 when absent
+	// Seen is false for a resolved test that no longer ran at all
+	// (deleted or renamed), rather than one that stopped failing.
+	Seen bool `json:"seen"`
+}
+
+// Compare returns the trend from prev to cur. A nil prev gives nil.
+func Compare(prev, cur *Report) *Trend {
+	if prev == nil {
+		return nil
+	}
+	tr := &Trend{PreviousAt: prev.GeneratedAt, New: []TrendEntry{}, Resolved: []TrendEntry{}, Worsened: []TrendEntry{}, Improved: []TrendEntry{},
+		FlakyDelta: cur.FlakyCount - prev.FlakyCount}
+	before := map[string]Test{}
+	for _, t := range prev.Tests {
+		before[t.Name] = t
+	}
+	now := map[string]Test{}
+	for _, t := range cur.Tests {
+		now[t.Name] = t
+		b, had := before[t.Name]
+		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true}
+		switch {
+		case t.IsFlaky && !(had && b.IsFlaky):
+			tr.New = append(tr.New, e)
+		case t.IsFlaky && t.FlakeScore-b.FlakeScore >= minDelta:
+			tr.Worsened = append(tr.Worsened, e)
+		case t.IsFlaky && b.FlakeScore-t.FlakeScore >= minDelta:
+			tr.Improved = append(tr.Improved, e)
+		case !t.IsFlaky && had && b.IsFlaky:
+			tr.Resolved = append(tr.Resolved, e)
+		}
+	}
+	for _, b := range prev.Tests {
+		if _, ok := now[b.Name]; !ok && b.IsFlaky {
+			tr.Resolved = append(tr.Resolved, TrendEntry{Name: b.Name, Before: b.FlakeScore})
+		}
+	}
+	byChange := func(a, b TrendEntry) int {
+		if c := cmp.Compare(abs(b.After-b.Before), abs(a.After-a.Before)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	}
+	for _, l := range [][]TrendEntry{tr.New, tr.Resolved, tr.Worsened, tr.Improved} {
+		slices.SortFunc(l, byChange)
+	}
+	return tr
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
