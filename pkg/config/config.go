@@ -1,0 +1,549 @@
+// Package config turns the environment of a GitHub Actions container step —
+// the INPUT_* variables, the GITHUB_* context and the event file — into a
+// validated Config. It neither logs nor calls the network: every bad input is
+// reported, all at once, before any API call.
+//
+// Inputs are read with go-envconfig through go-githubactions' GetInput, so
+// "lookback-days" comes from INPUT_LOOKBACK-DAYS, trimmed. The runner sets
+// every declared input, to "" when it has no value: an empty input means the
+// default, and the defaults equal those of action.yml (see Inputs).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Mode is what the action does.
+type Mode string
+
+const (
+	// ModeAuto picks ModeGate for a pull request's event — pull_request,
+	// pull_request_target, or a workflow_run whose triggering run was started
+	// by one (forks included) — and ModeReport for every other event
+	// (schedule, workflow_dispatch, push, …).
+	ModeAuto Mode = "auto"
+	// ModeReport scores and ranks flaky tests over recent runs.
+	ModeReport Mode = "report"
+	// ModeGate compares a PR's base and head and blocks what the patch caused.
+	ModeGate Mode = "gate"
+)
+
+// Inconclusive is the policy for a gate verdict the SPRT could not decide
+// within the rerun budget.
+type Inconclusive string
+
+const (
+	InconclusiveFail    Inconclusive = "fail"    // exit non-zero, as a block would
+	InconclusivePass    Inconclusive = "pass"    // exit zero
+	InconclusiveNeutral Inconclusive = "neutral" // exit zero; a check run, if any, concludes "neutral"
+)
+
+// Bounds on inputs, with their source.
+const (
+	// maxLookbackDays: GitHub keeps artifacts and logs at most 400 days
+	// (private repositories; 90 for public ones).
+	maxLookbackDays = 400
+	// maxRuns: GitHub: the list-workflow-runs endpoint returns at most 1,000
+	// results when filtered.
+	maxRuns = 1000
+	// maxLabelChars: GitHub rejects label names over 50 characters.
+	maxLabelChars = 50
+)
+
+// Config is a validated action configuration. Field comments name the input.
+// Lists come from inputs separated by newlines or commas, with blank entries
+// dropped.
+type Config struct {
+	// RequestedMode is the mode input as given: auto, report or gate.
+	RequestedMode Mode
+	// Mode is the resolved mode: ModeReport or ModeGate, never ModeAuto.
+	Mode Mode
+
+	GitHubToken Secret // github-token; see Secrets
+
+	// Workflows (workflows) are workflow file names ("ci.yml") or numeric
+	// workflow ids whose runs are read; empty means every workflow. A path
+	// such as ".github/workflows/ci.yml" is reduced to its file name.
+	Workflows []string
+	// Branch (branch) is the branch whose runs are read. "" means the
+	// repository's default branch; in gate mode, the PR's base branch.
+	Branch string
+	// LookbackDays (lookback-days) and MaxRuns (max-runs) bound the runs read.
+	LookbackDays int
+	MaxRuns      int
+	// ArtifactPatterns (artifact-pattern) are path.Match globs matched
+	// case-insensitively against artifact names; see MatchArtifact.
+	ArtifactPatterns []string
+
+	// Local JUnit XML globs, relative to the workspace; "**" matches any
+	// number of directories. Results (results): in report mode, when set, these
+	// are analysed instead of downloading run artifacts. BaseResults and
+	// HeadResults (base-results, head-results): the K repetitions on the PR's
+	// base and head. History (history): earlier base-branch results used to
+	// estimate the baseline failure rate p0; when empty it comes from recent
+	// runs' artifacts.
+	Results     []string
+	BaseResults []string
+	HeadResults []string
+	History     []string
+
+	// Threshold (threshold) in [0,1]: a test is flaky when its score reaches it.
+	Threshold float64
+	// MinCommits (min-commits) ≥ 1: commits a test needs before it is ranked.
+	MinCommits int
+	// InfraThreshold (infra-threshold) in (0,1]: a run in which at least this
+	// fraction of the tests failed is an infrastructure failure, excluded from
+	// flakiness detection and reported apart.
+	InfraThreshold float64
+	// P1, Alpha, Beta (p1, alpha, beta) parametrise Wald's SPRT: H1 is "the
+	// test fails with rate P1" (a regression), α and β its error rates.
+	// P1 is in (0.5,1), so that every baseline rate p0 ≤ 0.5 the gate can
+	// judge lies below it; α and β are in (0,1) with α+β < 1, which makes the
+	// bounds A = ln((1−β)/α) > 0 > B = ln(β/(1−α)).
+	P1, Alpha, Beta float64
+	// OnInconclusive (on-inconclusive) decides what an undecided SPRT does.
+	OnInconclusive Inconclusive
+
+	// LedgerPath (ledger-path): the quarantine ledger, relative to the
+	// repository root, cleaned, never outside it.
+	LedgerPath string
+	// ProtectedPaths (protected-paths): globs of repository paths whose edits
+	// need a declaration (the DeclarationLabel, or a declaration in the PR
+	// body). "**" matches any number of directories, "**/" also none.
+	ProtectedPaths []string
+	// ApprovalLabel (approval-label) lets the ledger grow.
+	ApprovalLabel string
+	// DeclarationLabel (declaration-label) declares edits to protected paths
+	// and to the ledger's freeze set.
+	DeclarationLabel string
+
+	Comment             bool // comment: post or update the sticky PR comment
+	CheckRun            bool // check-run: also create a check run with annotations
+	UploadArtifact      bool // upload-artifact: upload ArtifactName from inside the action
+	TrackingIssue       bool // tracking-issue: keep a tracking issue of flaky tests (report mode)
+	FailOnExpiredLedger bool // fail-on-expired-ledger: an expired ledger entry fails the gate
+
+	// ArtifactName (artifact-name) is the report artifact's name.
+	ArtifactName string
+	// ReportDir (report-dir) is where reports are written: relative to the
+	// workspace (never above it) or absolute.
+	ReportDir string
+
+	GeminiAPIKey Secret // gemini-api-key: AI root causes run only when it is set
+	GeminiModel  string // gemini-model, without any "models/" prefix
+
+	// GitHub is the runner's context.
+	GitHub GitHub
+	// Event is the parsed event file.
+	Event Event
+	// PullRequest is the PR under test, or nil when the event is not a pull
+	// request's. See PullRequest for what workflow_run leaves out.
+	PullRequest *PullRequest
+	// HeadSHA is the commit under evaluation: the PR's head.sha (never the
+	// merge commit in GITHUB_SHA), the triggering run's head_sha for
+	// workflow_run, otherwise GITHUB_SHA.
+	HeadSHA string
+
+	// Notices are inputs that were set but do not apply in the resolved mode,
+	// for the caller to print (::notice::) so nothing is ignored silently.
+	Notices []string
+}
+
+// Load reads and validates the configuration from getenv (os.Getenv in the
+// action, a map in tests). It reads the event file named by
+// GITHUB_EVENT_PATH, and does nothing else outside the process.
+//
+// Every problem is collected: the error joins one *InputError per bad input
+// and one *EnvError per bad runner variable or event field. No error ever
+// contains a secret. On error the Config is nil; call Secrets(getenv) first to
+// mask the secrets whatever Load returns.
+func Load(getenv func(string) string) (*Config, error) {
+	action := githubactions.New(githubactions.WithGetenv(getenv))
+	raw, err := readInputs(action)
+	if err != nil {
+		return nil, err
+	}
+	gh, ghErr := readGitHub(getenv)
+	ev, evErr := readEvent(gh.EventName, gh.EventPath)
+
+	v := &validator{}
+	c := &Config{
+		GitHub:      gh,
+		Event:       ev,
+		PullRequest: pullRequestOf(ev),
+	}
+	c.GitHubToken = v.secret("github-token", raw.GitHubToken)
+	c.GeminiAPIKey = v.secret("gemini-api-key", raw.GeminiAPIKey)
+	c.RequestedMode = Mode(v.oneOf("mode", raw.Mode, string(ModeAuto), string(ModeReport), string(ModeGate)))
+	c.Workflows = v.workflows("workflows", raw.Workflows)
+	c.Branch = v.branch("branch", raw.Branch)
+	c.LookbackDays = v.integer("lookback-days", raw.LookbackDays, 1, maxLookbackDays)
+	c.MaxRuns = v.integer("max-runs", raw.MaxRuns, 1, maxRuns)
+	c.ArtifactPatterns = v.globs("artifact-pattern", raw.ArtifactPattern)
+	c.Results = v.globs("results", raw.Results)
+	c.BaseResults = v.globs("base-results", raw.BaseResults)
+	c.HeadResults = v.globs("head-results", raw.HeadResults)
+	c.History = v.globs("history", raw.History)
+	c.Threshold = v.number("threshold", raw.Threshold, rangeClosed)
+	c.MinCommits = v.integer("min-commits", raw.MinCommits, 1, math.MaxInt32)
+	c.InfraThreshold = v.number("infra-threshold", raw.InfraThreshold, rangeOpenClosed)
+	c.P1 = v.number("p1", raw.P1, rangeP1)
+	c.Alpha = v.number("alpha", raw.Alpha, rangeOpen)
+	c.Beta = v.number("beta", raw.Beta, rangeOpen)
+	c.OnInconclusive = Inconclusive(v.oneOf("on-inconclusive", raw.OnInconclusive,
+		string(InconclusiveFail), string(InconclusivePass), string(InconclusiveNeutral)))
+	c.LedgerPath = v.repoPath("ledger-path", raw.LedgerPath)
+	c.ProtectedPaths = v.globs("protected-paths", raw.ProtectedPaths)
+	c.ApprovalLabel = v.label("approval-label", raw.ApprovalLabel)
+	c.DeclarationLabel = v.label("declaration-label", raw.DeclarationLabel)
+	c.Comment = v.boolean("comment", raw.Comment)
+	c.CheckRun = v.boolean("check-run", raw.CheckRun)
+	c.UploadArtifact = v.boolean("upload-artifact", raw.UploadArtifact)
+	c.TrackingIssue = v.boolean("tracking-issue", raw.TrackingIssue)
+	c.FailOnExpiredLedger = v.boolean("fail-on-expired-ledger", raw.FailOnExpiredLedger)
+	c.ArtifactName = v.artifactName("artifact-name", raw.ArtifactName)
+	c.ReportDir = v.reportDir("report-dir", raw.ReportDir)
+	c.GeminiModel = v.model("gemini-model", raw.GeminiModel)
+
+	if c.Alpha > 0 && c.Beta > 0 && c.Alpha+c.Beta >= 1 {
+		v.fail("beta", raw.Beta, fmt.Sprintf("alpha + beta must be less than 1 (alpha is %v), or the SPRT bounds cross", c.Alpha))
+	}
+	// Checks that depend on the event come last, and are skipped when the
+	// event file is at fault, so its error is not followed by echoes.
+	derived := &validator{}
+	if evErr == nil {
+		c.resolve(derived)
+	}
+
+	if err := errors.Join(append(append(v.errs, ghErr, evErr), derived.errs...)...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolve settles the mode, the commit under evaluation, and what needs the
+// GitHub API.
+func (c *Config) resolve(v *validator) {
+	c.Mode = c.RequestedMode
+	if c.Mode == ModeAuto {
+		c.Mode = ModeReport
+		if c.Event.FromPullRequest() {
+			c.Mode = ModeGate
+		}
+	}
+
+	switch {
+	case c.PullRequest != nil:
+		c.HeadSHA = c.PullRequest.HeadSHA
+	case c.Event.WorkflowRun != nil:
+		c.HeadSHA = c.Event.WorkflowRun.HeadSHA
+	default:
+		c.HeadSHA = c.GitHub.SHA
+	}
+
+	if c.Mode == ModeGate && c.PullRequest == nil && (len(c.BaseResults) == 0 || len(c.HeadResults) == 0) {
+		event := c.GitHub.EventName
+		if event == "" {
+			event = "none"
+		}
+		v.fail("mode", string(c.RequestedMode), fmt.Sprintf(
+			"gate needs a pull request event (pull_request, pull_request_target, or a workflow_run triggered by one) "+
+				"or both base-results and head-results; the event is %s", event))
+	}
+
+	switch c.Mode {
+	case ModeReport:
+		if len(c.BaseResults)+len(c.HeadResults)+len(c.History) > 0 {
+			c.Notices = append(c.Notices, "base-results, head-results and history are used in gate mode only; the mode is report")
+		}
+	case ModeGate:
+		if len(c.Results) > 0 {
+			c.Notices = append(c.Notices, "results is used in report mode only; the mode is gate, which reads base-results and head-results")
+		}
+		if c.TrackingIssue {
+			c.Notices = append(c.Notices, "tracking-issue is used in report mode only; the mode is gate")
+		}
+	}
+
+	reasons := c.apiReasons()
+	if len(reasons) == 0 {
+		return
+	}
+	if !c.GitHubToken.IsSet() {
+		v.fail("github-token", "", "a token is required because "+strings.Join(reasons, ", and ")+
+			"; leave github-token at its default (${{ github.token }}) or pass a token")
+	}
+	if c.GitHub.Repository == "" { // a malformed one is reported by readGitHub
+		v.errs = append(v.errs, &EnvError{Name: "GITHUB_REPOSITORY", Reason: `want "owner/name"; the GitHub API is needed because ` + strings.Join(reasons, ", and ")})
+	}
+}
+
+// apiReasons says why this configuration calls the GitHub API, if it does.
+func (c *Config) apiReasons() []string {
+	var r []string
+	switch c.Mode {
+	case ModeReport:
+		if len(c.Results) == 0 {
+			r = append(r, "mode report with no results input downloads workflow-run artifacts")
+		}
+		if c.TrackingIssue {
+			r = append(r, "tracking-issue is true")
+		}
+	case ModeGate:
+		if c.PullRequest != nil {
+			r = append(r, "mode gate reads the pull request's files and base-branch history")
+		} else if len(c.BaseResults) == 0 || len(c.HeadResults) == 0 {
+			r = append(r, "mode gate with no base-results or head-results downloads runs' artifacts")
+		}
+	}
+	if c.Comment && c.PullRequest != nil && c.Mode == ModeReport {
+		r = append(r, "comment is true and there is a pull request")
+	}
+	if c.CheckRun {
+		r = append(r, "check-run is true")
+	}
+	return r
+}
+
+// Secrets returns the non-empty secret values — github-token, gemini-api-key
+// and ACTIONS_RUNTIME_TOKEN — for the caller to mask (::add-mask::) before
+// printing anything.
+func (c *Config) Secrets() []string {
+	return nonEmpty(c.GitHubToken.Value(), c.GeminiAPIKey.Value(), c.GitHub.RuntimeToken.Value())
+}
+
+// Secrets returns the same values as Config.Secrets straight from the
+// environment, valid or not, so they can be masked before Load's errors are
+// printed.
+func Secrets(getenv func(string) string) []string {
+	action := githubactions.New(githubactions.WithGetenv(getenv))
+	var out []string
+	for _, in := range Inputs() {
+		if in.Secret {
+			out = append(out, action.GetInput(in.Name))
+		}
+	}
+	return nonEmpty(append(out, strings.TrimSpace(getenv("ACTIONS_RUNTIME_TOKEN")))...)
+}
+
+func nonEmpty(vs ...string) []string {
+	var out []string
+	for _, v := range vs {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// AIEnabled reports whether AI root causes are requested: gemini-api-key is set.
+func (c *Config) AIEnabled() bool { return c.GeminiAPIKey.IsSet() }
+
+// MatchArtifact reports whether an artifact with this name holds test results:
+// it matches one of ArtifactPatterns, without regard to case, and is not the
+// report artifact (ArtifactName) itself.
+func (c *Config) MatchArtifact(name string) bool {
+	if strings.EqualFold(name, c.ArtifactName) {
+		return false
+	}
+	name = strings.ToLower(name)
+	for _, p := range c.ArtifactPatterns {
+		if ok, _ := path.Match(strings.ToLower(p), name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// validator parses raw inputs and collects an *InputError per bad one.
+type validator struct{ errs []error }
+
+func (v *validator) fail(input, value, reason string) {
+	v.errs = append(v.errs, &InputError{Input: input, Value: value, Reason: reason})
+}
+
+// secret checks a credential without ever repeating it.
+func (v *validator) secret(input, s string) Secret {
+	if strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		v.fail(input, "", "contains whitespace or control characters (value not shown); pass the secret alone")
+		return Secret{}
+	}
+	return NewSecret(s)
+}
+
+func (v *validator) oneOf(input, s string, allowed ...string) string {
+	for _, a := range allowed {
+		if s == a {
+			return s
+		}
+	}
+	v.fail(input, s, "want one of "+strings.Join(allowed, ", "))
+	return ""
+}
+
+// boolean accepts the YAML 1.2 core-schema booleans, as actions/toolkit's
+// getBooleanInput does: true | True | TRUE | false | False | FALSE.
+func (v *validator) boolean(input, s string) bool {
+	switch s {
+	case "true", "True", "TRUE":
+		return true
+	case "false", "False", "FALSE":
+		return false
+	}
+	v.fail(input, s, "want a YAML 1.2 core-schema boolean: true | True | TRUE | false | False | FALSE")
+	return false
+}
+
+func (v *validator) integer(input, s string, lo, hi int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		want := fmt.Sprintf("want an integer from %d to %d", lo, hi)
+		if hi == math.MaxInt32 {
+			want = fmt.Sprintf("want an integer of at least %d", lo)
+		}
+		v.fail(input, s, want)
+		return 0
+	}
+	return n
+}
+
+// numberRange is an accepted interval and how to say it.
+type numberRange struct {
+	ok   func(float64) bool
+	want string
+}
+
+var (
+	rangeClosed     = numberRange{func(f float64) bool { return f >= 0 && f <= 1 }, "want a number between 0 and 1 inclusive"}
+	rangeOpenClosed = numberRange{func(f float64) bool { return f > 0 && f <= 1 }, "want a number greater than 0 and at most 1"}
+	rangeOpen       = numberRange{func(f float64) bool { return f > 0 && f < 1 }, "want a number strictly between 0 and 1"}
+	rangeP1         = numberRange{func(f float64) bool { return f > 0.5 && f < 1 },
+		"want a number greater than 0.5 and less than 1 (the failure rate of a regression, above any baseline rate that can be gated)"}
+)
+
+func (v *validator) number(input, s string, r numberRange) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || !r.ok(f) {
+		v.fail(input, s, r.want)
+		return 0
+	}
+	return f
+}
+
+// splitList splits on newlines and commas, trims, and drops blank entries.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == ',' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// globs checks every pattern's syntax with path.Match, which reports
+// path.ErrBadPattern for a malformed one (an unclosed '[', a trailing '\').
+func (v *validator) globs(input, s string) []string {
+	list := splitList(s)
+	for _, p := range list {
+		if _, err := path.Match(p, ""); err != nil {
+			v.fail(input, p, "malformed glob: want path.Match syntax (* ? [a-z] \\x, with ** for any directories), one pattern per line or comma")
+		}
+	}
+	return list
+}
+
+func (v *validator) workflows(input, s string) []string {
+	var out []string
+	for _, w := range splitList(s) {
+		if n, err := strconv.ParseInt(w, 10, 64); err == nil && n > 0 {
+			out = append(out, w)
+			continue
+		}
+		base := w
+		if strings.HasPrefix(w, ".github/workflows/") {
+			base = strings.TrimPrefix(w, ".github/workflows/")
+		}
+		if strings.ContainsAny(base, "/\\ \t") || !(strings.HasSuffix(base, ".yml") || strings.HasSuffix(base, ".yaml")) || len(base) <= len(".yml") {
+			v.fail(input, w, "want workflow file names such as ci.yml (or .github/workflows/ci.yml) or numeric workflow ids, separated by newlines or commas")
+			continue
+		}
+		out = append(out, base)
+	}
+	return out
+}
+
+func (v *validator) branch(input, s string) string {
+	b := strings.TrimPrefix(s, "refs/heads/")
+	if s == "" {
+		return ""
+	}
+	if b == "" || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "/") || strings.HasSuffix(b, "/") ||
+		strings.HasSuffix(b, ".lock") || strings.Contains(b, "..") || strings.Contains(b, "//") ||
+		strings.ContainsFunc(b, func(r rune) bool { return r <= ' ' || r == 0x7f || strings.ContainsRune("~^:?*[\\", r) }) {
+		v.fail(input, s, "want a branch name such as main (a valid git branch name), or empty for the default branch")
+		return ""
+	}
+	return b
+}
+
+// repoPath accepts a path inside the repository.
+func (v *validator) repoPath(input, s string) string {
+	p := path.Clean(s)
+	if path.IsAbs(p) || p == "." || p == ".." || strings.HasPrefix(p, "../") || strings.Contains(s, "\\") {
+		v.fail(input, s, "want a file path relative to the repository root, such as .github/flaky-ledger.yml, not leaving it")
+		return ""
+	}
+	return p
+}
+
+// reportDir accepts an absolute directory or one under the workspace.
+func (v *validator) reportDir(input, s string) string {
+	p := path.Clean(s)
+	if p == ".." || strings.HasPrefix(p, "../") || strings.Contains(s, "\\") {
+		v.fail(input, s, "want a directory relative to the workspace (not above it) or an absolute path")
+		return ""
+	}
+	return p
+}
+
+func (v *validator) label(input, s string) string {
+	if len([]rune(s)) > maxLabelChars || strings.ContainsAny(s, "\r\n") {
+		v.fail(input, s, fmt.Sprintf("want a label name of at most %d characters on one line", maxLabelChars))
+		return ""
+	}
+	return s
+}
+
+// artifactName applies the artifact service's rule: no " : < > | * ? \ /, CR or LF.
+func (v *validator) artifactName(input, s string) string {
+	if strings.ContainsAny(s, "\":<>|*?\\/\r\n") {
+		v.fail(input, s, `want an artifact name without any of " : < > | * ? \ / or line breaks`)
+		return ""
+	}
+	return s
+}
+
+// model accepts a Gemini model id: it becomes part of the request URL.
+func (v *validator) model(input, s string) string {
+	m := strings.TrimPrefix(s, "models/")
+	ok := m != "" && len(m) <= 128
+	for i, r := range m {
+		alnum := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune(".-_", r)) {
+			ok = false
+		}
+	}
+	if !ok {
+		v.fail(input, s, "want a Gemini model id such as gemini-2.5-flash (letters, digits, '.', '-', '_')")
+		return ""
+	}
+	return m
+}

@@ -1,0 +1,409 @@
+package gate
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/ledger"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+
+// runs builds a head sequence from "P" (pass) and "F" (fail).
+func runs(s string) []bool {
+	out := make([]bool, len(s))
+	for i, c := range s {
+		out[i] = c == 'P'
+	}
+	return out
+}
+
+func TestClassifyAndBuckets(t *testing.T) {
+	tests := []struct {
+		base, head Tally
+		want       Bucket
+	}{
+		{Tally{0, 0}, Tally{5, 0}, NewOK},
+		{Tally{0, 0}, Tally{5, 2}, NewFlaky},
+		{Tally{0, 0}, Tally{5, 5}, NewFailing},
+		{Tally{0, 0}, Tally{0, 0}, NotRun},
+		{Tally{5, 0}, Tally{5, 0}, OK},
+		{Tally{5, 0}, Tally{5, 1}, PatchInducedFlake},
+		{Tally{5, 0}, Tally{5, 5}, Regression},
+		{Tally{5, 0}, Tally{0, 0}, Removed},
+		{Tally{5, 2}, Tally{5, 0}, FlakeNotReproduced},
+		{Tally{5, 2}, Tally{5, 2}, PreExistingFlake},
+		{Tally{5, 2}, Tally{5, 5}, FlakyToBroken},
+		{Tally{5, 2}, Tally{0, 0}, Removed},
+		{Tally{5, 5}, Tally{5, 0}, Fixed},
+		{Tally{5, 5}, Tally{5, 3}, BaseRed},
+		{Tally{5, 5}, Tally{5, 5}, BaseRed},
+		{Tally{5, 5}, Tally{0, 0}, Removed},
+	}
+	for _, tc := range tests {
+		if got := BucketOf(Classify(tc.base), Classify(tc.head)); got != tc.want {
+			t.Errorf("BucketOf(%v, %v) = %q, want %q", Classify(tc.base), Classify(tc.head), got, tc.want)
+		}
+	}
+}
+
+func TestWilsonUpperMatchesSeed(t *testing.T) {
+	tests := []struct {
+		fails, runs int
+		want        float64
+	}{{1, 5, 0.62}, {1, 20, 0.24}, {2, 5, 0.77}, {2, 20, 0.30}, {0, 5, 0.43}}
+	for _, tc := range tests {
+		if got := WilsonUpper(tc.fails, tc.runs); round2(got) != tc.want {
+			t.Errorf("WilsonUpper(%d, %d) = %.4f, want %.2f", tc.fails, tc.runs, got, tc.want)
+		}
+	}
+	if WilsonUpper(0, 0) != 1 {
+		t.Errorf("WilsonUpper with no runs should be 1")
+	}
+}
+
+func round2(x float64) float64 { return float64(int(x*100+0.5)) / 100 }
+
+func TestEstimateP0(t *testing.T) {
+	tests := []struct {
+		name          string
+		base, history Tally
+		want          float64
+		floor         bool
+		source        string
+	}{
+		{"five clean runs are not zero", Tally{5, 0}, Tally{}, 0.5 / 6, false, "no base-branch history"},
+		{"long clean history hits the floor", Tally{5, 0}, Tally{150, 0}, P0Floor, true, "floor 0.05"},
+		{"rare flake seen in history", Tally{5, 0}, Tally{150, 5}, P0Floor, true, "5/150 history"},
+		{"flaky base pooled with history", Tally{5, 2}, Tally{150, 45}, 47.5 / 156, false, "Jeffreys"},
+		{"history only", Tally{}, Tally{20, 10}, 10.5 / 21, false, "no base repetitions"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := EstimateP0(tc.base, tc.history)
+			if d := p.Estimate - tc.want; d > 1e-12 || d < -1e-12 {
+				t.Errorf("estimate %v, want %v", p.Estimate, tc.want)
+			}
+			if p.Runs != tc.base.Runs+tc.history.Runs || p.Failures != tc.base.Failures+tc.history.Failures {
+				t.Errorf("pooled %d/%d", p.Failures, p.Runs)
+			}
+			if !strings.Contains(p.Source, tc.source) {
+				t.Errorf("source %q does not mention %q", p.Source, tc.source)
+			}
+			if (p.Mean < P0Floor) != tc.floor {
+				t.Errorf("mean %v: floor applied = %v, want %v", p.Mean, p.Mean < P0Floor, tc.floor)
+			}
+			if p.Upper < p.Mean {
+				t.Errorf("upper bound %v below the mean %v", p.Upper, p.Mean)
+			}
+		})
+	}
+}
+
+// TestEvaluateDecisions walks DESIGN.md's table, one test per row.
+func TestEvaluateDecisions(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       TestInput
+		opt      Options
+		declared bool
+		bucket   Bucket
+		decision Decision
+		sprt     sprt.Decision // "" when no SPRT is expected
+		pending  bool
+		reason   string // a substring of the reason
+	}{
+		{name: "ok", in: TestInput{Base: Tally{5, 0}, Head: runs("PPPPP")}, bucket: OK, decision: Pass},
+		{name: "new test ok", in: TestInput{Head: runs("PPPPP")}, bucket: NewOK, decision: Pass},
+		{name: "new flaky test", in: TestInput{Head: runs("PFPPP")}, bucket: NewFlaky, decision: Block},
+		{name: "new failing test", in: TestInput{Head: runs("FFFFF")}, bucket: NewFailing, decision: Block},
+		{name: "patch-induced flake, no history", in: TestInput{Base: Tally{5, 0}, Head: runs("PPFPP")},
+			bucket: PatchInducedFlake, decision: Block, reason: "no base-branch history, so this rests on the 5 base runs alone"},
+		{name: "patch-induced flake, clean history", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PPFPP")},
+			bucket: PatchInducedFlake, decision: Block, reason: "all 150 history runs"},
+		{name: "regression", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("FFFFF")},
+			bucket: Regression, decision: Block},
+		{name: "rare pre-existing flake: history, not the patch", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FPPPP")},
+			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Flake, reason: "failed 4 of 150 history runs"},
+		{name: "rare pre-existing flake, wald looks from run 1: the early red convicts", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FFPPP")},
+			opt: Options{FirstLook: 1}, bucket: PreExistingFlake, decision: Block, sprt: sprt.Regression, reason: "decided before the last 3 runs"},
+		{name: "pre-existing flake", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFPFP")},
+			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Flake, reason: "exemption eligible"},
+		{name: "flaky test made much worse", in: TestInput{Base: Tally{5, 1}, History: Tally{150, 30}, Head: runs("FFFFP")},
+			bucket: PreExistingFlake, decision: Block, sprt: sprt.Regression},
+		{name: "flaky then broken: regression", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFFF")},
+			bucket: FlakyToBroken, decision: Block, sprt: sprt.Regression},
+		{name: "SPRT continues: pending", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")},
+			bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, pending: true, reason: "rerun"},
+		{name: "SPRT continues, budget spent", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")},
+			opt: Options{MaxRuns: 5}, bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, reason: "budget of 5 head runs spent"},
+		{name: "too flaky to gate", in: TestInput{Base: Tally{5, 4}, History: Tally{150, 110}, Head: runs("FFPFF")},
+			bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, reason: "too flaky to gate: fix the test"},
+		{name: "flake not reproduced", in: TestInput{Base: Tally{5, 2}, Head: runs("PPPPP")},
+			bucket: FlakeNotReproduced, decision: Pass, sprt: sprt.Flake},
+		{name: "patch fixes it", in: TestInput{Base: Tally{5, 5}, Head: runs("PPPPP")}, bucket: Fixed, decision: Pass},
+		{name: "base red, head red", in: TestInput{Base: Tally{5, 5}, Head: runs("FFFFF")}, bucket: BaseRed, decision: Invalid, reason: "attribution is undefined"},
+		{name: "base red, head flaky", in: TestInput{Base: Tally{5, 5}, History: Tally{150, 3}, Head: runs("FPFPF")}, bucket: BaseRed, decision: Invalid},
+		{name: "removed, undeclared", in: TestInput{Base: Tally{5, 0}}, bucket: Removed, decision: Block, reason: "does not declare"},
+		{name: "removed, declared", in: TestInput{Base: Tally{5, 0}}, declared: true, bucket: Removed, decision: Pass, reason: "declared by"},
+		{name: "removed flaky, undeclared", in: TestInput{Base: Tally{5, 2}}, bucket: Removed, decision: Block},
+		{name: "removed red test, even declared", in: TestInput{Base: Tally{5, 5}}, declared: true, bucket: Removed, decision: Block, reason: "must still exist"},
+		{name: "not run on either side", in: TestInput{}, bucket: NotRun, decision: Pass},
+		{name: "not in base runs, classed by history", in: TestInput{History: Tally{100, 0}, Head: runs("PFPPP")},
+			bucket: PatchInducedFlake, decision: Block, reason: "passed all 100 history runs (baseline"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Name = "pkg::test"
+			in := Input{Tests: []TestInput{tc.in}}
+			if tc.declared {
+				in.PRBody = "Fixes things.\n\nTest-Changes: drop pkg::test\n"
+			}
+			res, err := Evaluate(in, tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Tests[0]
+			if got.Bucket != tc.bucket || got.Decision != tc.decision || got.Pending != tc.pending {
+				t.Errorf("bucket %q, decision %q, pending %v; want %q, %q, %v\nreason: %s",
+					got.Bucket, got.Decision, got.Pending, tc.bucket, tc.decision, tc.pending, got.Reason)
+			}
+			gotSPRT := sprt.Decision("")
+			if got.SPRT != nil {
+				gotSPRT = got.SPRT.Decision
+			}
+			if gotSPRT != tc.sprt {
+				t.Errorf("SPRT %q, want %q", gotSPRT, tc.sprt)
+			}
+			if !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("reason %q does not contain %q", got.Reason, tc.reason)
+			}
+			if got.Reason == "" {
+				t.Errorf("empty reason")
+			}
+		})
+	}
+}
+
+func TestVerdictPolicy(t *testing.T) {
+	pending := TestInput{Name: "a::pending", Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")}
+	invalid := TestInput{Name: "b::red", Base: Tally{5, 5}, Head: runs("FFFFF")}
+	blocking := TestInput{Name: "c::regress", Base: Tally{5, 0}, Head: runs("FFFFF")}
+	clean := TestInput{Name: "d::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	tests := []struct {
+		name   string
+		tests  []TestInput
+		policy Policy
+		want   Verdict
+		first  string // prefix of the first reason
+	}{
+		{"all clean", []TestInput{clean}, "", VerdictPass, "no test blocks"},
+		{"invalid alone does not block", []TestInput{clean, invalid}, "", VerdictPass, "no test blocks"},
+		{"inconclusive, default fail", []TestInput{clean, pending}, "", VerdictBlock, "1 test(s) inconclusive"},
+		{"inconclusive, pass", []TestInput{pending}, PolicyPass, VerdictPass, "1 test(s) inconclusive"},
+		{"inconclusive, neutral", []TestInput{pending}, PolicyNeutral, VerdictInconclusive, "1 test(s) inconclusive"},
+		{"block wins over policy", []TestInput{pending, blocking}, PolicyPass, VerdictBlock, "c::regress: regression"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Evaluate(Input{Tests: tc.tests, Collected: &Counts{Base: 4, Head: 4}}, Options{OnInconclusive: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tc.want {
+				t.Errorf("verdict %q, want %q; reasons:\n%s", res.Verdict, tc.want, strings.Join(res.Reasons, "\n"))
+			}
+			if len(res.Reasons) == 0 || !strings.HasPrefix(res.Reasons[0], tc.first) {
+				t.Errorf("first reason %q, want prefix %q", res.Reasons, tc.first)
+			}
+		})
+	}
+}
+
+func TestEvaluateRejectsBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+		opt  Options
+		want string
+	}{
+		{"duplicate", Input{Tests: []TestInput{{Name: "a"}, {Name: "a"}}}, Options{}, `test "a": listed twice`},
+		{"empty name", Input{Tests: []TestInput{{}}}, Options{}, "empty name"},
+		{"impossible tally", Input{Tests: []TestInput{{Name: "a", Base: Tally{2, 3}}}}, Options{}, "3 failures in 2 runs"},
+		{"bad p1", Input{}, Options{P1: 1.5}, "p1 = 1.5"},
+		{"bad policy", Input{}, Options{OnInconclusive: "maybe"}, "want fail, pass or neutral"},
+		{"bad glob", Input{}, Options{ProtectedPaths: []string{"tests/[x"}}, "bad glob"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Evaluate(tc.in, tc.opt)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestExemption(t *testing.T) {
+	const sig = "sha256:9f2c4e1a"
+	entry := ledger.Entry{
+		Test: "tests/test_upload.py::test_retry_after_429", Signature: sig, Owner: "@storage-team",
+		Issue: "https://github.com/acme/shop/issues/12", Replacement: "tests/test_upload.py::test_retry_header_parsed",
+		Expires:         ledger.Date{Year: 2027, Month: 1, Day: 31},
+		Evidence:        ledger.Evidence{PFlakeBaseline: 0.3, PRegression: 0.9, Alpha: 0.05, Beta: 0.05, Decision: sprt.Flake},
+		ReleaseTriggers: []ledger.Trigger{ledger.ScopeFileChanged, ledger.SignatureChanged},
+	}
+	base := &ledger.Ledger{Version: 1, Entries: []ledger.Entry{entry}}
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	ti := TestInput{Name: entry.Test, Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PFPPF"), Signatures: []string{sig}}
+	tests := []struct {
+		name    string
+		ti      TestInput
+		changes []FileChange
+		now     time.Time
+		want    Decision
+		reason  string
+	}{
+		{"live entry, matching signature", ti, nil, now, Exempt, "exempt: live ledger entry"},
+		{"signature changed", func() TestInput { t := ti; t.Signatures = []string{"sha256:00000000"}; return t }(), nil, now, Block, "released by signature_changed"},
+		{"scope file changed", ti, []FileChange{{Path: "tests/test_upload.py", Status: "modified"}}, now, Block, "released by scope_file_changed"},
+		{"expired", ti, nil, time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC), Block, "expired on 2027-01-31"},
+		{"no signature observed", func() TestInput { t := ti; t.Signatures = nil; return t }(), nil, now, Block, "no failure signature was observed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Tests: []TestInput{tc.ti}, BaseLedger: base, HeadLedger: base, Now: tc.now,
+				Changes: tc.changes, ChangesKnown: true, PRBody: "Test-Changes: touch upload tests"}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Tests[0]
+			if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+	// The head ledger cannot exempt: only the base's counts.
+	res, err := Evaluate(Input{Tests: []TestInput{ti}, HeadLedger: base, Now: now}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tests[0].Decision != Block || res.Verdict != VerdictBlock {
+		t.Errorf("head-only ledger entry exempted the test: %+v", res.Tests[0])
+	}
+}
+
+// TestGolden pins the JSON contract on a PR that exercises every part.
+func TestGolden(t *testing.T) {
+	diff, err := os.ReadFile(filepath.Join("testdata", "pr.diff"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes, err := ParseUnifiedDiff(string(diff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := Input{
+		Tests: []TestInput{
+			{Name: "tests/test_api.py::test_list", Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PPPPP")},
+			{Name: "tests/test_api.py::test_cache", Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PFPPF")},
+			{Name: "tests/test_upload.py::test_retry_after_429", Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FPPPP"),
+				Signatures: []string{"sha256:9f2c4e1a"}},
+			{Name: "tests/test_db.py::test_migrate", Base: Tally{5, 5}, Head: runs("FFFFF")},
+			{Name: "tests/test_ws.py::test_reconnect", Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FPFPP")},
+		},
+		Changes:      changes,
+		ChangesKnown: true,
+		PRBody:       "Adds a response cache.",
+		Now:          time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC),
+	}
+	res, err := Evaluate(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "gate.golden.json")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("JSON report (-want +got):\n%s", diff)
+	}
+	// The contract's field names.
+	var generic map[string]any
+	if err := json.Unmarshal(got, &generic); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"verdict", "reasons", "tests", "properties", "ledger"} {
+		if _, ok := generic[k]; !ok {
+			t.Errorf("report lacks %q", k)
+		}
+	}
+	test0 := generic["tests"].([]any)[0].(map[string]any)
+	for _, k := range []string{"name", "base", "head", "bucket", "decision", "p0", "reason"} {
+		if _, ok := test0[k]; !ok {
+			t.Errorf("test entry lacks %q", k)
+		}
+	}
+	for _, k := range []string{"estimate", "source", "runs", "failures"} {
+		if _, ok := test0["p0"].(map[string]any)[k]; !ok {
+			t.Errorf("p0 lacks %q", k)
+		}
+	}
+}
+
+// TestLedgerFindingsBlock checks that ledger rule errors reach the verdict:
+// a PR that freezes its own new failure, seen only on head, is blocked.
+func TestLedgerFindingsBlock(t *testing.T) {
+	test := "tests/test_cache.py::test_hit"
+	tr := sprt.Test{P0: 0.3, P1: 0.9, Alpha: 0.05, Beta: 0.05}
+	entry := ledger.Entry{
+		Test: test, Signature: "sha256:abcdef012345", Owner: "@me", Issue: "#1", Replacement: "tests/test_cache.py::test_miss",
+		Evidence:        ledger.EvidenceFrom(tr, tr.Run(runs("FPPP"), 1)),
+		ReleaseTriggers: []ledger.Trigger{ledger.SignatureChanged},
+	}
+	in := Input{
+		Tests:      []TestInput{{Name: test, Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("FPPPP"), Signatures: []string{entry.Signature}}},
+		BaseLedger: &ledger.Ledger{Version: 1},
+		HeadLedger: &ledger.Ledger{Version: 1, Entries: []ledger.Entry{entry}},
+		PRBody:     "Test-Changes: quarantine test_hit",
+		Labels:     []string{"flaky-ledger-approved"},
+	}
+	res, err := Evaluate(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules []string
+	for _, f := range res.Ledger {
+		rules = append(rules, f.Rule)
+	}
+	if diff := cmp.Diff([]string{ledger.RuleNoBaseEvidence}, rules); diff != "" {
+		t.Errorf("ledger findings (-want +got):\n%s", diff)
+	}
+	if res.Verdict != VerdictBlock || res.Tests[0].Decision != Block {
+		t.Errorf("verdict %q, test %q: want block (the head ledger cannot exempt)", res.Verdict, res.Tests[0].Decision)
+	}
+	if !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "ledger no-base-evidence:") }) {
+		t.Errorf("reasons lack the ledger finding: %q", res.Reasons)
+	}
+}

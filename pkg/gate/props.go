@@ -1,0 +1,371 @@
+package gate
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/ledger"
+)
+
+// Property checks run on the PR diff and the test lists before the SPRT
+// (SEEDS.md, article C; DESIGN.md "Property checks"):
+//
+//   - protected-path: edits under protected paths need a declaration;
+//   - skip-marker: no new skip/xfail markers in added lines (a declaration
+//     does not waive this one);
+//   - test-count: the collected test count must not drop, unless declared;
+//   - red-test-removed: a test red on base must still run on head (never
+//     waived);
+//   - freeze-set: the ledger's set of frozen tests must not change, unless
+//     declared.
+//
+// A declaration is a "Test-Changes: <what>" line in the PR body, or the
+// declare label (Options.DeclareLabel).
+
+// Property check names, as in Violation.Check.
+const (
+	CheckProtectedPath  = "protected-path"
+	CheckSkipMarker     = "skip-marker"
+	CheckTestCount      = "test-count"
+	CheckRedTestRemoved = "red-test-removed"
+	CheckFreezeSet      = "freeze-set"
+)
+
+// Violation is one failed property check. Every violation blocks the PR.
+type Violation struct {
+	Check   string `json:"check"`
+	Path    string `json:"path,omitempty"`
+	Line    int    `json:"line,omitempty"` // line in the head version of Path
+	Test    string `json:"test,omitempty"`
+	Message string `json:"message"`
+}
+
+func (v Violation) String() string {
+	where := ""
+	switch {
+	case v.Path != "" && v.Line > 0:
+		where = fmt.Sprintf("%s:%d: ", v.Path, v.Line)
+	case v.Path != "":
+		where = v.Path + ": "
+	case v.Test != "":
+		where = v.Test + ": "
+	}
+	return fmt.Sprintf("%s: %s%s", v.Check, where, v.Message)
+}
+
+var declarationRE = regexp.MustCompile(`(?mi)^[ \t]*Test-Changes:[ \t]*(\S.*?)[ \t\r]*$`)
+
+// Declared reports whether the PR declares test changes, and by what: a
+// non-empty "Test-Changes:" line in the body (any case, at the start of a
+// line), or the declare label.
+func Declared(body string, labels []string, label string) (bool, string) {
+	if m := declarationRE.FindStringSubmatch(body); m != nil {
+		return true, fmt.Sprintf("the PR body (Test-Changes: %s)", m[1])
+	}
+	if label != "" && hasLabel(labels, label) {
+		return true, fmt.Sprintf("the %q label", label)
+	}
+	return false, ""
+}
+
+func checkProperties(in Input, opt Options, declared bool) []Violation {
+	var out []Violation
+	if in.ChangesKnown {
+		if !declared {
+			out = append(out, protectedEdits(in.Changes, opt.ProtectedPaths, opt.DeclareLabel)...)
+		}
+		out = append(out, SkipMarkers(in.Changes)...)
+	}
+
+	counts := in.Collected
+	if counts == nil {
+		counts = &Counts{}
+		for _, t := range in.Tests {
+			if t.Base.Runs > 0 {
+				counts.Base++
+			}
+			if len(t.Head) > 0 {
+				counts.Head++
+			}
+		}
+	}
+	if counts.Head < counts.Base && !declared {
+		out = append(out, Violation{Check: CheckTestCount, Message: fmt.Sprintf(
+			"collected tests drop from %d on base to %d on head, and the PR does not declare test changes", counts.Base, counts.Head)})
+	}
+
+	for _, t := range in.Tests {
+		if Classify(t.Base) == Broken && len(t.Head) == 0 {
+			out = append(out, Violation{Check: CheckRedTestRemoved, Test: t.Name, Message: fmt.Sprintf(
+				"red on base (%d of %d runs failed) and no longer runs on head: a test red on base must still exist and collect", t.Base.Failures, t.Base.Runs)})
+		}
+	}
+
+	if in.BaseLedger != nil || in.HeadLedger != nil {
+		before, after := ledger.FreezeSet(in.BaseLedger), ledger.FreezeSet(in.HeadLedger)
+		var added, removed []string
+		for _, t := range after {
+			if !slices.Contains(before, t) {
+				added = append(added, t)
+			}
+		}
+		for _, t := range before {
+			if !slices.Contains(after, t) {
+				removed = append(removed, t)
+			}
+		}
+		if (len(added) > 0 || len(removed) > 0) && !declared {
+			var parts []string
+			if len(added) > 0 {
+				parts = append(parts, "freezes "+strings.Join(added, ", "))
+			}
+			if len(removed) > 0 {
+				parts = append(parts, "unfreezes "+strings.Join(removed, ", "))
+			}
+			out = append(out, Violation{Check: CheckFreezeSet, Message: fmt.Sprintf(
+				"the ledger's freeze set changes (%s), and the PR does not declare it", strings.Join(parts, "; "))})
+		}
+	}
+	return out
+}
+
+func protectedEdits(changes []FileChange, patterns []string, label string) []Violation {
+	var out []Violation
+	for _, c := range changes {
+		for _, p := range []string{c.Path, c.PreviousPath} {
+			if p == "" {
+				continue
+			}
+			if pat, ok := matchAny(patterns, p); ok {
+				out = append(out, Violation{Check: CheckProtectedPath, Path: c.Path, Message: fmt.Sprintf(
+					"%s %s under protected path %q without a declaration (a \"Test-Changes:\" line in the PR body or the %q label)",
+					statusOr(c.Status), p, pat, label)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func statusOr(s string) string {
+	if s == "" {
+		return "modified"
+	}
+	return s
+}
+
+func matchAny(patterns []string, p string) (string, bool) {
+	for _, pat := range patterns {
+		if MatchPath(pat, p) {
+			return pat, true
+		}
+	}
+	return "", false
+}
+
+// MatchPath reports whether a slash-separated repository path matches a
+// gitignore-style pattern:
+//   - a pattern with no slash matches the last element at any depth
+//     ("conftest.py" matches "a/b/conftest.py");
+//   - otherwise it is anchored at the repository root, a leading "/" is
+//     ignored, and a trailing "/" means everything under it;
+//   - "**" matches any number of path elements (zero included); "*", "?" and
+//     "[…]" match within one element, as in path.Match.
+func MatchPath(pattern, p string) bool {
+	p = strings.TrimPrefix(p, "./")
+	if !strings.Contains(strings.TrimSuffix(pattern, "/"), "/") {
+		if strings.HasSuffix(pattern, "/") { // "tests/": a directory at any depth
+			return matchSegs([]string{"**", strings.TrimSuffix(pattern, "/"), "**"}, strings.Split(p, "/"))
+		}
+		ok, _ := path.Match(pattern, path.Base(p))
+		return ok
+	}
+	pattern = strings.TrimPrefix(pattern, "/")
+	if strings.HasSuffix(pattern, "/") {
+		pattern += "**"
+	}
+	return matchSegs(strings.Split(pattern, "/"), strings.Split(p, "/"))
+}
+
+func matchSegs(pat, segs []string) bool {
+	if len(pat) == 0 {
+		return len(segs) == 0
+	}
+	if pat[0] == "**" {
+		for i := 0; i <= len(segs); i++ {
+			if matchSegs(pat[1:], segs[i:]) {
+				return true
+			}
+		}
+		return false
+	}
+	if len(segs) == 0 {
+		return false
+	}
+	ok, _ := path.Match(pat[0], segs[0])
+	return ok && matchSegs(pat[1:], segs[1:])
+}
+
+func validPattern(p string) error {
+	if strings.TrimSpace(p) == "" {
+		return fmt.Errorf("empty pattern")
+	}
+	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return fmt.Errorf("bad glob element %q: want *, ?, [...] or **", seg)
+		}
+	}
+	return nil
+}
+
+func changedPaths(changes []FileChange) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.Path)
+		if c.PreviousPath != "" && c.PreviousPath != c.Path {
+			out = append(out, c.PreviousPath)
+		}
+	}
+	return out
+}
+
+// Skip markers, language-aware by file name.
+
+type markerLang struct {
+	name    string
+	applies func(p string) bool
+	comment string // line-comment prefix
+	quotes  string // string delimiters whose contents are blanked
+	rules   []*regexp.Regexp
+}
+
+func hasExt(exts ...string) func(string) bool {
+	return func(p string) bool { return slices.Contains(exts, path.Ext(p)) }
+}
+
+var markerLangs = []markerLang{
+	{
+		name: "pytest/unittest", applies: hasExt(".py"), comment: "#", quotes: `"'`,
+		rules: []*regexp.Regexp{
+			regexp.MustCompile(`\bpytest\.mark\.(skip|skipif|xfail)\b`),
+			regexp.MustCompile(`\bpytest\.(skip|xfail|importorskip)\s*\(`),
+			regexp.MustCompile(`@(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b`),
+			regexp.MustCompile(`\bself\.skipTest\s*\(`),
+			regexp.MustCompile(`\braise\s+(unittest\.)?SkipTest\b`),
+		},
+	},
+	{
+		name: "Go", applies: func(p string) bool { return strings.HasSuffix(p, "_test.go") }, comment: "//", quotes: "\"`'",
+		rules: []*regexp.Regexp{regexp.MustCompile(`\b\w+\.Skip(f|Now)?\s*\(`)},
+	},
+	{
+		name: "JUnit", applies: hasExt(".java", ".kt", ".kts", ".scala", ".groovy"), comment: "//", quotes: `"'`,
+		rules: []*regexp.Regexp{regexp.MustCompile(`@([\w.]+\.)?(Disabled\w*|Ignore)\b`)},
+	},
+	{
+		name: "Jest/Mocha", applies: hasExt(".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"), comment: "//", quotes: "\"'`",
+		rules: []*regexp.Regexp{
+			regexp.MustCompile(`\b(it|test|describe|context|suite|specify)\.(skip|fixme)\b`),
+			regexp.MustCompile(`\bx(it|test|describe|context|specify)\s*\(`),
+		},
+	},
+	{
+		name: "RSpec", applies: hasExt(".rb"), comment: "#", quotes: `"'`,
+		rules: []*regexp.Regexp{
+			regexp.MustCompile(`^\s*(skip|pending)(\s*$|\s*\(|\s+[^=\s])`),
+			regexp.MustCompile(`\bx(it|describe|context|specify|example|scenario|feature)\b`),
+			regexp.MustCompile(`,\s*:?(skip|pending)\s*(:|=>)`),
+		},
+	},
+}
+
+// SkipMarkers finds skip/xfail markers in the added lines of the changes,
+// by language: pytest and unittest (.py), Go (_test.go), JUnit (@Disabled,
+// @Ignore), Jest/Mocha (.skip, xit, xdescribe, …) and RSpec (skip, pending,
+// xit, …). It ignores comment lines, trailing comments and string contents,
+// and a marker line that the same change removes elsewhere in the file (a
+// move, not a new marker).
+func SkipMarkers(changes []FileChange) []Violation {
+	var out []Violation
+	for _, c := range changes {
+		var lang *markerLang
+		for i := range markerLangs {
+			if markerLangs[i].applies(c.Path) {
+				lang = &markerLangs[i]
+				break
+			}
+		}
+		if lang == nil || c.Patch == "" {
+			continue
+		}
+		added, removed := hunkLines(c.Patch)
+		moved := map[string]int{}
+		for _, l := range removed {
+			if lang.marker(l.Text) != "" {
+				moved[strings.TrimSpace(l.Text)]++
+			}
+		}
+		for _, l := range added {
+			m := lang.marker(l.Text)
+			if m == "" {
+				continue
+			}
+			if k := strings.TrimSpace(l.Text); moved[k] > 0 {
+				moved[k]--
+				continue
+			}
+			out = append(out, Violation{Check: CheckSkipMarker, Path: c.Path, Line: l.No,
+				Message: fmt.Sprintf("new %s skip marker %q in an added line", lang.name, m)})
+		}
+	}
+	return out
+}
+
+// marker returns the marker found in one line of code, or "".
+func (lang *markerLang) marker(line string) string {
+	code := strings.TrimSpace(blankStrings(line, lang.quotes))
+	if strings.HasPrefix(code, lang.comment) || (lang.comment == "//" && (strings.HasPrefix(code, "/*") || strings.HasPrefix(code, "*"))) {
+		return ""
+	}
+	if i := strings.Index(code, lang.comment); i >= 0 {
+		code = code[:i]
+	}
+	for _, re := range lang.rules {
+		if m := re.FindString(code); m != "" {
+			return strings.TrimSpace(m)
+		}
+	}
+	return ""
+}
+
+// blankStrings empties the contents of string literals on one line, so that
+// markers and comment characters inside them are not seen. Escapes are
+// honoured; an unterminated string runs to the end of the line.
+func blankStrings(line, quotes string) string {
+	var b strings.Builder
+	var in rune
+	escaped := false
+	for _, r := range line {
+		switch {
+		case in == 0:
+			b.WriteRune(r)
+			if strings.ContainsRune(quotes, r) {
+				in = r
+			}
+		case escaped:
+			escaped = false
+		case r == '\\' && in != '`':
+			escaped = true
+		case r == in:
+			b.WriteRune(r)
+			in = 0
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,304 @@
+package gate
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/ledger"
+)
+
+func TestParseUnifiedDiff(t *testing.T) {
+	text := strings.Join([]string{
+		"diff --git a/src/app.go b/src/app.go",
+		"index 1..2 100644",
+		"--- a/src/app.go",
+		"+++ b/src/app.go",
+		"@@ -10,2 +10,3 @@ func main() {",
+		" a",
+		"+b",
+		" c",
+		"diff --git a/tests/new_test.go b/tests/new_test.go",
+		"new file mode 100644",
+		"--- /dev/null",
+		"+++ b/tests/new_test.go",
+		"@@ -0,0 +1 @@",
+		"+package tests",
+		"diff --git a/old.py b/old.py",
+		"deleted file mode 100644",
+		"--- a/old.py",
+		"+++ /dev/null",
+		"@@ -1 +0,0 @@",
+		"-x = 1",
+		"\\ No newline at end of file",
+		"diff --git a/tests/a.py b/tests/b.py",
+		"similarity index 100%",
+		"rename from tests/a.py",
+		"rename to tests/b.py",
+		`diff --git "a/with space.txt" "b/with space.txt"`,
+		"Binary files differ",
+		"",
+	}, "\n")
+	got, err := ParseUnifiedDiff(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileChange{
+		{Path: "src/app.go", Status: "modified", Patch: "@@ -10,2 +10,3 @@ func main() {\n a\n+b\n c"},
+		{Path: "tests/new_test.go", Status: "added", Patch: "@@ -0,0 +1 @@\n+package tests"},
+		{Path: "old.py", Status: "removed", Patch: "@@ -1 +0,0 @@\n-x = 1\n\\ No newline at end of file"},
+		{Path: "tests/b.py", PreviousPath: "tests/a.py", Status: "renamed"},
+		{Path: "with space.txt", Status: "modified"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ParseUnifiedDiff (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseUnifiedDiffPlain(t *testing.T) {
+	text := "--- conftest.py\t2026-01-01 00:00:00\n+++ conftest.py\t2026-01-02 00:00:00\n@@ -1 +1 @@\n-a\n+b\n" +
+		"--- pytest.ini\n+++ pytest.ini\n@@ -1,0 +2 @@\n+addopts = -p no:randomly\n"
+	got, err := ParseUnifiedDiff(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []FileChange{
+		{Path: "conftest.py", Status: "modified", Patch: "@@ -1 +1 @@\n-a\n+b"},
+		{Path: "pytest.ini", Status: "modified", Patch: "@@ -1,0 +2 @@\n+addopts = -p no:randomly"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseUnifiedDiffErrors(t *testing.T) {
+	tests := []struct{ name, text, want string }{
+		{"bad header", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ nonsense @@\n", "line 4: malformed hunk header"},
+		{"cut short", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n", "cut short"},
+		{"hunk outside a file", "@@ -1 +1 @@\n-a\n+b\n", "hunk outside a file"},
+		{"garbage in hunk", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n?b\n", "ends early"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseUnifiedDiff(tc.text)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func patchOf(lines ...string) string {
+	return "@@ -1,0 +1," + strconv.Itoa(len(lines)) + " @@\n+" + strings.Join(lines, "\n+")
+}
+
+func TestSkipMarkers(t *testing.T) {
+	tests := []struct {
+		path  string
+		line  string
+		found bool
+	}{
+		{"tests/test_x.py", "@pytest.mark.skip(reason='slow')", true},
+		{"tests/test_x.py", "@pytest.mark.skipif(sys.platform == 'win32', reason='x')", true},
+		{"tests/test_x.py", "@pytest.mark.xfail", true},
+		{"tests/test_x.py", "    pytest.skip('later')", true},
+		{"tests/test_x.py", "    pytest.xfail('known')", true},
+		{"tests/test_x.py", "pytestmark = pytest.mark.skip", true},
+		{"tests/test_x.py", "@unittest.skip('x')", true},
+		{"tests/test_x.py", "@unittest.skipIf(True, 'x')", true},
+		{"tests/test_x.py", "@unittest.skipUnless(HAVE_DB, 'x')", true},
+		{"tests/test_x.py", "@unittest.expectedFailure", true},
+		{"tests/test_x.py", "        self.skipTest('no network')", true},
+		{"tests/test_x.py", "# @pytest.mark.skip was removed", false},
+		{"tests/test_x.py", "x = 1  # pytest.skip() would hide this", false},
+		{"tests/test_x.py", `msg = "use @pytest.mark.skip sparingly"`, false},
+		{"tests/test_x.py", "@skip_if_no_db", false},
+		{"pkg/x_test.go", "\tt.Skip(\"flaky\")", true},
+		{"pkg/x_test.go", "\tt.Skipf(\"needs %s\", db)", true},
+		{"pkg/x_test.go", "\tt.SkipNow()", true},
+		{"pkg/x_test.go", "\t// t.Skip(\"later\")", false},
+		{"pkg/x.go", "\tr.Skip(4)", false},
+		{"src/test/java/FooTest.java", "  @Disabled(\"flaky\")", true},
+		{"src/test/java/FooTest.java", "  @Ignore", true},
+		{"src/test/java/FooTest.java", "  @org.junit.Ignore", true},
+		{"src/test/java/FooTest.java", "   * @Disabled in javadoc", false},
+		{"src/foo.test.ts", "it.skip('works', () => {})", true},
+		{"src/foo.test.ts", "test.skip('works', () => {})", true},
+		{"src/foo.test.ts", "describe.skip('suite', () => {})", true},
+		{"src/foo.test.js", "xit('works', () => {})", true},
+		{"src/foo.test.js", "xdescribe('suite', () => {})", true},
+		{"src/foo.test.js", "xtest('works', () => {})", true},
+		{"src/foo.test.js", "it.todo('later')", false},
+		{"src/foo.test.js", "const skip = items.skip(2)", false},
+		{"spec/foo_spec.rb", "    skip 'flaky on CI'", true},
+		{"spec/foo_spec.rb", "    pending", true},
+		{"spec/foo_spec.rb", "  xit 'works' do", true},
+		{"spec/foo_spec.rb", "  it 'works', skip: true do", true},
+		{"spec/foo_spec.rb", "  skip = true", false},
+		{"spec/foo_spec.rb", "  # skip 'later'", false},
+		{"README.md", "it.skip('x')", false},
+	}
+	for _, tc := range tests {
+		v := SkipMarkers([]FileChange{{Path: tc.path, Status: "modified", Patch: patchOf("x", tc.line)}})
+		if (len(v) > 0) != tc.found {
+			t.Errorf("%s %q: found %v, want %v", tc.path, tc.line, v, tc.found)
+			continue
+		}
+		if tc.found && (v[0].Line != 2 || v[0].Path != tc.path || v[0].Check != CheckSkipMarker) {
+			t.Errorf("%s %q: violation %+v, want line 2", tc.path, tc.line, v[0])
+		}
+	}
+}
+
+func TestSkipMarkerMoveIsNotNew(t *testing.T) {
+	patch := "@@ -1,3 +1,3 @@\n-\tt.Skip(\"windows\")\n func x() {\n+\tt.Skip(\"windows\")\n }"
+	if v := SkipMarkers([]FileChange{{Path: "a_test.go", Patch: patch}}); len(v) != 0 {
+		t.Errorf("moved marker reported: %v", v)
+	}
+	patch = "@@ -1,1 +1,2 @@\n func x() {\n+\tt.Skip(\"windows\")"
+	if v := SkipMarkers([]FileChange{{Path: "a_test.go", Patch: patch}}); len(v) != 1 {
+		t.Errorf("new marker not reported: %v", v)
+	}
+}
+
+func TestMatchPath(t *testing.T) {
+	tests := []struct {
+		pattern, path string
+		want          bool
+	}{
+		{"tests/**", "tests/test_a.py", true},
+		{"tests/**", "tests/unit/deep/test_a.py", true},
+		{"tests/**", "src/tests/test_a.py", false},
+		{"tests/**", "tests", true},
+		{"conftest.py", "conftest.py", true},
+		{"conftest.py", "tests/unit/conftest.py", true},
+		{"conftest.py", "conftest.pyc", false},
+		{"pytest.ini", "sub/pytest.ini", true},
+		{"/pytest.ini", "sub/pytest.ini", false},
+		{"**/*_test.go", "pkg/a/b_test.go", true},
+		{"**/*_test.go", "b_test.go", true},
+		{"src/*/fixtures/", "src/a/fixtures/x/y.json", true},
+		{"tests/", "pkg/tests/x.py", true},
+		{"*.snap", "ui/__snapshots__/a.snap", true},
+	}
+	for _, tc := range tests {
+		if got := MatchPath(tc.pattern, tc.path); got != tc.want {
+			t.Errorf("MatchPath(%q, %q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
+		}
+	}
+}
+
+func TestDeclared(t *testing.T) {
+	tests := []struct {
+		body   string
+		labels []string
+		want   bool
+	}{
+		{"Test-Changes: remove obsolete upload test", nil, true},
+		{"Summary\n\n  test-changes:  rename fixtures\r\n", nil, true},
+		{"Test-Changes:", nil, false},
+		{"Mentions Test-Changes: inline, not at the start", nil, false},
+		{"", []string{"bug", "Test-Changes-Declared"}, true},
+		{"", []string{"bug"}, false},
+	}
+	for _, tc := range tests {
+		if got, by := Declared(tc.body, tc.labels, DefaultDeclareLabel); got != tc.want {
+			t.Errorf("Declared(%q, %v) = %v (%s), want %v", tc.body, tc.labels, got, by, tc.want)
+		}
+	}
+}
+
+func TestPropertyChecks(t *testing.T) {
+	red := TestInput{Name: "t::red", Base: Tally{5, 5}}
+	ok := TestInput{Name: "t::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	entry := func(test string) ledger.Entry { return ledger.Entry{Test: test, Signature: "sha256:aaaaaaaa"} }
+	baseL := &ledger.Ledger{Version: 1, Entries: []ledger.Entry{entry("t::a")}}
+	headL := &ledger.Ledger{Version: 1, Entries: []ledger.Entry{entry("t::b")}}
+	tests := []struct {
+		name     string
+		in       Input
+		want     []string // "check path-or-test"
+		wantText string
+	}{
+		{
+			name: "protected edit undeclared",
+			in:   Input{Tests: []TestInput{ok}, ChangesKnown: true, Changes: []FileChange{{Path: "tests/conftest.py", Status: "modified"}, {Path: "src/a.py"}}},
+			want: []string{"protected-path tests/conftest.py"},
+		},
+		{
+			name: "protected edit via rename source",
+			in:   Input{Tests: []TestInput{ok}, ChangesKnown: true, Changes: []FileChange{{Path: "attic/test_a.py", PreviousPath: "tests/test_a.py", Status: "renamed"}}},
+			want: []string{"protected-path attic/test_a.py"},
+		},
+		{
+			name: "protected edit declared",
+			in:   Input{Tests: []TestInput{ok}, ChangesKnown: true, PRBody: "Test-Changes: new fixture", Changes: []FileChange{{Path: "pytest.ini"}}},
+		},
+		{
+			name: "skip marker is not waived by a declaration",
+			in: Input{Tests: []TestInput{ok}, ChangesKnown: true, Labels: []string{"test-changes-declared"},
+				Changes: []FileChange{{Path: "tests/test_a.py", Patch: patchOf("@pytest.mark.skip")}}},
+			want: []string{"skip-marker tests/test_a.py"},
+		},
+		{
+			name: "no diff: diff checks do not run",
+			in:   Input{Tests: []TestInput{ok}, Changes: []FileChange{{Path: "tests/test_a.py", Patch: patchOf("@pytest.mark.skip")}}},
+		},
+		{
+			name: "test count drop",
+			in:   Input{Tests: []TestInput{ok}, Collected: &Counts{Base: 120, Head: 118}},
+			want: []string{"test-count "}, wantText: "from 120 on base to 118 on head",
+		},
+		{
+			name: "red test removed, even declared",
+			in:   Input{Tests: []TestInput{ok, red}, PRBody: "Test-Changes: drop it", Collected: &Counts{Base: 2, Head: 2}},
+			want: []string{"red-test-removed t::red"},
+		},
+		{
+			name: "freeze set changed undeclared",
+			in:   Input{Tests: []TestInput{ok}, BaseLedger: baseL, HeadLedger: headL},
+			want: []string{"freeze-set "}, wantText: "freezes t::b; unfreezes t::a",
+		},
+		{
+			name: "freeze set changed, declared",
+			in:   Input{Tests: []TestInput{ok}, BaseLedger: baseL, HeadLedger: headL, PRBody: "Test-Changes: swap freeze"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			declared, _ := Declared(tc.in.PRBody, tc.in.Labels, DefaultDeclareLabel)
+			v := checkProperties(tc.in, Options{}.withDefaults(), declared)
+			var got []string
+			for _, x := range v {
+				got = append(got, x.Check+" "+x.Path+x.Test)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("violations (-want +got):\n%s\n%v", diff, v)
+			}
+			if tc.wantText != "" && (len(v) == 0 || !strings.Contains(v[0].Message, tc.wantText)) {
+				t.Errorf("message %v does not contain %q", v, tc.wantText)
+			}
+		})
+	}
+}
+
+// TestFileChangeFromPRFilesAPI checks that the action can decode GitHub's
+// "list pull request files" response straight into []FileChange.
+func TestFileChangeFromPRFilesAPI(t *testing.T) {
+	body := `[{"sha":"abc","filename":"tests/test_b.py","status":"renamed","previous_filename":"tests/test_a.py",
+	  "additions":1,"deletions":0,"changes":1,"patch":"@@ -1,1 +1,2 @@\n import pytest\n+@pytest.mark.xfail"}]`
+	var got []FileChange
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []FileChange{{Path: "tests/test_b.py", PreviousPath: "tests/test_a.py", Status: "renamed", Patch: "@@ -1,1 +1,2 @@\n import pytest\n+@pytest.mark.xfail"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if v := SkipMarkers(got); len(v) != 1 || v[0].Line != 2 {
+		t.Errorf("SkipMarkers = %v, want one at line 2", v)
+	}
+}

@@ -1,0 +1,398 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/flakegate/flakegate/pkg/gate/sprt"
+)
+
+// Parse reads a ledger strictly. Unknown fields, wrong types, bad dates,
+// unknown release triggers, missing required fields and a version other than
+// 1 are all errors; the returned *ParseError lists every problem, each naming
+// the entry (index and test), the field, the line and what is accepted.
+func Parse(data []byte) (*Ledger, error) {
+	l, _, err := parse(data)
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+func parse(data []byte) (*Ledger, *parser, *ParseError) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + err.Error()}}}
+	}
+	p := &parser{}
+	l := p.file(&doc)
+	if len(p.problems) == 0 {
+		// Value checks, with the line of each field the parser recorded.
+		for _, pr := range validateLedger(l) {
+			if pr.Line == 0 {
+				pr.Line = p.line(pr.Entry, pr.Field)
+			}
+			p.problems = append(p.problems, pr)
+		}
+	}
+	if len(p.problems) > 0 {
+		return nil, nil, &ParseError{Problems: p.problems}
+	}
+	return l, p, nil
+}
+
+type parser struct {
+	problems []Problem
+	entry    int    // index of the entry being read; -1 outside entries
+	test     string // its test, once read
+	lines    map[string]int
+}
+
+func (p *parser) fail(n *yaml.Node, field, msg string, args ...any) {
+	pr := Problem{Entry: p.entry, Test: p.test, Field: field, Message: fmt.Sprintf(msg, args...)}
+	if n != nil {
+		pr.Line = n.Line
+	}
+	p.problems = append(p.problems, pr)
+}
+
+func (p *parser) record(field string, n *yaml.Node) {
+	if p.lines == nil {
+		p.lines = map[string]int{}
+	}
+	p.lines[fmt.Sprintf("%d/%s", p.entry, field)] = n.Line
+}
+
+// line finds the recorded line of a field, or of its closest recorded parent.
+func (p *parser) line(entry int, field string) int {
+	for f := field; ; {
+		if l, ok := p.lines[fmt.Sprintf("%d/%s", entry, f)]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(f, ".[")
+		if i < 0 {
+			return p.lines[fmt.Sprintf("%d/", entry)]
+		}
+		f = f[:i]
+	}
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	for n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	return n
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!str":
+			return fmt.Sprintf("the string %q", n.Value)
+		}
+		return fmt.Sprintf("%s %s", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+	}
+	return "nothing"
+}
+
+// fields reads a mapping, reporting unknown and duplicate keys and missing
+// required ones. known lists accepted keys; required ones end in "!".
+func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]*yaml.Node {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		what := "nothing"
+		if n != nil {
+			what = kindName(n)
+		}
+		p.fail(n, where, "want a mapping, got %s", what)
+		return nil
+	}
+	accepted := make([]string, len(known))
+	required := map[string]bool{}
+	for i, k := range known {
+		name, req := strings.CutSuffix(k, "!")
+		accepted[i] = name
+		required[name] = req
+	}
+	out := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		field := joinField(where, k.Value)
+		if _, ok := required[k.Value]; !ok || k.Kind != yaml.ScalarNode {
+			p.fail(k, field, "unknown field: want one of %s", strings.Join(accepted, ", "))
+			continue
+		}
+		if _, dup := out[k.Value]; dup {
+			p.fail(k, field, "duplicate field")
+			continue
+		}
+		out[k.Value] = resolve(v)
+		p.record(field, k)
+	}
+	for _, name := range accepted {
+		if _, ok := out[name]; required[name] && !ok {
+			p.fail(n, joinField(where, name), "required field is missing")
+		}
+	}
+	return out
+}
+
+func joinField(where, name string) string {
+	if where == "" {
+		return name
+	}
+	return where + "." + name
+}
+
+func (p *parser) str(n *yaml.Node, field string) string {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		p.fail(n, field, "want a string, got %s", kindName(n))
+		return ""
+	}
+	return n.Value
+}
+
+func (p *parser) num(n *yaml.Node, field string) float64 {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!float" || n.Tag == "!!int") {
+		var f float64
+		if err := n.Decode(&f); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) {
+			return f
+		}
+	}
+	p.fail(n, field, "want a finite number, got %s", kindName(n))
+	return 0
+}
+
+func (p *parser) boolean(n *yaml.Node, field string) bool {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		var b bool
+		if err := n.Decode(&b); err == nil {
+			return b
+		}
+	}
+	p.fail(n, field, "want true (passed) or false (failed), got %s", kindName(n))
+	return false
+}
+
+func (p *parser) list(n *yaml.Node, field string) []*yaml.Node {
+	if n.Kind != yaml.SequenceNode {
+		p.fail(n, field, "want a list, got %s", kindName(n))
+		return nil
+	}
+	out := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = resolve(c)
+	}
+	return out
+}
+
+func (p *parser) file(doc *yaml.Node) *Ledger {
+	p.entry = -1
+	l := &Ledger{}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		p.fail(nil, "", "empty file: want \"version: 1\" and \"entries:\"")
+		return l
+	}
+	top := p.fields(doc.Content[0], "", "version!", "entries!")
+	if top == nil {
+		return l
+	}
+	if v, ok := top["version"]; ok {
+		if v.Kind != yaml.ScalarNode || v.Tag != "!!int" {
+			p.fail(v, "version", "want the integer %d, got %s", Version, kindName(v))
+		} else if n, err := strconv.Atoi(v.Value); err != nil || n != Version {
+			p.fail(v, "version", "unsupported version %s: want %d", v.Value, Version)
+		} else {
+			l.Version = n
+		}
+	}
+	entries, ok := top["entries"]
+	if !ok {
+		return l
+	}
+	if entries.Kind == yaml.ScalarNode && entries.Tag == "!!null" {
+		return l // "entries:" with nothing under it: an empty ledger
+	}
+	for i, en := range p.list(entries, "entries") {
+		p.entry, p.test = i, ""
+		p.record("", en)
+		l.Entries = append(l.Entries, p.entryOf(en))
+	}
+	p.entry, p.test = -1, ""
+	return l
+}
+
+func (p *parser) entryOf(n *yaml.Node) Entry {
+	var e Entry
+	if n.Kind == yaml.MappingNode { // name the test in every problem, even those found before it
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k, v := n.Content[i], resolve(n.Content[i+1]); k.Value == "test" && v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+				p.test = v.Value
+			}
+		}
+	}
+	f := p.fields(n, "", "test!", "signature!", "owner!", "issue!", "expires", "replacement!", "evidence!", "release_triggers!")
+	if f == nil {
+		return e
+	}
+	if v, ok := f["test"]; ok {
+		e.Test = p.str(v, "test")
+		p.test = e.Test
+	}
+	strField := func(name string, dst *string) {
+		if v, ok := f[name]; ok {
+			*dst = p.str(v, name)
+		}
+	}
+	strField("signature", &e.Signature)
+	strField("owner", &e.Owner)
+	strField("issue", &e.Issue)
+	strField("replacement", &e.Replacement)
+	if v, ok := f["expires"]; ok {
+		if v.Kind != yaml.ScalarNode || (v.Tag != "!!timestamp" && v.Tag != "!!str") {
+			p.fail(v, "expires", "want a date YYYY-MM-DD, got %s", kindName(v))
+		} else if d, err := ParseDate(v.Value); err != nil {
+			p.fail(v, "expires", "%v", err)
+		} else {
+			e.Expires = d
+		}
+	}
+	if v, ok := f["release_triggers"]; ok {
+		for j, t := range p.list(v, "release_triggers") {
+			field := fmt.Sprintf("release_triggers[%d]", j)
+			p.record(field, t)
+			e.ReleaseTriggers = append(e.ReleaseTriggers, Trigger(p.str(t, field)))
+		}
+	}
+	if v, ok := f["evidence"]; ok {
+		e.Evidence = p.evidence(v)
+	}
+	return e
+}
+
+func (p *parser) evidence(n *yaml.Node) Evidence {
+	ev := Evidence{Alpha: sprt.DefaultAlpha, Beta: sprt.DefaultBeta}
+	f := p.fields(n, "evidence", "p_flake_baseline!", "p_regression!", "alpha", "beta", "llr_trace!", "decision!")
+	if f == nil {
+		return ev
+	}
+	numField := func(name string, dst *float64) {
+		if v, ok := f[name]; ok {
+			*dst = p.num(v, "evidence."+name)
+		}
+	}
+	numField("p_flake_baseline", &ev.PFlakeBaseline)
+	numField("p_regression", &ev.PRegression)
+	numField("alpha", &ev.Alpha)
+	numField("beta", &ev.Beta)
+	if v, ok := f["decision"]; ok {
+		ev.Decision = sprt.Decision(p.str(v, "evidence.decision"))
+	}
+	if v, ok := f["llr_trace"]; ok {
+		for j, s := range p.list(v, "evidence.llr_trace") {
+			field := fmt.Sprintf("evidence.llr_trace[%d]", j)
+			p.record(field, s)
+			triple := p.list(s, field)
+			if triple == nil {
+				continue
+			}
+			if len(triple) != 3 {
+				p.fail(s, field, "want [passed, step, cumulative], got %d elements", len(triple))
+				continue
+			}
+			ev.Trace = append(ev.Trace, sprt.Step{
+				Passed:     p.boolean(triple[0], field+"[0]"),
+				Step:       p.num(triple[1], field+"[1]"),
+				Cumulative: p.num(triple[2], field+"[2]"),
+			})
+		}
+	}
+	return ev
+}
+
+// Marshal writes the ledger in the canonical layout: two-space indent,
+// quoted strings, traces as flow lists of [passed, step, cumulative]. Parse
+// reads back what Marshal writes.
+func (l *Ledger) Marshal() ([]byte, error) {
+	entries := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+	if len(l.Entries) == 0 {
+		entries.Style = yaml.FlowStyle
+	}
+	for _, e := range l.Entries {
+		m := mapping()
+		addPair(m, "test", quoted(e.Test))
+		addPair(m, "signature", quoted(e.Signature))
+		addPair(m, "owner", quoted(e.Owner))
+		addPair(m, "issue", quoted(e.Issue))
+		if !e.Expires.IsZero() {
+			addPair(m, "expires", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!timestamp", Value: e.Expires.String()})
+		}
+		addPair(m, "replacement", quoted(e.Replacement))
+		ev := mapping()
+		addPair(ev, "p_flake_baseline", number(e.Evidence.PFlakeBaseline))
+		addPair(ev, "p_regression", number(e.Evidence.PRegression))
+		addPair(ev, "alpha", number(e.Evidence.Alpha))
+		addPair(ev, "beta", number(e.Evidence.Beta))
+		trace := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, s := range e.Evidence.Trace {
+			trace.Content = append(trace.Content, &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle,
+				Content: []*yaml.Node{
+					{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(s.Passed)},
+					number(s.Step), number(s.Cumulative),
+				}})
+		}
+		addPair(ev, "llr_trace", trace)
+		addPair(ev, "decision", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(e.Evidence.Decision)})
+		addPair(m, "evidence", ev)
+		triggers := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+		for _, t := range e.ReleaseTriggers {
+			triggers.Content = append(triggers.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: string(t)})
+		}
+		addPair(m, "release_triggers", triggers)
+		entries.Content = append(entries.Content, m)
+	}
+	root := mapping()
+	addPair(root, "version", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: strconv.Itoa(l.Version)})
+	addPair(root, "entries", entries)
+
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
+		return nil, fmt.Errorf("ledger: encode: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("ledger: encode: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func mapping() *yaml.Node { return &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"} }
+
+func addPair(m *yaml.Node, key string, v *yaml.Node) {
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+}
+
+func quoted(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: s, Style: yaml.DoubleQuotedStyle}
+}
+
+func number(f float64) *yaml.Node {
+	s := strconv.FormatFloat(f, 'f', -1, 64)
+	if !strings.ContainsAny(s, ".") {
+		s += ".0"
+	}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: s}
+}

@@ -1,0 +1,284 @@
+package ledger
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The gate reads the ledger twice: as it is on the base (trusted: it was
+// reviewed and merged) and as the PR proposes it on the head. The rules below
+// compare the two, with what the gate observed of each test.
+//
+// Exemption comes from the base ledger only. A patch cannot exempt its own
+// failures by adding, re-signing or extending an entry in the same PR: those
+// edits take effect once merged, after review.
+//
+// Freezing and unfreezing:
+//   - Growth. More entries at head than at base fails unless the PR carries
+//     the approval label.
+//   - New entries need base evidence. An entry added (or re-signed, or given
+//     new evidence) at head is accepted only if the gate saw its test fail on
+//     the base side: in the K base repetitions or in the base-branch history.
+//     A test that failed only on head has head-only evidence, which is never
+//     enough (article B), however convincing its trace.
+//   - Extending an expiry (or dropping it) is debt growth: approval label.
+//   - Expiry. An entry past its date fails the gate (or warns, if so
+//     configured) until it is renewed with approval or removed.
+//   - Unfreezing. Removing an entry is a release, and a release must rest on
+//     evidence, as the freeze did: one of its release triggers fired in this
+//     PR (a file of its test changed; the test failed with another signature),
+//     or it expired, or the test ran clean on head. Removing an entry of a test
+//     that still fails on head, or that no longer runs, with no trigger fired,
+//     is the patch rewriting the freeze set to suit its own run ("a patch may
+//     not unfreeze a quarantined test to make its own run greener"): it fails.
+//
+// Any change to the set of frozen test names is also a property violation
+// unless the PR declares it; the gate checks that (see FreezeSet).
+
+// Observation is what the gate saw of one test in this PR.
+type Observation struct {
+	BaseFailures int      // failures on the base side: K repetitions plus history
+	HeadRuns     int      // pass/fail results on head
+	HeadFailures int      // failures on head
+	Signatures   []string // failure signatures seen on head
+	File         string   // the test's source file, when known
+}
+
+// Context carries what the rules need besides the two ledgers.
+type Context struct {
+	Now           time.Time              // the clock, for expiry
+	ChangedFiles  []string               // paths the PR touches (both sides of a rename)
+	Observed      map[string]Observation // by test name
+	Approved      bool                   // the PR carries the approval label
+	ApprovalLabel string                 // its name, for messages
+	ExpiredWarn   bool                   // an expired entry warns instead of failing
+}
+
+// Severity says whether a finding fails the gate.
+type Severity string
+
+// Severities.
+const (
+	Error   Severity = "error"   // fails the gate
+	Warning Severity = "warning" // reported only
+)
+
+// Finding is one ledger rule outcome.
+type Finding struct {
+	Rule     string   `json:"rule"` // growth, no-base-evidence, evidence, expiry-extended, expired, unfreeze, released
+	Severity Severity `json:"severity"`
+	Test     string   `json:"test,omitempty"`
+	Message  string   `json:"message"`
+}
+
+// Rule names.
+const (
+	RuleGrowth         = "growth"
+	RuleNoBaseEvidence = "no-base-evidence"
+	RuleEvidence       = "evidence"
+	RuleExpiryExtended = "expiry-extended"
+	RuleExpired        = "expired"
+	RuleUnfreeze       = "unfreeze"
+	RuleReleased       = "released"
+)
+
+type entryKey struct{ test, sig string }
+
+func keyOf(e Entry) entryKey { return entryKey{e.Test, e.Signature} }
+
+// Check applies the rules above to the base and head ledgers. A nil ledger is
+// an absent file, which has no entries. Findings come out sorted by test, then
+// rule.
+func Check(base, head *Ledger, ctx Context) []Finding {
+	var out []Finding
+	add := func(rule string, sev Severity, test, msg string, args ...any) {
+		out = append(out, Finding{Rule: rule, Severity: sev, Test: test, Message: fmt.Sprintf(msg, args...)})
+	}
+	baseEntries := entriesOf(base)
+	headEntries := entriesOf(head)
+	label := ctx.ApprovalLabel
+	if label == "" {
+		label = "the approval label"
+	} else {
+		label = fmt.Sprintf("the %q label", label)
+	}
+
+	if len(headEntries) > len(baseEntries) && !ctx.Approved {
+		add(RuleGrowth, Error, "", "the ledger grows from %d to %d entries without %s", len(baseEntries), len(headEntries), label)
+	}
+
+	byKey := map[entryKey]Entry{}
+	for _, e := range baseEntries {
+		byKey[keyOf(e)] = e
+	}
+	onHead := map[entryKey]bool{}
+	for i, e := range headEntries {
+		onHead[keyOf(e)] = true
+		old, existed := byKey[keyOf(e)]
+		fresh := !existed || !reflect.DeepEqual(old.Evidence, e.Evidence)
+		if fresh {
+			what := "new entry"
+			if existed {
+				what = "entry with new evidence"
+			}
+			obs, seen := ctx.Observed[e.Test]
+			if !seen || obs.BaseFailures == 0 {
+				add(RuleNoBaseEvidence, Error, e.Test,
+					"%s for %s (%s) has no base evidence: the test never failed on the base side (base repetitions or history) in this gate's data, and head-only evidence is never enough",
+					what, e.Test, e.Signature)
+			}
+			for _, p := range replay(i, e) {
+				add(RuleEvidence, Error, e.Test, "%s does not replay: %s", what, p)
+			}
+		}
+		if existed && extends(old.Expires, e.Expires) && !ctx.Approved {
+			add(RuleExpiryExtended, Error, e.Test, "the entry for %s moves its expiry from %s to %s without %s",
+				e.Test, dateOrNever(old.Expires), dateOrNever(e.Expires), label)
+		}
+		if e.Expires.ExpiredAt(ctx.Now) {
+			sev := Error
+			if ctx.ExpiredWarn {
+				sev = Warning
+			}
+			add(RuleExpired, sev, e.Test, "the entry for %s (owner %s, %s) expired on %s: renew it with evidence or fix the test",
+				e.Test, e.Owner, e.Issue, e.Expires)
+		}
+	}
+
+	for _, e := range baseEntries {
+		if onHead[keyOf(e)] {
+			continue
+		}
+		obs, seen := ctx.Observed[e.Test]
+		if why := releaseEvidence(e, obs, seen, ctx); why != "" {
+			add(RuleReleased, Warning, e.Test, "the entry for %s (%s) is removed: %s", e.Test, e.Signature, why)
+			continue
+		}
+		state := "did not run on head"
+		if seen && obs.HeadFailures > 0 {
+			state = fmt.Sprintf("still fails on head (%d of %d runs)", obs.HeadFailures, obs.HeadRuns)
+		}
+		add(RuleUnfreeze, Error, e.Test,
+			"the entry for %s (%s) is removed without release evidence: no release trigger fired, it has not expired, and the test %s; a patch may not unfreeze a quarantined test to suit its own run",
+			e.Test, e.Signature, state)
+	}
+
+	slices.SortStableFunc(out, func(a, b Finding) int {
+		if c := strings.Compare(a.Test, b.Test); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Rule, b.Rule)
+	})
+	return out
+}
+
+func entriesOf(l *Ledger) []Entry {
+	if l == nil {
+		return nil
+	}
+	return l.Entries
+}
+
+// extends reports whether an expiry moved later, or was dropped.
+func extends(old, new Date) bool {
+	switch {
+	case old.IsZero():
+		return false
+	case new.IsZero():
+		return true
+	default:
+		return new.after(old)
+	}
+}
+
+func dateOrNever(d Date) string {
+	if d.IsZero() {
+		return "never"
+	}
+	return d.String()
+}
+
+// releaseEvidence says why removing e is a legitimate release, or "".
+func releaseEvidence(e Entry, obs Observation, seen bool, ctx Context) string {
+	if why := e.Released(obs, ctx.ChangedFiles); why != "" {
+		return why
+	}
+	if e.Expires.ExpiredAt(ctx.Now) {
+		return "it expired on " + e.Expires.String()
+	}
+	if seen && obs.HeadRuns > 0 && obs.HeadFailures == 0 {
+		return fmt.Sprintf("the test ran clean on head (%d runs)", obs.HeadRuns)
+	}
+	return ""
+}
+
+// Released says which release trigger of e fired for this PR, or "" when
+// none did:
+//   - scope_file_changed: the test's file is among the changed files (the
+//     file comes from the observation, or from the test's name, see ScopeFile);
+//   - signature_changed: the test failed on head, and with none of the
+//     recorded signature.
+func (e Entry) Released(obs Observation, changedFiles []string) string {
+	for _, t := range e.ReleaseTriggers {
+		switch t {
+		case ScopeFileChanged:
+			file := obs.File
+			if file == "" {
+				file = ScopeFile(e.Test)
+			}
+			if file != "" && slices.Contains(changedFiles, file) {
+				return fmt.Sprintf("released by %s: %s changed", t, file)
+			}
+		case SignatureChanged:
+			if len(obs.Signatures) > 0 && !slices.Contains(obs.Signatures, e.Signature) {
+				return fmt.Sprintf("released by %s: head failed with %s, not %s", t, strings.Join(obs.Signatures, ", "), e.Signature)
+			}
+		}
+	}
+	return ""
+}
+
+// Exempt reports whether the ledger exempts a test's head failures, and why
+// (or why not). It does when every failure signature seen on head matches a
+// live entry for the test: one that has not expired at now and that no
+// release trigger has released. Failures with no signature cannot match. Call
+// it with the base ledger: see the notes at the top of this file.
+func (l *Ledger) Exempt(test string, obs Observation, ctx Context) (bool, string) {
+	var live []Entry
+	var notes []string
+	for _, e := range entriesOf(l) {
+		if e.Test != test {
+			continue
+		}
+		switch why := e.Released(obs, ctx.ChangedFiles); {
+		case e.Expires.ExpiredAt(ctx.Now):
+			notes = append(notes, fmt.Sprintf("entry %s expired on %s", e.Signature, e.Expires))
+		case why != "":
+			notes = append(notes, fmt.Sprintf("entry %s %s", e.Signature, why))
+		default:
+			live = append(live, e)
+		}
+	}
+	if len(live) == 0 {
+		if len(notes) == 0 {
+			return false, "no ledger entry"
+		}
+		return false, strings.Join(notes, "; ")
+	}
+	if len(obs.Signatures) == 0 {
+		return false, "ledger entry is live, but no failure signature was observed to match it"
+	}
+	var e Entry
+	for _, sig := range obs.Signatures {
+		i := slices.IndexFunc(live, func(e Entry) bool { return e.Signature == sig })
+		if i < 0 {
+			return false, fmt.Sprintf("head failed with %s, which no live ledger entry records", sig)
+		}
+		e = live[i]
+	}
+	return true, fmt.Sprintf("live ledger entry (owner %s, %s, expires %s) matches signature %s",
+		e.Owner, e.Issue, dateOrNever(e.Expires), strings.Join(obs.Signatures, ", "))
+}

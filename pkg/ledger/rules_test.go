@@ -1,0 +1,130 @@
+package ledger
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/gate/sprt"
+)
+
+func withEntries(es ...Entry) *Ledger { return &Ledger{Version: 1, Entries: es} }
+
+func TestCheck(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	seed := seedEntry()
+	other := seedEntry()
+	other.Test, other.Signature = "tests/test_ws.py::test_reconnect", "sha256:0123456789ab"
+	expired := seedEntry()
+	expired.Expires = Date{2026, time.May, 1}
+	later := seedEntry()
+	later.Expires = Date{2028, time.January, 31}
+	badTrace := other
+	badTrace.Evidence.Trace = []sprt.Step{{Passed: false, Step: 1.099, Cumulative: 1.099}}
+	badTrace.Evidence.Decision = sprt.Flake
+
+	baseFlaky := map[string]Observation{other.Test: {BaseFailures: 3, HeadRuns: 5, HeadFailures: 1}}
+	type want struct {
+		rule string
+		sev  Severity
+	}
+	tests := []struct {
+		name       string
+		base, head *Ledger
+		ctx        Context
+		want       []want
+		text       string // substring of the first finding
+	}{
+		{name: "unchanged", base: withEntries(seed), head: withEntries(seed)},
+		{name: "no ledger at all"},
+		{name: "growth without approval, base evidence", base: withEntries(seed), head: withEntries(seed, other),
+			ctx: Context{Observed: baseFlaky, ApprovalLabel: "ledger-approved"}, want: []want{{RuleGrowth, Error}}, text: `without the "ledger-approved" label`},
+		{name: "growth approved, base evidence", base: withEntries(seed), head: withEntries(seed, other),
+			ctx: Context{Observed: baseFlaky, Approved: true}},
+		{name: "new entry on head-only evidence", base: withEntries(seed), head: withEntries(seed, other),
+			ctx:  Context{Approved: true, Observed: map[string]Observation{other.Test: {HeadRuns: 5, HeadFailures: 2}}},
+			want: []want{{RuleNoBaseEvidence, Error}}, text: "head-only evidence is never enough"},
+		{name: "new entry for a test the gate never saw", base: nil, head: withEntries(other),
+			ctx: Context{Approved: true}, want: []want{{RuleNoBaseEvidence, Error}}},
+		{name: "new entry whose trace does not replay", base: nil, head: withEntries(badTrace),
+			ctx: Context{Approved: true, Observed: baseFlaky}, want: []want{{RuleEvidence, Error}}, text: "evidence.decision"},
+		{name: "expired fails", base: withEntries(expired), head: withEntries(expired), ctx: Context{Now: now},
+			want: []want{{RuleExpired, Error}}, text: "expired on 2026-05-01"},
+		{name: "expired warns when configured", base: withEntries(expired), head: withEntries(expired), ctx: Context{Now: now, ExpiredWarn: true},
+			want: []want{{RuleExpired, Warning}}},
+		{name: "expiry extended without approval", base: withEntries(seed), head: withEntries(later), ctx: Context{Now: now},
+			want: []want{{RuleExpiryExtended, Error}}, text: "from 2027-01-31 to 2028-01-31"},
+		{name: "expiry extended with approval", base: withEntries(seed), head: withEntries(later), ctx: Context{Now: now, Approved: true}},
+		{name: "unfreeze while the test still fails", base: withEntries(seed, other), head: withEntries(seed),
+			ctx: Context{Now: now, Observed: baseFlaky}, want: []want{{RuleUnfreeze, Error}}, text: "still fails on head (1 of 5 runs)"},
+		{name: "unfreeze of a test that no longer runs", base: withEntries(seed, other), head: withEntries(seed),
+			ctx: Context{Now: now}, want: []want{{RuleUnfreeze, Error}}, text: "did not run on head"},
+		{name: "release: test ran clean", base: withEntries(seed, other), head: withEntries(seed),
+			ctx:  Context{Now: now, Observed: map[string]Observation{other.Test: {HeadRuns: 5}}},
+			want: []want{{RuleReleased, Warning}}, text: "ran clean on head (5 runs)"},
+		{name: "release: scope file changed", base: withEntries(seed), head: withEntries(),
+			ctx:  Context{Now: now, ChangedFiles: []string{"tests/test_upload.py"}, Observed: map[string]Observation{seed.Test: {HeadRuns: 5, HeadFailures: 1}}},
+			want: []want{{RuleReleased, Warning}}, text: "released by scope_file_changed: tests/test_upload.py changed"},
+		{name: "release: signature changed", base: withEntries(seed), head: withEntries(),
+			ctx:  Context{Now: now, Observed: map[string]Observation{seed.Test: {HeadRuns: 5, HeadFailures: 1, Signatures: []string{"sha256:ffffffff"}}}},
+			want: []want{{RuleReleased, Warning}}, text: "released by signature_changed"},
+		{name: "release: expired", base: withEntries(expired), head: withEntries(), ctx: Context{Now: now},
+			want: []want{{RuleReleased, Warning}}, text: "it expired on 2026-05-01"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := Check(tc.base, tc.head, tc.ctx)
+			var got []want
+			for _, f := range fs {
+				got = append(got, want{f.Rule, f.Severity})
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("findings (-want +got):\n%s\n%v", diff, fs)
+			}
+			if tc.text != "" && (len(fs) == 0 || !strings.Contains(fs[0].Message, tc.text)) {
+				t.Errorf("first finding %v does not contain %q", fs, tc.text)
+			}
+		})
+	}
+}
+
+func TestExempt(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	seed := seedEntry()
+	second := seedEntry()
+	second.Signature = "sha256:aaaaaaaaaaaa"
+	second.Owner = "@other-team"
+	l := withEntries(seed, second)
+	tests := []struct {
+		name string
+		obs  Observation
+		ctx  Context
+		want bool
+		why  string
+	}{
+		{"matching signature", Observation{HeadFailures: 1, Signatures: []string{seed.Signature}}, Context{Now: now}, true, "owner @storage-team"},
+		{"both entries' signatures", Observation{Signatures: []string{seed.Signature, second.Signature}}, Context{Now: now}, true, "@other-team"},
+		{"one unknown signature", Observation{Signatures: []string{seed.Signature, "sha256:bbbbbbbb"}}, Context{Now: now}, false, "no live ledger entry records"},
+		{"no signature", Observation{HeadFailures: 1}, Context{Now: now}, false, "no failure signature"},
+		{"expired", Observation{Signatures: []string{seed.Signature}}, Context{Now: time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)}, false, "expired"},
+		{"scope file changed", Observation{Signatures: []string{seed.Signature}}, Context{Now: now, ChangedFiles: []string{"tests/test_upload.py"}}, false, "scope_file_changed"},
+		{"file from the observation", Observation{File: "src/up.py", Signatures: []string{seed.Signature}}, Context{Now: now, ChangedFiles: []string{"src/up.py"}}, false, "src/up.py changed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := l.Exempt(seed.Test, tc.obs, tc.ctx)
+			if got != tc.want || !strings.Contains(why, tc.why) {
+				t.Errorf("Exempt = %v, %q; want %v with %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+	if ok, why := l.Exempt("some::other", Observation{Signatures: []string{seed.Signature}}, Context{Now: now}); ok || why != "no ledger entry" {
+		t.Errorf("Exempt(other test) = %v, %q", ok, why)
+	}
+	var nilLedger *Ledger
+	if ok, _ := nilLedger.Exempt(seed.Test, Observation{Signatures: []string{seed.Signature}}, Context{Now: now}); ok {
+		t.Errorf("a nil ledger exempted a test")
+	}
+}
