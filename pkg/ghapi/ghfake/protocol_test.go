@@ -1,0 +1,299 @@
+package ghfake_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+)
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func do(t *testing.T, method, u, token string, body []byte, header map[string]string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, u, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return response{resp.StatusCode, resp.Header, b}
+}
+
+func TestPaginationLinks(t *testing.T) {
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	run := r.AddRun(ghfake.Run{})
+	for i := range 7 {
+		r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: fmt.Sprint("a", i), Files: map[string][]byte{"x": nil}})
+	}
+	base := fmt.Sprintf("%srepos/octo/app/actions/runs/%d/artifacts", s.URL, run.ID)
+	var names []string
+	next := base + "?per_page=3"
+	pages := 0
+	for next != "" {
+		resp := do(t, "GET", next, ghfake.Token, nil, nil)
+		if resp.status != 200 {
+			t.Fatalf("GET %s: %d", next, resp.status)
+		}
+		var body struct {
+			TotalCount int `json:"total_count"`
+			Artifacts  []struct {
+				Name string `json:"name"`
+			} `json:"artifacts"`
+		}
+		if err := json.Unmarshal(resp.body, &body); err != nil {
+			t.Fatal(err)
+		}
+		if body.TotalCount != 7 {
+			t.Errorf("total_count = %d, want 7", body.TotalCount)
+		}
+		for _, a := range body.Artifacts {
+			names = append(names, a.Name)
+		}
+		next = ""
+		for _, part := range strings.Split(resp.header.Get("Link"), ", ") {
+			if u, ok := strings.CutSuffix(part, `; rel="next"`); ok {
+				next = strings.Trim(u, "<>")
+			}
+		}
+		pages++
+	}
+	if pages != 3 {
+		t.Errorf("%d pages, want 3", pages)
+	}
+	if diff := cmp.Diff([]string{"a0", "a1", "a2", "a3", "a4", "a5", "a6"}, names); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	last := do(t, "GET", base+"?per_page=3&page=3", ghfake.Token, nil, nil)
+	if link := last.header.Get("Link"); !strings.Contains(link, `rel="prev"`) || !strings.Contains(link, `rel="first"`) || strings.Contains(link, `rel="next"`) {
+		t.Errorf("last page Link = %q", link)
+	}
+}
+
+func TestAuthAndRateHeaders(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app")
+	u := s.URL + "repos/octo/app/actions/runs"
+	tests := []struct {
+		name       string
+		token      string
+		wantStatus int
+	}{
+		{"no token", "", 401},
+		{"unknown token", "ghs_nope", 401},
+		{"token", ghfake.Token, 200},
+		{"read-only token reads", ghfake.ReadOnlyToken, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := do(t, "GET", u, tc.token, nil, nil)
+			if resp.status != tc.wantStatus {
+				t.Errorf("status %d, want %d", resp.status, tc.wantStatus)
+			}
+		})
+	}
+	resp := do(t, "GET", u, ghfake.Token, nil, nil)
+	if resp.header.Get("X-Ratelimit-Limit") != "1000" || resp.header.Get("X-Ratelimit-Remaining") != fmt.Sprint(s.RateRemaining()) {
+		t.Errorf("rate headers %v", resp.header)
+	}
+}
+
+func TestDownloadRedirect(t *testing.T) {
+	s := ghfake.New(t)
+	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	s.SetClock(func() time.Time { return now })
+	r := s.Repo("octo/app")
+	run := r.AddRun(ghfake.Run{})
+	a := r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: map[string][]byte{"r.xml": []byte("<x/>")}})
+	resp := do(t, "GET", fmt.Sprintf("%srepos/octo/app/actions/artifacts/%d/zip", s.URL, a.ID), ghfake.Token, nil, nil)
+	if resp.status != 302 {
+		t.Fatalf("status %d, want 302", resp.status)
+	}
+	loc := resp.header.Get("Location")
+	if !strings.HasPrefix(loc, s.BlobURL+"/") {
+		t.Fatalf("Location %q is not on the blob host %s", loc, s.BlobURL)
+	}
+	if got := do(t, "GET", loc, "", nil, nil); got.status != 200 || got.header.Get("Content-Type") != "application/zip" {
+		t.Errorf("blob GET: %d %v", got.status, got.header)
+	}
+	tampered := strings.Replace(loc, "sig=", "sig=0", 1)
+	if got := do(t, "GET", tampered, "", nil, nil); got.status != 403 {
+		t.Errorf("tampered signature: %d, want 403", got.status)
+	}
+	now = now.Add(2 * time.Minute)
+	if got := do(t, "GET", loc, "", nil, nil); got.status != 403 || !strings.Contains(string(got.body), "expiry") {
+		t.Errorf("after expiry: %d %s, want 403", got.status, got.body)
+	}
+}
+
+func TestTwirpAndBlobUpload(t *testing.T) {
+	s := ghfake.New(t)
+	token := s.RuntimeToken()
+	run, job, _ := s.BackendIDs(token)
+	twirp := func(method string, body map[string]any, tok string) response {
+		b, _ := json.Marshal(body)
+		return do(t, "POST", s.ResultsURL+"twirp/github.actions.results.api.v1.ArtifactService/"+method, tok, b, map[string]string{"Content-Type": "application/json"})
+	}
+	ids := map[string]any{"workflow_run_backend_id": run, "workflow_job_run_backend_id": job}
+	with := func(extra map[string]any) map[string]any {
+		out := map[string]any{}
+		for k, v := range ids {
+			out[k] = v
+		}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+
+	if got := twirp("CreateArtifact", with(map[string]any{"name": "a", "version": 4}), "bad.token.x"); got.status != 401 {
+		t.Errorf("bad runtime token: %d, want 401", got.status)
+	}
+	if got := twirp("CreateArtifact", map[string]any{"workflow_run_backend_id": "other", "workflow_job_run_backend_id": job, "name": "a", "version": 4}, token); got.status != 403 {
+		t.Errorf("foreign backend id: %d, want 403", got.status)
+	}
+	created := twirp("CreateArtifact", with(map[string]any{"name": "blocks", "version": 4}), token)
+	var cr struct {
+		OK        bool   `json:"ok"`
+		SignedURL string `json:"signed_upload_url"`
+	}
+	if err := json.Unmarshal(created.body, &cr); err != nil || !cr.OK || !strings.HasPrefix(cr.SignedURL, s.BlobURL) {
+		t.Fatalf("CreateArtifact: %d %s", created.status, created.body)
+	}
+
+	// Upload in two blocks and commit them.
+	id1, id2 := base64.StdEncoding.EncodeToString([]byte("b1")), base64.StdEncoding.EncodeToString([]byte("b2"))
+	for _, blk := range []struct{ id, data string }{{id1, "hello "}, {id2, "world"}} {
+		u := cr.SignedURL + "&comp=block&blockid=" + url.QueryEscape(blk.id)
+		if got := do(t, "PUT", u, "", []byte(blk.data), nil); got.status != 201 {
+			t.Fatalf("put block: %d %s", got.status, got.body)
+		}
+	}
+	list := fmt.Sprintf(`<?xml version="1.0" encoding="utf-8"?><BlockList><Latest>%s</Latest><Latest>%s</Latest></BlockList>`, id1, id2)
+	if got := do(t, "PUT", cr.SignedURL+"&comp=blocklist", "", []byte(list), nil); got.status != 201 {
+		t.Fatalf("put block list: %d %s", got.status, got.body)
+	}
+	if got := twirp("FinalizeArtifact", with(map[string]any{"name": "blocks", "size": "11", "hash": "sha256:0000"}), token); got.status != 400 {
+		t.Errorf("wrong hash: %d %s, want 400", got.status, got.body)
+	}
+	if got := twirp("FinalizeArtifact", with(map[string]any{"name": "blocks", "size": "12"}), token); got.status != 400 {
+		t.Errorf("wrong size: %d %s, want 400", got.status, got.body)
+	}
+	fin := twirp("FinalizeArtifact", with(map[string]any{"name": "blocks", "size": "11"}), token)
+	var fr struct {
+		OK         bool   `json:"ok"`
+		ArtifactID string `json:"artifact_id"`
+	}
+	if err := json.Unmarshal(fin.body, &fr); err != nil || !fr.OK || fr.ArtifactID == "" {
+		t.Fatalf("FinalizeArtifact: %d %s", fin.status, fin.body)
+	}
+	if ups := s.Uploads(); len(ups) != 1 || string(ups[0].Zip) != "hello world" || !ups[0].Finalized || fmt.Sprint(ups[0].ID) != fr.ArtifactID {
+		t.Errorf("uploads = %+v", ups)
+	}
+	if got := twirp("CreateArtifact", with(map[string]any{"name": "blocks", "version": 4}), token); got.status != 409 {
+		t.Errorf("name reuse: %d, want 409", got.status)
+	}
+	if v := s.Violations(); len(v) != 0 {
+		t.Fatalf("violations so far: %v", v)
+	}
+
+	// Protocol mistakes a client could make are recorded as violations.
+	mistakes := []struct {
+		name string
+		do   func()
+		want string
+	}{
+		{"camelCase field", func() {
+			twirp("CreateArtifact", map[string]any{"workflowRunBackendId": run, "workflowJobRunBackendId": job, "name": "c", "version": 4}, token)
+		}, `unknown field "workflowJobRunBackendId"`},
+		{"int64 as number", func() {
+			twirp("FinalizeArtifact", with(map[string]any{"name": "blocks", "size": 11}), token)
+		}, "int64 values must be JSON strings"},
+		{"blob PUT without x-ms-blob-type", func() {
+			c := twirp("CreateArtifact", with(map[string]any{"name": "nohdr", "version": 4}), token)
+			_ = json.Unmarshal(c.body, &cr)
+			do(t, "PUT", cr.SignedURL, "", []byte("x"), nil)
+		}, "x-ms-blob-type"},
+		{"token sent to the blob host", func() {
+			c := twirp("CreateArtifact", with(map[string]any{"name": "tok", "version": 4}), token)
+			_ = json.Unmarshal(c.body, &cr)
+			do(t, "PUT", cr.SignedURL, ghfake.Token, []byte("x"), map[string]string{"x-ms-blob-type": "BlockBlob"})
+		}, "credential was sent to the blob host"},
+	}
+	for _, m := range mistakes {
+		t.Run(m.name, func(t *testing.T) {
+			m.do()
+			got := s.TakeViolations()
+			found := false
+			for _, v := range got {
+				found = found || strings.Contains(v.Problem, m.want)
+			}
+			if !found {
+				t.Errorf("violations %v, want one about %q", got, m.want)
+			}
+		})
+	}
+}
+
+func TestPrimaryRateLimitBudget(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app")
+	reset := time.Now().Add(time.Hour).Truncate(time.Second)
+	s.SetRateLimit(2, reset)
+	u := s.URL + "repos/octo/app/actions/runs"
+	for i, want := range []int{200, 200, 403, 403} {
+		resp := do(t, "GET", u, ghfake.Token, nil, nil)
+		if resp.status != want {
+			t.Errorf("request %d: %d, want %d", i, resp.status, want)
+		}
+		if want == 403 && (resp.header.Get("X-Ratelimit-Remaining") != "0" || resp.header.Get("X-Ratelimit-Reset") != fmt.Sprint(reset.Unix())) {
+			t.Errorf("request %d headers %v", i, resp.header)
+		}
+	}
+}
+
+// ExampleNew shows a fake with runs, artifacts and latency, as a collector
+// benchmark would set it up.
+func ExampleNew() {
+	s := ghfake.New(nil) // in a test: ghfake.New(t), which also checks OpenAPI conformance
+	defer s.Close()
+	s.SetLatency(5 * time.Millisecond)
+	repo := s.Repo("octo/app")
+	for i := range 3 {
+		run := repo.AddRun(ghfake.Run{HeadSHA: ghfake.SHA(fmt.Sprint("commit", i)), Attempts: 1 + i%2})
+		repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-1", Files: map[string][]byte{"report.xml": []byte("<testsuites/>")}})
+	}
+	resp, err := http.Get(s.URL + "repos/octo/app/actions/runs") // no token
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode, len(s.Requests(ghfake.HostAPI)))
+	// Output: 401 1
+}

@@ -1,0 +1,124 @@
+package ghapi
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// maxIssuesScanned bounds FindIssue's scan: 10 requests at most.
+const maxIssuesScanned = 1000
+
+// IssueSpec is the content of an issue to create or update. Nil Labels
+// leaves labels alone on update; State "" leaves the state alone.
+type IssueSpec struct {
+	Title  string
+	Body   string
+	Labels []string
+	State  string // "open" or "closed"
+}
+
+func (s IssueSpec) request() *github.IssueRequest {
+	r := &github.IssueRequest{}
+	if s.Title != "" {
+		r.Title = &s.Title
+	}
+	r.Body = &s.Body
+	if s.Labels != nil {
+		labels := append([]string{}, s.Labels...)
+		r.Labels = &labels
+	}
+	if s.State != "" {
+		r.State = &s.State
+	}
+	return r
+}
+
+// Issues lists a repository's issues in state ("open", "closed" or "all";
+// "" means open) that carry every one of labels. Pull requests, which the
+// issues API also returns, are left out.
+func (c *Client) Issues(ctx context.Context, repo Repo, state string, labels []string) ([]*github.Issue, error) {
+	if state == "" {
+		state = "open"
+	}
+	all, err := paginate(ctx, c, fmt.Sprintf("issues of %s", repo), maxIssuesScanned,
+		func(ctx context.Context, lo github.ListOptions) ([]*github.Issue, *github.Response, error) {
+			return c.gh.Issues.ListByRepo(ctx, repo.Owner, repo.Name, &github.IssueListByRepoOptions{State: state, Labels: labels, ListOptions: lo})
+		})
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, is := range all {
+		if !is.IsPullRequest() {
+			out = append(out, is)
+		}
+	}
+	return out, nil
+}
+
+// FindIssue returns the open issue whose body carries marker, or nil. labels
+// narrow the search on the server side.
+func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels []string) (*github.Issue, error) {
+	if marker == "" {
+		return nil, fmt.Errorf("issue marker: must not be empty")
+	}
+	issues, err := c.Issues(ctx, repo, "open", labels)
+	if err != nil {
+		return nil, err
+	}
+	for _, is := range issues {
+		if strings.Contains(is.GetBody(), marker) {
+			return is, nil
+		}
+	}
+	return nil, nil
+}
+
+// CreateIssue opens an issue.
+func (c *Client) CreateIssue(ctx context.Context, repo Repo, spec IssueSpec) (*github.Issue, error) {
+	what := fmt.Sprintf("new issue in %s", repo)
+	if spec.Title == "" {
+		return nil, fmt.Errorf("%s: title must not be empty", what)
+	}
+	if err := checkBody(what, spec.Body); err != nil {
+		return nil, err
+	}
+	is, resp, err := c.gh.Issues.Create(ctx, repo.Owner, repo.Name, spec.request())
+	if err != nil {
+		return nil, c.classify(what, resp, err)
+	}
+	return is, nil
+}
+
+// UpdateIssue edits an issue.
+func (c *Client) UpdateIssue(ctx context.Context, repo Repo, number int, spec IssueSpec) (*github.Issue, error) {
+	what := fmt.Sprintf("issue %s#%d", repo, number)
+	if err := checkBody(what, spec.Body); err != nil {
+		return nil, err
+	}
+	is, resp, err := c.gh.Issues.Edit(ctx, repo.Owner, repo.Name, number, spec.request())
+	if err != nil {
+		return nil, c.classify(what, resp, err)
+	}
+	return is, nil
+}
+
+// UpsertIssue keeps one tracking issue per marker: it updates the open issue
+// FindIssue finds, or opens one. The marker is appended to the body when
+// missing.
+func (c *Client) UpsertIssue(ctx context.Context, repo Repo, marker string, spec IssueSpec) (is *github.Issue, created bool, err error) {
+	spec.Body = withMarker(spec.Body, marker)
+	old, err := c.FindIssue(ctx, repo, marker, nil)
+	if err != nil {
+		return nil, false, err
+	}
+	if old == nil {
+		is, err = c.CreateIssue(ctx, repo, spec)
+		return is, err == nil, err
+	}
+	is, err = c.UpdateIssue(ctx, repo, old.GetNumber(), spec)
+	return is, false, err
+}

@@ -1,0 +1,177 @@
+package ghapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Rate-limit headers.
+const (
+	headerLimit      = "X-Ratelimit-Limit"
+	headerRemaining  = "X-Ratelimit-Remaining"
+	headerReset      = "X-Ratelimit-Reset"
+	headerRetryAfter = "Retry-After"
+)
+
+// maxErrorBody bounds how much of a 403 body is read to tell a secondary
+// rate limit from a permission error.
+const maxErrorBody = 64 << 10
+
+// retryTransport retries one HTTP request. It sits below go-github, so that
+// go-github sees only the final answer: go-github remembers rate limits
+// against the wall clock and would refuse a retry that an injected clock
+// allows.
+//
+// It retries network errors, 5xx, 429 and secondary-limit 403s, honouring
+// Retry-After and x-ratelimit-reset. A primary limit (remaining 0 without
+// Retry-After) is not retried: it may last an hour. Everything else is
+// returned as is. POSTs are retried too, as octokit's retry plugin does: a
+// 5xx after GitHub stored a comment can, rarely, duplicate it; the next
+// UpsertComment edits the first one found by its marker.
+type retryTransport struct {
+	base              http.RoundTripper
+	opts              Options
+	requests, retries *atomic.Int64
+	rate              *counters // nil for the blob host
+	blob              bool
+}
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		r := req
+		if attempt > 0 {
+			r = req.Clone(ctx)
+			if req.GetBody != nil {
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, err
+				}
+				r.Body = body
+			}
+		}
+		t.requests.Add(1)
+		resp, err := t.base.RoundTrip(r)
+		t.noteRate(resp)
+		wait, retry := t.decide(ctx, attempt, resp, err)
+		if !retry || !replayable || attempt >= t.opts.MaxRetries || waited+wait > t.opts.MaxWait {
+			return resp, err
+		}
+		if resp != nil {
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+			resp.Body.Close()
+		}
+		t.retries.Add(1)
+		if err := t.opts.Sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+		waited += wait
+	}
+}
+
+func (t *retryTransport) noteRate(resp *http.Response) {
+	if t.rate == nil || resp == nil {
+		return
+	}
+	if v, err := strconv.ParseInt(resp.Header.Get(headerRemaining), 10, 64); err == nil {
+		t.rate.rateRemaining.Store(v)
+	}
+	if v, err := strconv.ParseInt(resp.Header.Get(headerReset), 10, 64); err == nil {
+		t.rate.rateReset.Store(v)
+	}
+}
+
+func (t *retryTransport) backoff(attempt int) time.Duration {
+	d := t.opts.BackoffBase << min(attempt, 30)
+	if d <= 0 || d > t.opts.MaxBackoff {
+		d = t.opts.MaxBackoff
+	}
+	return t.opts.Jitter(d)
+}
+
+// decide says whether to retry and after how long.
+func (t *retryTransport) decide(ctx context.Context, attempt int, resp *http.Response, err error) (time.Duration, bool) {
+	if err != nil {
+		if ctx.Err() != nil || !transient(err) {
+			return 0, false
+		}
+		return t.backoff(attempt), true
+	}
+	switch code := resp.StatusCode; {
+	case code >= 500 && code != http.StatusNotImplemented:
+		return t.backoff(attempt), true
+	case code == http.StatusTooManyRequests:
+		return t.rateLimitWait(attempt, resp)
+	case code == http.StatusForbidden && !t.blob:
+		if resp.Header.Get(headerRemaining) == "0" && resp.Header.Get(headerRetryAfter) == "" {
+			return 0, false // primary limit: stop, the caller reports the reset
+		}
+		if !secondaryLimit(resp) {
+			return 0, false
+		}
+		return t.rateLimitWait(attempt, resp)
+	}
+	return 0, false
+}
+
+// rateLimitWait is the wait GitHub asks for: Retry-After, else until
+// x-ratelimit-reset, else at least a minute.
+func (t *retryTransport) rateLimitWait(attempt int, resp *http.Response) (time.Duration, bool) {
+	if secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get(headerRetryAfter))); err == nil && secs >= 0 {
+		return time.Duration(secs) * time.Second, true
+	}
+	if resp.Header.Get(headerRemaining) == "0" {
+		return 0, false // primary limit spent
+	}
+	if secs, err := strconv.ParseInt(resp.Header.Get(headerReset), 10, 64); err == nil && secs > 0 {
+		return max(time.Unix(secs, 0).Sub(t.opts.Now()), time.Second), true
+	}
+	return max(t.backoff(attempt), secondaryMinWait), true
+}
+
+// secondaryLimit reads a 403 body (and puts it back) to see whether it is a
+// secondary rate limit rather than a missing permission.
+func secondaryLimit(resp *http.Response) bool {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if resp.Header.Get(headerRetryAfter) != "" {
+		return true
+	}
+	var e struct {
+		Message          string `json:"message"`
+		DocumentationURL string `json:"documentation_url"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return strings.HasSuffix(e.DocumentationURL, "secondary-rate-limits") ||
+		strings.HasSuffix(e.DocumentationURL, "#abuse-rate-limits") ||
+		strings.Contains(strings.ToLower(e.Message), "secondary rate limit")
+}
+
+// transient reports whether a transport error is worth retrying.
+func transient(err error) bool {
+	var netErr net.Error
+	var opErr *net.OpError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
+		return true
+	case errors.As(err, &opErr):
+		return true
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return true
+	}
+	return false
+}
