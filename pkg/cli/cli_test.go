@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/pkg/synth"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), Env{Args: args, Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errb})
+	return result{code, out.String(), errb.String()}
+}
+
+var fixedClock = map[string]string{"SOURCE_DATE_EPOCH": "1796083200"}
+
+func TestAnalyzeSample(t *testing.T) {
+	r := run(t, fixedClock, "analyze", "../../fixtures/history")
+	if r.code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	for _, want := range []string{"tests.test_checkout::test_payment_times_out_under_load", "tests.test_upload::test_retry_after_429", "tests.test_search::test_results_are_ordered"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("text output lacks %s:\n%s", want, r.stdout)
+		}
+	}
+	for _, never := range []string{"test_reserve_stock", "test_login_sets_session"} {
+		if strings.Contains(r.stdout, never) {
+			t.Errorf("text output flags %s (broken / fixed regression):\n%s", never, r.stdout)
+		}
+	}
+}
+
+func TestAnalyzeJSONAndOut(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "r.json")
+	r := run(t, fixedClock, "analyze", "--format", "json", "--threshold", "0.2", "../../fixtures/history/*.xml", "--json", jsonPath, "--out", filepath.Join(dir, "out"))
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatalf("stdout is not JSON: %v", err)
+	}
+	for _, k := range []string{"generated_at", "source", "threshold", "min_commits", "results_parsed", "tests_analyzed", "flaky_count", "flaky_rate", "tests", "totals", "skipped_files", "infra_runs"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	if rep["threshold"] != 0.2 || rep["generated_at"] != "2026-12-01T00:00:00Z" {
+		t.Errorf("threshold %v generated_at %v", rep["threshold"], rep["generated_at"])
+	}
+	file, _ := os.ReadFile(jsonPath)
+	if !bytes.Equal(file, []byte(r.stdout)) {
+		t.Error("--json file differs from --format json output")
+	}
+	for _, f := range []string{"report.json", "report.csv", "report.md", "report.html"} {
+		if fi, err := os.Stat(filepath.Join(dir, "out", f)); err != nil || fi.Size() == 0 {
+			t.Errorf("--out %s: %v", f, err)
+		}
+	}
+}
+
+func TestAnalyzeBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good, _ := os.ReadFile("../../fixtures/history/run-00-1001-1.xml")
+	os.WriteFile(filepath.Join(dir, "good.xml"), good, 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.xml"), []byte("<html><body>502 Bad Gateway</body></html>"), 0o644)
+	os.WriteFile(filepath.Join(dir, "evil.xml"), []byte(`<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><testsuite/>`), 0o644)
+
+	r := run(t, fixedClock, "analyze", "--format", "json", dir)
+	if r.code != 0 {
+		t.Fatalf("a bad file among good ones: exit %d: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"skipped " + filepath.Join(dir, "bad.xml") + ": line 1: root element <html> is not JUnit", "evil.xml: line 1: DOCTYPE declarations are refused"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	var rep struct {
+		Skipped []struct{ Path, Error string } `json:"skipped_files"`
+	}
+	json.Unmarshal([]byte(r.stdout), &rep)
+	if len(rep.Skipped) != 2 {
+		t.Errorf("skipped_files = %+v, want 2 entries", rep.Skipped)
+	}
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no file parses", []string{"analyze", filepath.Join(dir, "bad.xml")}, 1, "none of the 1 files could be read as JUnit XML"},
+		{"nothing matches", []string{"analyze", filepath.Join(dir, "nope", "*.xml")}, 1, "no JUnit XML files found"},
+		{"no path", []string{"analyze"}, 2, "no PATH given"},
+		{"bad format", []string{"analyze", "--format", "xml", dir}, 2, `invalid value "xml" for flag -format: accepted values are text, json, csv, md, html`},
+		{"bad threshold", []string{"analyze", "--threshold", "1.5", dir}, 2, `invalid value "1.5" for flag -threshold: threshold must be between 0 and 1`},
+		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "flag -min-commits: min_commits must be at least 1"},
+		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},
+		{"malformed glob", []string{"analyze", dir + "/[.xml"}, 2, "malformed glob"},
+		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, ledger, version`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, nil, tc.args...)
+			if r.code != tc.code || !strings.Contains(r.stderr, tc.msg) {
+				t.Errorf("exit %d (want %d), stderr:\n%s\nwant %q", r.code, tc.code, r.stderr, tc.msg)
+			}
+		})
+	}
+}
+
+func TestNoArgsRunsActionInActions(t *testing.T) {
+	called := false
+	code := Main(context.Background(), Env{Getenv: func(k string) string {
+		if k == "GITHUB_ACTIONS" {
+			return "true"
+		}
+		return ""
+	}, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}, Action: func(context.Context) int { called = true; return 3 }})
+	if !called || code != 3 {
+		t.Errorf("action called %v, code %d", called, code)
+	}
+	if r := run(t, nil); r.code != 2 || !strings.Contains(r.stderr, "Usage:") {
+		t.Errorf("no args outside Actions: %+v", r)
+	}
+}
+
+// writeRuns writes n JUnit runs of one side, with the given failures.
+func writeRuns(t *testing.T, dir, side string, n int, fails map[string]int) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="%s"/></properties>`, side)
+		for _, name := range []string{"stable", "patched", "flaky"} {
+			if i < fails[name] {
+				fmt.Fprintf(&b, `<testcase classname="t" name="%s" file="tests/t.py"><failure message="boom"/></testcase>`, name)
+			} else {
+				fmt.Fprintf(&b, `<testcase classname="t" name="%s" file="tests/t.py"/>`, name)
+			}
+		}
+		b.WriteString(`</testsuite>`)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.xml", side, i)), []byte(b.String()), 0o644)
+	}
+}
+
+func TestGateCLI(t *testing.T) {
+	dir := t.TempDir()
+	writeRuns(t, filepath.Join(dir, "base"), "base", 5, map[string]int{"flaky": 2})
+	writeRuns(t, filepath.Join(dir, "ok"), "head", 5, map[string]int{"flaky": 1})
+	writeRuns(t, filepath.Join(dir, "bad"), "head", 5, map[string]int{"flaky": 1, "patched": 3})
+	writeRuns(t, filepath.Join(dir, "hist"), "main", 30, map[string]int{"flaky": 8})
+
+	jsonPath := filepath.Join(dir, "gate.json")
+	r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base/*.xml"), "--head", filepath.Join(dir, "ok"), "--history", filepath.Join(dir, "hist"), "--json", jsonPath)
+	if r.code != 0 || !strings.Contains(r.stdout, "verdict: pass") {
+		t.Fatalf("pre-existing flake: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	var res struct {
+		Verdict string
+		Tests   []struct {
+			Name, Bucket, Decision string
+		}
+	}
+	b, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Tests) != 3 || res.Verdict != "pass" {
+		t.Fatalf("json: %v %+v", err, res)
+	}
+
+	r = run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "bad"), "--history", filepath.Join(dir, "hist"))
+	if r.code != 1 || !strings.Contains(r.stdout, "verdict: block") || !strings.Contains(r.stdout, "t::patched") {
+		t.Fatalf("patch-induced flake: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"gate", "--head", dir}, "--base and --head are required"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--on-inconclusive", "maybe"}, `invalid value "maybe" for flag -on-inconclusive: accepted values are fail, pass, neutral`},
+		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 must be strictly between 0 and 1"},
+	} {
+		if r := run(t, nil, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) {
+			t.Errorf("%v: exit %d, stderr %s, want %q", tc.args, r.code, r.stderr, tc.msg)
+		}
+	}
+}
+
+func TestLedgerVerifyCLI(t *testing.T) {
+	dir := t.TempDir()
+	good := `version: 1
+entries:
+  - test: "tests/test_upload.py::test_retry_after_429"
+    signature: "sha256:9f2c0a1b"
+    owner: "@storage-team"
+    issue: "https://github.com/acme/shop/issues/12"
+    replacement: "tests/test_upload.py::test_retry_header_parsed"
+    evidence: {p_flake_baseline: 0.30, p_regression: 0.90, alpha: 0.05, beta: 0.05,
+               llr_trace: [[false, 1.099, 1.099], [true, -1.946, -0.847], [true, -1.946, -2.793], [true, -1.946, -4.739]], decision: FLAKE}
+    release_triggers: [scope_file_changed, signature_changed]
+`
+	os.WriteFile(filepath.Join(dir, "good.yml"), []byte(good), 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.yml"), []byte(strings.Replace(good, "-4.739", "-4.000", 1)), 0o644)
+	if r := run(t, nil, "ledger", "verify", filepath.Join(dir, "good.yml")); r.code != 0 {
+		t.Errorf("good ledger: exit %d: %s", r.code, r.stderr)
+	}
+	r := run(t, nil, "ledger", "verify", filepath.Join(dir, "bad.yml"))
+	if r.code != 1 || !strings.Contains(r.stderr, "entries[0]") || !strings.Contains(r.stderr, "llr_trace") {
+		t.Errorf("tampered ledger: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+var _ = synth.Sample

@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/ledger"
+)
+
+// list is a repeatable flag; each value may also hold comma- or
+// newline-separated items.
+type list []string
+
+func (l *list) String() string { return strings.Join(*l, ",") }
+
+func (l *list) Set(s string) error {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if f = strings.TrimSpace(f); f != "" {
+			*l = append(*l, f)
+		}
+	}
+	return nil
+}
+
+func gateCmd(ctx context.Context, env Env, args []string) int {
+	var opt gate.Options
+	var base, head, hist, labels, protected list
+	flags := flag.NewFlagSet("gate", flag.ContinueOnError)
+	flags.SetOutput(env.Stderr)
+	flags.Var(&base, "base", "JUnit files of the base repetitions: `GLOB`, file or directory (repeatable)")
+	flags.Var(&head, "head", "JUnit files of the head repetitions: `GLOB`, file or directory (repeatable)")
+	flags.Var(&hist, "history", "JUnit files of base-branch runs, one per run, for the baseline failure rate p0 (repeatable)")
+	ledgerFile := flags.String("ledger", "", "the quarantine ledger at head (`FILE`)")
+	baseLedgerFile := flags.String("base-ledger", "", "the quarantine ledger at base (`FILE`); default: the same as --ledger")
+	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`, - for stdin), for the property checks")
+	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
+	flags.Var(&labels, "label", "a PR label (repeatable)")
+	flags.Var(&protected, "protected-paths", "paths whose edits need a declaration (default tests/**, conftest.py, pytest.ini)")
+	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
+	opt.P1, opt.Alpha, opt.Beta = 0.9, 0.05, 0.05
+	flags.Var(number{&opt.P1, 0.0001, 0.9999, "p1 must be strictly between 0 and 1"}, "p1", "failure rate of a regression (SPRT H1)")
+	flags.Var(number{&opt.Alpha, 0.0001, 0.9999, "alpha must be strictly between 0 and 1"}, "alpha", "SPRT false-regression rate")
+	flags.Var(number{&opt.Beta, 0.0001, 0.9999, "beta must be strictly between 0 and 1"}, "beta", "SPRT missed-regression rate")
+	policy := &choice{value: "fail", allowed: []string{"fail", "pass", "neutral"}}
+	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: fail, pass or neutral")
+	flags.Var(count{&opt.MaxRuns, 1, "max-runs must be at least 1"}, "max-runs", "head-run budget per test (default 20)")
+	expired := &choice{value: "fail", allowed: []string{"fail", "warn"}}
+	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: fail or warn")
+	flags.Usage = func() {
+		fmt.Fprintf(flags.Output(), "Usage: flakegate gate --base GLOB --head GLOB [flags]\n\nExit status: 0 pass (or inconclusive with --on-inconclusive neutral), 1 block or error, 2 bad usage.\n\n")
+		flags.PrintDefaults()
+	}
+	rest, err := parseInterspersed(flags, args)
+	if err != nil {
+		return 2
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(env.Stderr, "flakegate gate: unexpected argument %q: results are given with --base and --head\n", rest[0])
+		return 2
+	}
+	if len(base) == 0 || len(head) == 0 {
+		fmt.Fprintln(env.Stderr, "flakegate gate: --base and --head are required: the JUnit files of the base and head repetitions")
+		return 2
+	}
+	opt.OnInconclusive = gate.Policy(policy.value)
+	opt.ExpiredLedgerWarn = expired.value == "warn"
+	opt.ProtectedPaths = protected
+	if err := opt.Validate(); err != nil {
+		fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
+		return 2
+	}
+
+	in := gate.Input{Labels: labels, Now: now(env)}
+	sides := map[string]*history.History{}
+	for _, s := range []struct {
+		flag  string
+		globs list
+	}{{"--base", base}, {"--head", head}, {"--history", hist}} {
+		if len(s.globs) == 0 {
+			continue
+		}
+		h, err := loadSide(ctx, env, s.flag, s.globs)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
+			return 1
+		}
+		sides[s.flag] = h
+	}
+	in.Tests = gateTests(sides["--base"], sides["--head"], sides["--history"])
+
+	if *diffFile != "" {
+		text, err := readArg(*diffFile, env)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: --diff: %v\n", err)
+			return 1
+		}
+		if in.Changes, err = gate.ParseUnifiedDiff(string(text)); err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: --diff %s: %v\n", *diffFile, err)
+			return 1
+		}
+		in.ChangesKnown = true
+	}
+	if *bodyFile != "" {
+		b, err := readArg(*bodyFile, env)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: --pr-body: %v\n", err)
+			return 1
+		}
+		in.PRBody = string(b)
+	}
+	if *baseLedgerFile == "" {
+		*baseLedgerFile = *ledgerFile
+	}
+	for _, l := range []struct {
+		flag, path string
+		dst        **ledger.Ledger
+	}{{"--base-ledger", *baseLedgerFile, &in.BaseLedger}, {"--ledger", *ledgerFile, &in.HeadLedger}} {
+		if l.path == "" {
+			continue
+		}
+		data, err := os.ReadFile(l.path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // no ledger on that side
+		}
+		if err == nil {
+			*l.dst, err = ledger.Parse(data)
+		}
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: %s %s: %v\n", l.flag, l.path, err)
+			return 1
+		}
+	}
+
+	res, err := gate.Evaluate(in, opt)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
+		return 1
+	}
+	if *jsonFile != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate gate: --json: %v\n", err)
+			return 1
+		}
+	}
+	printGate(env.Stdout, res)
+	if res.Verdict == gate.VerdictBlock {
+		return 1
+	}
+	return 0
+}
+
+func readArg(path string, env Env) ([]byte, error) {
+	if path == "-" {
+		return nil, errors.New("reading stdin is not supported here; pass a file")
+	}
+	return os.ReadFile(path)
+}
+
+// loadSide reads one side's JUnit files. Each file (or each run id) is
+// one run.
+func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*history.History, error) {
+	srcs, missing, err := collect.Local(globs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	h, err := history.Load(ctx, srcs, history.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", flagName, err)
+	}
+	for _, s := range append(missing, h.Skipped...) {
+		fmt.Fprintf(env.Stderr, "flakegate: %s: skipped %s: %s\n", flagName, s.Path, s.Error)
+	}
+	if len(srcs) == len(h.Skipped) {
+		return nil, fmt.Errorf("%s %s: no readable JUnit XML files", flagName, strings.Join(globs, ","))
+	}
+	return h, nil
+}
+
+// gateTests joins the sides by test name. A run counts as failed for a
+// test when any attempt failed; on head, attempts are the SPRT's runs, the
+// failures of a run before its passes (reruns follow failures).
+func gateTests(base, head, hist *history.History) []gate.TestInput {
+	byName := map[string]*gate.TestInput{}
+	get := func(t *history.Test) *gate.TestInput {
+		ti := byName[t.ID]
+		if ti == nil {
+			ti = &gate.TestInput{Name: t.ID}
+			byName[t.ID] = ti
+		}
+		if ti.File == "" {
+			ti.File = t.File
+		}
+		return ti
+	}
+	tally := func(h *history.History, f func(*gate.TestInput, history.Cell)) {
+		if h == nil {
+			return
+		}
+		for _, t := range h.Tests {
+			ti := get(t)
+			for _, c := range t.Cells {
+				if c.Pass+c.Fail > 0 {
+					f(ti, c)
+				}
+			}
+			if h == head {
+				for _, s := range t.Sigs {
+					ti.Signatures = append(ti.Signatures, s.Hash)
+				}
+			}
+		}
+	}
+	tally(base, func(ti *gate.TestInput, c history.Cell) {
+		ti.Base.Runs++
+		if c.Fail > 0 {
+			ti.Base.Failures++
+		}
+	})
+	tally(hist, func(ti *gate.TestInput, c history.Cell) {
+		ti.History.Runs++
+		if c.Fail > 0 {
+			ti.History.Failures++
+		}
+	})
+	tally(head, func(ti *gate.TestInput, c history.Cell) {
+		for range c.Fail {
+			ti.Head = append(ti.Head, false)
+		}
+		for range c.Pass {
+			ti.Head = append(ti.Head, true)
+		}
+	})
+	out := make([]gate.TestInput, 0, len(byName))
+	for _, ti := range byName {
+		// A test seen only in history did not run in this experiment.
+		if ti.Base.Runs == 0 && len(ti.Head) == 0 {
+			continue
+		}
+		out = append(out, *ti)
+	}
+	slices.SortFunc(out, func(a, b gate.TestInput) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// printGate prints the verdict, its reasons and every test that did not
+// simply pass.
+func printGate(w io.Writer, r gate.Result) {
+	fmt.Fprintf(w, "verdict: %s\n", r.Verdict)
+	for _, s := range r.Reasons {
+		fmt.Fprintf(w, "  - %s\n", s)
+	}
+	for _, t := range r.Tests {
+		if t.Decision == gate.Pass && t.Bucket == gate.OK {
+			continue
+		}
+		fmt.Fprintf(w, "%-12s %s\n  bucket: %s; base %d/%d failed, head %d/%d failed; p0 %.3f (%s)\n  %s\n",
+			t.Decision, t.Name, t.Bucket, t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, t.P0.Estimate, t.P0.Source, t.Reason)
+		if t.SPRT != nil {
+			fmt.Fprintf(w, "  sprt: %s, llr %.3f over %d runs\n", t.SPRT.Decision, t.SPRT.LLR, len(t.SPRT.Trace))
+		}
+	}
+	for _, v := range r.Properties {
+		fmt.Fprintf(w, "property: %s\n", v)
+	}
+	for _, f := range r.Ledger {
+		fmt.Fprintf(w, "ledger %s (%s): %s\n", f.Rule, f.Severity, f.Message)
+	}
+}
+
+func ledgerCmd(env Env, args []string) int {
+	if len(args) == 0 || args[0] != "verify" {
+		fmt.Fprintln(env.Stderr, "Usage: flakegate ledger verify [FILE]\n\nReplays every recorded SPRT trace and checks each entry; FILE defaults to "+ledger.DefaultPath+".")
+		return 2
+	}
+	path := ledger.DefaultPath
+	if len(args) > 2 {
+		fmt.Fprintln(env.Stderr, "flakegate ledger verify: at most one FILE")
+		return 2
+	}
+	if len(args) == 2 {
+		path = args[1]
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "flakegate ledger verify: %v\n", err)
+		return 1
+	}
+	problems := ledger.VerifyFile(path, data)
+	for _, p := range problems {
+		fmt.Fprintln(env.Stderr, p.String())
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(env.Stderr, "flakegate ledger verify: %d problem(s) in %s\n", len(problems), path)
+		return 1
+	}
+	fmt.Fprintf(env.Stdout, "%s: every entry verified\n", path)
+	return 0
+}

@@ -1,0 +1,261 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// bigReport has 3,000 flaky tests with huge hostile messages, thousands of
+// skipped files and hundreds of infrastructure runs.
+func bigReport() *score.Report {
+	r := &score.Report{GeneratedAt: genAt, Source: "octo-org/monorepo", Threshold: 0.1, MinCommits: 5,
+		ResultsParsed: 9_000_000, Runs: 4000, InfraThreshold: 0.5, ResultsWithoutCommit: 12}
+	for i := range 200 {
+		r.Commits = append(r.Commits, score.Commit{SHA: sha(i), Time: genAt.Add(time.Duration(i) * time.Hour), Runs: 20})
+	}
+	huge := strings.Repeat("E", 40_000) + " " + hostileMsg + strings.Repeat(" <b>@everyone</b> ", 2000)
+	timeline := strings.Repeat("PMPF.", 40)
+	for i := range 3000 {
+		name := fmt.Sprintf("tests.pkg%02d.module_%04d::test_%s_%d", i%97, i, strings.Repeat("long_name_", 8), i)
+		if i%10 == 3 {
+			name = hostileName + fmt.Sprint(i)
+		}
+		t := mkTest(name, 40+i%50, 0, 200, 90, 400, 300, timeline, []string{score.EvidenceSameCommit, score.EvidenceRetry},
+			sig(fmt.Sprintf("sha256:%064x", i), 50, 60, fmt.Sprintf("%d %s", i, huge)),
+			sig(fmt.Sprintf("sha256:%064x", i+1e6), 30, 30, huge),
+			sig(fmt.Sprintf("sha256:%064x", i+2e6), 10, 10, huge))
+		r.Tests = append(r.Tests, t)
+	}
+	r.TestsAnalyzed, r.FlakyCount, r.FlakyRate = len(r.Tests), len(r.Tests), 1
+	for i := range 5000 {
+		r.SkippedFiles = append(r.SkippedFiles, history.Skipped{Path: fmt.Sprintf("artifacts/run-%d/%s.xml", i, strings.Repeat("x", 300)),
+			Error: "XML syntax error: " + strings.Repeat("unexpected EOF ", 40)})
+	}
+	for i := range 400 {
+		r.InfraRuns = append(r.InfraRuns, score.InfraRun{RunID: fmt.Sprint(9000 + i), Attempt: 1, Commit: sha(i % 200), Source: "junit.xml", Tests: 3000, Failed: 2990})
+	}
+	return r
+}
+
+func markdown(t testing.TB, r *score.Report, o MarkdownOptions) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := Markdown(&b, r, o); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+var (
+	tableRowRE = regexp.MustCompile(`(?m)^\| \d+ \|`)
+	detailsRE  = regexp.MustCompile(`(?m)^<details>`)
+	listRE     = regexp.MustCompile(`(?m)^- artifacts/run`)
+)
+
+// head is the title, verdict and context lines: what every rendering opens
+// with.
+func head(md string) string {
+	i := strings.Index(md, "generated ")
+	return md[:i+strings.IndexByte(md[i:], '\n')+1]
+}
+
+// TestMarkdownCommentBudget: 3,000 flaky tests with huge messages fit a PR
+// comment, open with the summary and say what was cut and where the rest is.
+func TestMarkdownCommentBudget(t *testing.T) {
+	r := bigReport()
+	o := MarkdownOptions{MaxBytes: MaxCommentBytes, ArtifactHint: "the flakegate-report artifact"}
+	out := markdown(t, r, o)
+	if len(out) > MaxCommentBytes {
+		t.Fatalf("output is %d bytes, over %d", len(out), MaxCommentBytes)
+	}
+	if !utf8.ValidString(out) {
+		t.Error("output is not valid UTF-8")
+	}
+	full := markdown(t, r, MarkdownOptions{ArtifactHint: o.ArtifactHint})
+	if len(full) <= MaxCommentBytes {
+		t.Fatalf("the unlimited report is only %d bytes: the test proves nothing", len(full))
+	}
+	h := head(full)
+	if !strings.HasPrefix(out, h) || !strings.Contains(h, "**3,000 flaky tests** of 3,000 tests analysed over 200 commits / 4,000 runs.") {
+		t.Errorf("output does not open with the summary:\n%s", out[:min(len(out), 600)])
+	}
+	notice := regexp.MustCompile(`> \[!NOTE\]\n> Shortened to fit 65,536 bytes\. Left out: ([^\n]+)\. Everything is in the flakegate-report artifact\.\n`)
+	m := notice.FindStringSubmatch(out)
+	if m == nil || !strings.HasPrefix(out[len(h):], "\n"+m[0]) {
+		t.Fatalf("no notice of what was cut right after the summary:\n%s", out[:min(len(out), 1500)])
+	}
+	if !strings.Contains(m[1], "signature details for") {
+		t.Errorf("notice %q does not mention the details", m[1])
+	}
+	// The ranked table keeps rows; MaxTests caps it at 50 and says so.
+	if rows := len(tableRowRE.FindAllString(out, -1)); rows == 0 || rows > defaultMaxTests {
+		t.Errorf("%d table rows", rows)
+	}
+	if !strings.Contains(out, "of 3,000 flagged tests; the full ranking is in the flakegate-report artifact.") {
+		t.Error("the table does not say where the rest of the ranking is")
+	}
+	if !strings.Contains(out, "more; every one is listed in the flakegate-report artifact.") {
+		t.Error("the skipped files list does not say where the rest is")
+	}
+	checkTables(t, out)
+	checkMermaid(t, out)
+	checkFences(t, out)
+	if hasMention(out) || rawHTMLRE.MatchString(out) {
+		t.Error("mention or raw HTML in the shortened output")
+	}
+}
+
+// TestMarkdownSummaryBudget: the same report within a job summary's 1 MiB
+// keeps the whole table and more details.
+func TestMarkdownSummaryBudget(t *testing.T) {
+	r := bigReport()
+	out := markdown(t, r, MarkdownOptions{MaxBytes: MaxSummaryBytes})
+	if len(out) > MaxSummaryBytes {
+		t.Fatalf("%d bytes", len(out))
+	}
+	if rows := len(tableRowRE.FindAllString(out, -1)); rows != defaultMaxTests {
+		t.Errorf("%d table rows, want %d", rows, defaultMaxTests)
+	}
+	if n := len(detailsRE.FindAllString(out, -1)); n == 0 {
+		t.Error("no details within 1 MiB")
+	}
+	if !strings.Contains(out, "the full JSON, CSV or HTML report") {
+		t.Error("default hint missing")
+	}
+}
+
+// TestMarkdownBudgetSweep: at every budget the output fits; from the size
+// of the head on it opens with the head; a larger budget never shows less;
+// and degradation drops details before table rows.
+func TestMarkdownBudgetSweep(t *testing.T) {
+	for _, rep := range []struct {
+		name string
+		r    *score.Report
+	}{{"big", bigReport()}, {"hand", handReport()}, {"hostile", hostileReport()}} {
+		full := markdown(t, rep.r, MarkdownOptions{MaxTests: 20})
+		h := head(full)
+		prevRows, prevDetails, prevList := -1, -1, -1
+		budgets := []int{1, 50, 200, len(h) - 1, len(h), len(h) + 100, 700, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000,
+			20000, 40000, 65536, 100000, 300000, len(full) - 1, len(full), len(full) + 1}
+		for _, b := range budgets {
+			if b <= 0 {
+				continue
+			}
+			out := markdown(t, rep.r, MarkdownOptions{MaxBytes: b, MaxTests: 20})
+			if len(out) > b {
+				t.Errorf("%s: MaxBytes %d: %d bytes", rep.name, b, len(out))
+			}
+			if !utf8.ValidString(out) {
+				t.Errorf("%s: MaxBytes %d: invalid UTF-8", rep.name, b)
+			}
+			if b >= len(full) {
+				if out != full {
+					t.Errorf("%s: MaxBytes %d ≥ full size %d, but the output differs", rep.name, b, len(full))
+				}
+				continue
+			}
+			if b >= len(h)+200 {
+				if !strings.HasPrefix(out, h) {
+					t.Errorf("%s: MaxBytes %d: does not open with the head", rep.name, b)
+				}
+				if !strings.Contains(out, "Shortened to fit") {
+					t.Errorf("%s: MaxBytes %d: cut without saying so", rep.name, b)
+				}
+			}
+			rows, details := len(tableRowRE.FindAllString(out, -1)), len(detailsRE.FindAllString(out, -1))
+			list := len(listRE.FindAllString(out, -1))
+			if rows < prevRows || (rows == prevRows && details < prevDetails) || (rows == prevRows && details == prevDetails && list < prevList && details > 0) {
+				t.Errorf("%s: MaxBytes %d shows less (rows %d, details %d, list %d) than a smaller budget (%d, %d, %d)",
+					rep.name, b, rows, details, list, prevRows, prevDetails, prevList)
+			}
+			if details > 0 && rows < len(tableRowRE.FindAllString(full, -1)) {
+				t.Errorf("%s: MaxBytes %d: details kept (%d) while table rows were cut (%d)", rep.name, b, details, rows)
+			}
+			prevRows, prevDetails, prevList = rows, details, list
+			checkTables(t, out)
+			checkMermaid(t, out)
+		}
+	}
+}
+
+// TestMarkdownDetailsFirst: just under the full size, only signature
+// details go; the table, charts and lists stay whole.
+func TestMarkdownDetailsFirst(t *testing.T) {
+	r := handReport()
+	full := markdown(t, r, MarkdownOptions{})
+	out := markdown(t, r, MarkdownOptions{MaxBytes: len(full) - 1})
+	if got, want := len(tableRowRE.FindAllString(out, -1)), len(tableRowRE.FindAllString(full, -1)); got != want {
+		t.Errorf("table rows %d, want %d", got, want)
+	}
+	if got, want := len(detailsRE.FindAllString(out, -1)), len(detailsRE.FindAllString(full, -1)); got >= want {
+		t.Errorf("details %d, want fewer than %d", got, want)
+	}
+	if !strings.Contains(out, "Left out: signature details for 1 of 3 tests.") {
+		t.Errorf("notice:\n%s", out)
+	}
+	for _, s := range []string{"```mermaid", "### Skipped files", "results/run-17/junit.xml", "### Infrastructure runs excluded", "run 5003"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("%q cut before the details were all gone", s)
+		}
+	}
+}
+
+func TestMarkdownOptions(t *testing.T) {
+	r := handReport()
+	tests := []struct {
+		name string
+		o    MarkdownOptions
+		want []string
+		not  []string
+	}{
+		{"defaults", MarkdownOptions{}, []string{"## flakegate: flaky tests\n", "| 3 |"}, []string{"Showing", "Shortened"}},
+		{"title escaped", MarkdownOptions{Title: "Flaky <b>@team</b>"}, []string{"## Flaky &lt;b&gt;@\u200bteam&lt;/b&gt;\n"}, nil},
+		{"max tests", MarkdownOptions{MaxTests: 1, ArtifactHint: "the `flakegate-report` artifact"},
+			[]string{"| 1 |", "Showing 1 of 3 flagged tests; the full ranking is in the \\`flakegate-report\\` artifact."}, []string{"| 2 |", "<details><summary>2."}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := markdown(t, r, tc.o)
+			for _, s := range tc.want {
+				if !strings.Contains(out, s) {
+					t.Errorf("missing %q in:\n%s", s, out)
+				}
+			}
+			for _, s := range tc.not {
+				if strings.Contains(out, s) {
+					t.Errorf("unexpected %q", s)
+				}
+			}
+		})
+	}
+	if err := Markdown(&bytes.Buffer{}, r, MarkdownOptions{MaxBytes: -1}); err == nil {
+		t.Error("negative MaxBytes accepted")
+	}
+}
+
+// TestMarkdownNoFlaky: a clean history says so and still lists what was
+// left out.
+func TestMarkdownNoFlaky(t *testing.T) {
+	r := handReport()
+	for i := range r.Tests {
+		r.Tests[i].IsFlaky = false
+	}
+	r.FlakyCount = 0
+	out := markdown(t, r, MarkdownOptions{})
+	for _, s := range []string{"**No flaky tests** of 5 tests analysed over 10 commits / 16 runs.", "No test was flagged as flaky.", "### Skipped files", "### Failing tests per commit"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("missing %q in:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "| # |") || strings.Contains(out, "<details>") {
+		t.Error("table or details for no flaky test")
+	}
+}

@@ -1,0 +1,325 @@
+// Package render writes a scored report as text, JSON, CSV, Markdown and a
+// self-contained HTML page.
+//
+// It does no I/O beyond the io.Writer it is given, and its output is
+// deterministic: the same report always renders to the same bytes. Test
+// names, failure messages, paths and signatures come from test output and
+// are treated as hostile: every format escapes them for its own syntax, and
+// the Markdown renderer also neutralises @mentions, raw HTML and autolinks,
+// and keeps within a byte budget when asked to.
+package render
+
+import (
+	"errors"
+	"html"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/flakegate/flakegate/pkg/score"
+	"github.com/flakegate/flakegate/pkg/signature"
+)
+
+// Platform limits, for callers choosing MarkdownOptions.MaxBytes.
+const (
+	// MaxCommentBytes is the size of a PR comment body. GitHub counts
+	// characters ("Body is too long (maximum is 65536 characters)"); a byte
+	// is never less than a character, so a byte budget is conservative.
+	MaxCommentBytes = 65536
+	// MaxSummaryBytes is the size of a job summary (GitHub: "$GITHUB_STEP_SUMMARY
+	// for a job step can be up to 1 MiB").
+	MaxSummaryBytes = 1 << 20
+)
+
+// zwsp (zero-width space) goes after an @ or between the characters of an
+// autolink so that GitHub sees no mention, issue reference or URL, while the
+// text reads the same.
+const zwsp = "\u200b"
+
+var errNilReport = errors.New("nil report")
+
+// Truncate cuts s to at most n runes. When it cuts, the last rune kept is
+// "…", so the result is still n runes long at most. It never splits a
+// UTF-8 sequence. n <= 0 gives "".
+func Truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	count := 0
+	for i := range s {
+		if count == n-1 {
+			return s[:i] + "…"
+		}
+		count++
+	}
+	return s // unreachable: s has more than n runes
+}
+
+// EscapeMarkdown makes untrusted text inert inline Markdown, safe in a GFM
+// table cell. It puts the text on one line (line breaks become spaces,
+// control and invisible formatting characters such as bidirectional
+// overrides are dropped), escapes Markdown punctuation including the cell
+// separator |, writes < > & as HTML entities so no raw HTML survives, and
+// breaks @mentions, #123 references and URL autolinks with a zero-width
+// space. It does not cap the length: Truncate first.
+func EscapeMarkdown(s string) string {
+	s = oneLine(s)
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/4)
+	listMark := orderedListMark(rs)
+	for i, r := range rs {
+		next := rune(0)
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '&':
+			b.WriteString("&amp;")
+		case r == '<':
+			b.WriteString("&lt;")
+		case r == '>':
+			b.WriteString("&gt;")
+		case strings.ContainsRune("\\`*_[]|~#$", r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case i == 0 && (r == '-' || r == '+' || r == '='), i == listMark:
+			// A list item or setext heading when the text starts a line.
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+		switch {
+		case r == '@' && isWordRune(next):
+			b.WriteString(zwsp) // @user, @org/team, @everyone
+		case r == '#' && unicode.IsDigit(next):
+			b.WriteString(zwsp) // #123 issue and PR references
+		case r == ':' && next == '/' && i+2 < len(rs) && rs[i+2] == '/':
+			b.WriteString(zwsp) // scheme:// autolinks
+		case startsWWW(rs, i):
+			b.WriteString(zwsp) // www. autolinks
+		}
+	}
+	return b.String()
+}
+
+// escapeHTML escapes text for an HTML context inside Markdown (a <summary>
+// or a <pre> block), where GitHub does not interpret Markdown: entities for
+// < > & " ', and no @mention. For <pre> (keepLines) line breaks stay and
+// nothing else changes, so messages read as they were. On one line (a
+// <summary>) the Markdown punctuation [ ] ` | is written as entities too,
+// and #123 references and URL autolinks are broken as in EscapeMarkdown,
+// should anything ever read the line as Markdown. Control and invisible
+// formatting characters are dropped in both.
+func escapeHTML(s string, keepLines bool) string {
+	if keepLines {
+		s = cleanLines(s)
+	} else {
+		s = oneLine(s)
+	}
+	s = html.EscapeString(s)
+	if keepLines && !strings.Contains(s, "@") {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i, r := range rs {
+		next := rune(0)
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case keepLines:
+			b.WriteRune(r)
+		case r == '[':
+			b.WriteString("&#91;")
+		case r == ']':
+			b.WriteString("&#93;")
+		case r == '`':
+			b.WriteString("&#96;")
+		case r == '|':
+			b.WriteString("&#124;")
+		default:
+			b.WriteRune(r)
+		}
+		switch {
+		case r == '@' && isWordRune(next):
+			b.WriteString(zwsp)
+		case keepLines:
+		case r == '#' && unicode.IsDigit(next) && (i == 0 || rs[i-1] != '&'): // not inside &#34;
+			b.WriteString(zwsp)
+		case r == ':' && next == '/' && i+2 < len(rs) && rs[i+2] == '/':
+			b.WriteString(zwsp)
+		case startsWWW(rs, i):
+			b.WriteString(zwsp)
+		}
+	}
+	return b.String()
+}
+
+// oneLine makes s valid UTF-8 on a single line: line breaks and tabs become
+// spaces, runs of spaces collapse, control and invisible formatting
+// characters (zero-width characters, bidirectional overrides) go.
+func oneLine(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t' || r == '\u2028' || r == '\u2029' || r == '\u0085':
+			return ' '
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// cleanLines is oneLine for multi-line text: it keeps line breaks (as \n)
+// and tabs.
+func cleanLines(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case r == '\r' || r == '\u2028' || r == '\u2029' || r == '\u0085':
+			return '\n'
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// plain makes s safe for a terminal: one line, no escape sequences.
+func plain(s string) string { return oneLine(s) }
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
+}
+
+// startsWWW reports whether rs[i:] starts a "www." word.
+func startsWWW(rs []rune, i int) bool {
+	if i+3 >= len(rs) || (i > 0 && isWordRune(rs[i-1])) {
+		return false
+	}
+	for j := range 3 {
+		if unicode.ToLower(rs[i+j]) != 'w' {
+			return false
+		}
+	}
+	return rs[i+3] == '.'
+}
+
+// orderedListMark returns the index of the '.' or ')' in a leading "12."
+// or "12)" that would start an ordered list, or -1.
+func orderedListMark(rs []rune) int {
+	i := 0
+	for i < len(rs) && i < 9 && rs[i] >= '0' && rs[i] <= '9' {
+		i++
+	}
+	if i > 0 && i < len(rs) && (rs[i] == '.' || rs[i] == ')') {
+		return i
+	}
+	return -1
+}
+
+// alnum keeps the ASCII letters and digits of s, at most n of them: for
+// commit SHAs and signature hashes, which are hex when honest.
+func alnum(s string, n int) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= n {
+			break
+		}
+		if r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// shortSHA is a commit's 7-character abbreviation, sanitised.
+func shortSHA(sha string) string { return alnum(sha, 7) }
+
+// shortSig is a signature's 12 hex digits, sanitised.
+func shortSig(hash string) string { return alnum(signature.Short(hash), 12) }
+
+// topSignature returns the test's most frequent signature.
+func topSignature(t *score.Test) (score.Signature, bool) {
+	if len(t.Signatures) == 0 {
+		return score.Signature{}, false
+	}
+	return t.Signatures[0], true
+}
+
+// flakeInterval is the Wilson interval of the flake score, whose lower bound
+// ranks the tests.
+func flakeInterval(t *score.Test) score.Interval {
+	return score.Wilson(t.FlakyCommits+t.IntermittentCommits, t.Commits)
+}
+
+// group writes n with thousands separators: 19,644.
+func group(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	if neg {
+		b.WriteByte('-')
+	}
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// plural returns "1 test" or "2 tests".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return group(n) + " " + many
+}
+
+func flagged(r *score.Report) []*score.Test {
+	var out []*score.Test
+	for i := range r.Tests {
+		if r.Tests[i].IsFlaky {
+			out = append(out, &r.Tests[i])
+		}
+	}
+	return out
+}
+
+// failingPerCommit counts, per commit of the axis, the flagged and the other
+// tests that failed at least once on it (F or M in their timelines).
+func failingPerCommit(r *score.Report) (flaky, other []int) {
+	flaky = make([]int, len(r.Commits))
+	other = make([]int, len(r.Commits))
+	for i := range r.Tests {
+		t := &r.Tests[i]
+		for c := 0; c < len(t.Timeline) && c < len(r.Commits); c++ {
+			if t.Timeline[c] == 'F' || t.Timeline[c] == 'M' {
+				if t.IsFlaky {
+					flaky[c]++
+				} else {
+					other[c]++
+				}
+			}
+		}
+	}
+	return flaky, other
+}
