@@ -31,6 +31,7 @@ const usage = `flakegate tells flaky tests from tests broken by a patch.
 Usage:
   flakegate analyze [--threshold 0.1] [--min-commits 5] [--format text|json|csv|md|html] [--out DIR] [--json FILE] PATH...
   flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE] [--diff FILE] [--json FILE] [--p1 0.9] [--alpha 0.05] [--beta 0.05] [--on-inconclusive fail|pass|neutral]
+  flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...
   flakegate ledger verify [FILE]
   flakegate version
 
@@ -57,6 +58,8 @@ func Main(ctx context.Context, env Env) int {
 		return gateCmd(ctx, env, args)
 	case "ledger":
 		return ledgerCmd(env, args)
+	case "matrix":
+		return matrixCmd(ctx, env, args)
 	case "version", "--version":
 		fmt.Fprintf(env.Stdout, "flakegate %s\n", Version)
 		return 0
@@ -64,7 +67,7 @@ func Main(ctx context.Context, env Env) int {
 		fmt.Fprint(env.Stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(env.Stderr, "flakegate: unknown command %q: accepted commands are analyze, gate, ledger, version\n\n%s", cmd, usage)
+	fmt.Fprintf(env.Stderr, "flakegate: unknown command %q: accepted commands are analyze, gate, matrix, ledger, version\n\n%s", cmd, usage)
 	return 2
 }
 

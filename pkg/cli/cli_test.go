@@ -112,7 +112,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "flag -min-commits: min_commits must be at least 1"},
 		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},
 		{"malformed glob", []string{"analyze", dir + "/[.xml"}, 2, "malformed glob"},
-		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, ledger, version`},
+		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, matrix, ledger, version`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,13 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/matrix"
 )
 
 // list is a repeatable flag; each value may also hold comma- or
@@ -97,7 +97,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 		}
 		sides[s.flag] = h
 	}
-	in.Tests = gateTests(sides["--base"], sides["--head"], sides["--history"])
+	in.Tests = matrix.Join(sides["--base"], sides["--head"], sides["--history"])
 
 	if *diffFile != "" {
 		text, err := readArg(*diffFile, env)
@@ -186,72 +186,6 @@ func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*h
 		return nil, fmt.Errorf("%s %s: no readable JUnit XML files", flagName, strings.Join(globs, ","))
 	}
 	return h, nil
-}
-
-// gateTests joins the sides by test name. A run counts as failed for a
-// test when any attempt failed; on head, attempts are the SPRT's runs, the
-// failures of a run before its passes (reruns follow failures).
-func gateTests(base, head, hist *history.History) []gate.TestInput {
-	byName := map[string]*gate.TestInput{}
-	get := func(t *history.Test) *gate.TestInput {
-		ti := byName[t.ID]
-		if ti == nil {
-			ti = &gate.TestInput{Name: t.ID}
-			byName[t.ID] = ti
-		}
-		if ti.File == "" {
-			ti.File = t.File
-		}
-		return ti
-	}
-	tally := func(h *history.History, f func(*gate.TestInput, history.Cell)) {
-		if h == nil {
-			return
-		}
-		for _, t := range h.Tests {
-			ti := get(t)
-			for _, c := range t.Cells {
-				if c.Pass+c.Fail > 0 {
-					f(ti, c)
-				}
-			}
-			if h == head {
-				for _, s := range t.Sigs {
-					ti.Signatures = append(ti.Signatures, s.Hash)
-				}
-			}
-		}
-	}
-	tally(base, func(ti *gate.TestInput, c history.Cell) {
-		ti.Base.Runs++
-		if c.Fail > 0 {
-			ti.Base.Failures++
-		}
-	})
-	tally(hist, func(ti *gate.TestInput, c history.Cell) {
-		ti.History.Runs++
-		if c.Fail > 0 {
-			ti.History.Failures++
-		}
-	})
-	tally(head, func(ti *gate.TestInput, c history.Cell) {
-		for range c.Fail {
-			ti.Head = append(ti.Head, false)
-		}
-		for range c.Pass {
-			ti.Head = append(ti.Head, true)
-		}
-	})
-	out := make([]gate.TestInput, 0, len(byName))
-	for _, ti := range byName {
-		// A test seen only in history did not run in this experiment.
-		if ti.Base.Runs == 0 && len(ti.Head) == 0 {
-			continue
-		}
-		out = append(out, *ti)
-	}
-	slices.SortFunc(out, func(a, b gate.TestInput) int { return strings.Compare(a.Name, b.Name) })
-	return out
 }
 
 // printGate prints the verdict, its reasons and every test that did not

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/matrix"
+)
+
+// matrixCmd runs the suite on base and head in turns and gates the result.
+func matrixCmd(ctx context.Context, env Env, args []string) int {
+	var opt matrix.Options
+	var hist list
+	flags := flag.NewFlagSet("matrix", flag.ContinueOnError)
+	flags.SetOutput(env.Stderr)
+	flags.StringVar(&opt.Base, "base", "", "base revision (`REV`), e.g. origin/main")
+	flags.StringVar(&opt.Head, "head", "HEAD", "head revision (`REV`)")
+	flags.Var(count{&opt.K, 1, "-k must be at least 1"}, "k", "most base/head pairs to run (default 20)")
+	flags.Var(count{&opt.Initial, 1, "--initial must be at least 1"}, "initial", "pairs run before the first look (default 5)")
+	flags.StringVar(&opt.JUnit, "junit", "", "the JUnit file each run writes, relative to the checkout (`PATH`)")
+	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
+	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate (repeatable)")
+	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
+	opt.Gate.P1, opt.Gate.Alpha, opt.Gate.Beta = 0.9, 0.05, 0.05
+	flags.Var(number{&opt.Gate.P1, 0.0001, 0.9999, "p1 must be strictly between 0 and 1"}, "p1", "failure rate of a regression (SPRT H1)")
+	flags.Var(number{&opt.Gate.Alpha, 0.0001, 0.9999, "alpha must be strictly between 0 and 1"}, "alpha", "SPRT false-regression rate")
+	flags.Var(number{&opt.Gate.Beta, 0.0001, 0.9999, "beta must be strictly between 0 and 1"}, "beta", "SPRT missed-regression rate")
+	policy := &choice{value: "fail", allowed: []string{"fail", "pass", "neutral"}}
+	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: fail, pass or neutral")
+	flags.Usage = func() {
+		fmt.Fprintf(flags.Output(), "Usage: flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...\n\nRuns CMD in two worktrees, base then head, in turns, with TZ=UTC, LC_ALL=C.UTF-8,\nPYTHONHASHSEED=0 and a fresh TMPDIR per run, until every test failing on either side\nhas a verdict or K pairs ran. Prints and saves the same report as gate.\n\n")
+		flags.PrintDefaults()
+	}
+	// Everything after "--" is the command; flags come before it.
+	var cmd []string
+	for i, a := range args {
+		if a == "--" {
+			args, cmd = args[:i], args[i+1:]
+			break
+		}
+	}
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	if flags.NArg() > 0 || len(cmd) == 0 || opt.Base == "" || opt.JUnit == "" {
+		fmt.Fprintln(env.Stderr, "flakegate matrix: --base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test -count=1 ./... (with a JUnit writer)")
+		return 2
+	}
+	opt.Command = cmd
+	opt.Gate.OnInconclusive = gate.Policy(policy.value)
+	if len(hist) > 0 {
+		srcs, missing, err := collect.Local(hist)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate matrix: --history: %v\n", err)
+			return 2
+		}
+		for _, m := range missing {
+			fmt.Fprintf(env.Stderr, "flakegate: --history: skipped %s: %s\n", m.Path, m.Error)
+		}
+		opt.History = srcs
+	}
+	// The command's output goes to stderr, so stdout keeps the report.
+	opt.Stdout, opt.Stderr, opt.Log = env.Stderr, env.Stderr, env.Stderr
+	rep, err := matrix.Run(ctx, opt)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "flakegate matrix: %v\n", err)
+		if rep != nil && rep.ResultsDir != "" {
+			fmt.Fprintf(env.Stderr, "flakegate matrix: the completed runs' JUnit files are in %s\n", rep.ResultsDir)
+		}
+		return 1
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", n)
+	}
+	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, rep.Stop, rep.ResultsDir)
+	if *jsonFile != "" {
+		b, _ := json.MarshalIndent(rep.Result, "", "  ")
+		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+			fmt.Fprintf(env.Stderr, "flakegate matrix: --json: %v\n", err)
+			return 1
+		}
+	}
+	printGate(env.Stdout, rep.Result)
+	if rep.Result.Verdict == gate.VerdictBlock {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,100 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// git runs git in dir and returns its trimmed standard output. The error
+// carries git's standard error, which names what went wrong.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, msg)
+		}
+		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(stdout.String()), nil
+}
+
+// checkout is the repository the driver runs in.
+type checkout struct {
+	top    string // the working tree's top-level directory
+	prefix string // Options.Repo relative to top, "" at the top
+}
+
+// openRepo finds the working tree that dir belongs to.
+func openRepo(ctx context.Context, dir string) (checkout, error) {
+	out, err := git(ctx, dir, "rev-parse", "--show-toplevel", "--show-prefix")
+	if err != nil {
+		return checkout{}, fmt.Errorf("repository %s: %w", dir, err)
+	}
+	top, prefix, _ := strings.Cut(out, "\n")
+	if top == "" {
+		return checkout{}, fmt.Errorf("repository %s: not inside a git working tree", dir)
+	}
+	return checkout{top: top, prefix: filepath.FromSlash(strings.TrimSuffix(strings.TrimSpace(prefix), "/"))}, nil
+}
+
+// resolve turns a revision into the commit's full SHA.
+func (c checkout) resolve(ctx context.Context, flag, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("%s %q: a revision may not start with '-'", flag, rev)
+	}
+	sha, err := git(ctx, c.top, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil || sha == "" {
+		return "", fmt.Errorf("%s %q: not a commit in %s", flag, rev, c.top)
+	}
+	return sha, nil
+}
+
+// dirty reports whether the working tree has uncommitted changes to tracked
+// files.
+func (c checkout) dirty(ctx context.Context) bool {
+	out, err := git(ctx, c.top, "status", "--porcelain", "--untracked-files=no")
+	return err == nil && out != ""
+}
+
+// addWorktree checks sha out, detached, into the new directory dir.
+func (c checkout) addWorktree(ctx context.Context, dir, sha string) error {
+	if _, err := git(ctx, c.top, "worktree", "add", "--detach", "--quiet", dir, sha); err != nil {
+		return fmt.Errorf("worktree %s at %s: %w", dir, short(sha), err)
+	}
+	return nil
+}
+
+// removeWorktree removes a worktree that addWorktree made, untracked files
+// and all. When git refuses (a worktree with submodules, say), the
+// directory is deleted and git's stale entry pruned.
+func (c checkout) removeWorktree(ctx context.Context, dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil // never made
+	}
+	_, err := git(ctx, c.top, "worktree", "remove", "--force", dir)
+	if err == nil {
+		return nil
+	}
+	if rmErr := os.RemoveAll(dir); rmErr != nil {
+		return fmt.Errorf("worktree %s: %w", dir, errors.Join(err, rmErr))
+	}
+	if _, pruneErr := git(ctx, c.top, "worktree", "prune"); pruneErr != nil {
+		return fmt.Errorf("worktree %s: %w", dir, errors.Join(err, pruneErr))
+	}
+	return nil
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

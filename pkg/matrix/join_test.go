@@ -1,0 +1,88 @@
+package matrix
+
+import (
+	"context"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// load reads JUnit documents as one run each, run i being documents[i].
+func load(t *testing.T, sha string, documents ...string) *history.History {
+	t.Helper()
+	var srcs []history.Source
+	for i, doc := range documents {
+		srcs = append(srcs, history.Source{
+			Name: sha + "-" + strconv.Itoa(i+1),
+			Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil },
+			Run:  &model.Run{CommitSHA: sha, RunID: strconv.Itoa(i + 1)},
+		})
+	}
+	h, err := history.Load(context.Background(), srcs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Skipped) > 0 {
+		t.Fatalf("skipped: %+v", h.Skipped)
+	}
+	return h
+}
+
+func suite(cases ...string) string {
+	return `<testsuite name="s">` + strings.Join(cases, "") + `</testsuite>`
+}
+
+const (
+	passA = `<testcase classname="c" name="a" file="a_test.py"/>`
+	failA = `<testcase classname="c" name="a" file="a_test.py"><failure message="AssertionError: 1 != 2"/></testcase>`
+	skipA = `<testcase classname="c" name="a"><skipped/></testcase>`
+	passB = `<testcase classname="c" name="b"/>`
+	failB = `<testcase classname="c" name="b"><failure message="boom"/></testcase>`
+	// A rerun inside one run: failed, then passed (pytest-rerunfailures).
+	flakyB = `<testcase classname="c" name="b"><failure message="boom"/></testcase><testcase classname="c" name="b"/>`
+	passH  = `<testcase classname="c" name="history-only"/>`
+)
+
+func TestJoin(t *testing.T) {
+	base := load(t, "base", suite(passA, passB), suite(failA, passB), suite(skipA, passB))
+	head := load(t, "head",
+		suite(passA, failB), suite(failA, flakyB), suite(skipA, passB), suite(passA, passB),
+		suite(passA, passB), suite(passA, passB), suite(passA, passB), suite(passA, passB),
+		suite(passA, passB), suite(failA, passB)) // run 10 sorts after run 9, not after run 1
+	hist := load(t, "hist", suite(failA, passH), suite(passA, passH), suite(passA, passH))
+
+	got := Join(base, head, hist)
+	sigA := head.Tests[0].Sigs[0].Hash
+	sigB := head.Tests[1].Sigs[0].Hash
+	want := []gate.TestInput{{
+		Name:       "c::a",
+		File:       "a_test.py",
+		Base:       gate.Tally{Runs: 2, Failures: 1}, // the skip is no evidence
+		Head:       []bool{true, false, true, true, true, true, true, true, false},
+		History:    gate.Tally{Runs: 3, Failures: 1},
+		Signatures: []string{sigA},
+	}, {
+		Name:       "c::b",
+		Base:       gate.Tally{Runs: 3},
+		Head:       []bool{false, false, true, true, true, true, true, true, true, true, true},
+		Signatures: []string{sigB},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Join (-want +got):\n%s", diff)
+	}
+
+	if got := Join(nil, nil, hist); len(got) != 0 {
+		t.Errorf("Join with history only = %+v, want no tests: history alone is not this experiment", got)
+	}
+	got = Join(nil, load(t, "head", suite(passB)), nil)
+	if diff := cmp.Diff([]gate.TestInput{{Name: "c::b", Head: []bool{true}}}, got); diff != "" {
+		t.Errorf("Join with head only (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,473 @@
+// Package matrix is the sequential driver behind `flakegate matrix`: it runs
+// a test command on the base and the head revision of a git repository in
+// turns, collects the JUnit file of every run, and lets the gate decide
+// (DESIGN.md, "Local CLI"; SEEDS.md, articles B and C).
+//
+// The experiment is article B's "2 commits × K repetitions, one
+// environment": base and head are checked out into two temporary worktrees,
+// and the command runs base run 1, head run 1, base run 2, head run 2, … on
+// this host, in a pinned environment, each run a fresh process tree with a
+// fresh temporary directory. After an initial batch of pairs the gate
+// evaluates; the driver then adds one pair at a time while the gate reports
+// tests pending (article C's SPRT says CONTINUE with budget left), up to K
+// pairs, and stops as soon as every test that failed on either side has a
+// verdict.
+package matrix
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// DefaultInitial is the number of pairs run before the gate first looks:
+// article B's K = 5, enough to detect, not to estimate.
+const DefaultInitial = 5
+
+// DefaultGrace is how long a cancelled command has between SIGTERM and
+// SIGKILL, and how long processes a finished command left behind may keep
+// its output open before they are killed.
+const DefaultGrace = 2 * time.Second
+
+// Side is base or head.
+type Side string
+
+// The two sides of the experiment.
+const (
+	Base Side = "base"
+	Head Side = "head"
+)
+
+// pinned is the environment every run gets, whatever the caller's says
+// (article B: pin the environment). TMPDIR is pinned too, to a fresh
+// directory per run. GOFLAGS and everything else come from Options.Env.
+var pinned = []string{"TZ=UTC", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0"}
+
+// unset are variables removed from the command's environment: they would
+// point git inside the command at the caller's repository instead of the
+// worktree the command runs in.
+var unset = []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"}
+
+// Options configure Run. The zero value of every field but Base, Head,
+// JUnit and Command is a default.
+type Options struct {
+	// Repo is a directory inside the git working tree to test; default ".".
+	// When it is a subdirectory, the command runs in the same subdirectory
+	// of each worktree.
+	Repo string
+	// Base and Head are the revisions to compare (anything git rev-parse
+	// takes: a branch, a tag, a SHA, HEAD~1). Both are checked out as
+	// committed; uncommitted changes are not tested.
+	Base, Head string
+	// JUnit is where the command writes its JUnit XML file, relative to the
+	// directory the command runs in. It must stay inside the worktree.
+	JUnit string
+	// Command is the test command and its arguments, run without a shell.
+	// A relative program path ("./run.sh") is taken relative to the
+	// worktree. Go users want -count=1 so that `go test` does not replay
+	// cached results.
+	Command []string
+	// K is the most pairs to run; default Gate.MaxRuns, or
+	// gate.DefaultMaxRuns (20).
+	K int
+	// Initial is the number of pairs run before the gate first looks;
+	// default DefaultInitial (5), or K if smaller.
+	Initial int
+	// Gate tunes the gate. MaxRuns defaults to K, and must equal K when
+	// both are set; FirstLook defaults to Initial.
+	Gate gate.Options
+	// Input carries what the gate needs besides the test results: the diff,
+	// the PR body and labels, the ledgers. Its Tests are replaced by the
+	// runs' results at each look; a zero Now is taken from the clock.
+	Input gate.Input
+	// History are base-branch JUnit documents, one per run, for the
+	// baseline failure rate p0 (see gate.EstimateP0).
+	History []history.Source
+	// Env is the environment the command starts from; nil means this
+	// process's. TZ=UTC, LC_ALL=C.UTF-8, PYTHONHASHSEED=0, TMPDIR (a fresh
+	// directory per run) and PWD override it; GIT_DIR, GIT_WORK_TREE,
+	// GIT_INDEX_FILE, GIT_COMMON_DIR and GIT_PREFIX are removed, so that git
+	// inside the command sees the worktree. GOFLAGS and the rest pass as
+	// they are.
+	Env []string
+	// Stdout and Stderr receive the command's output, unprefixed; nil
+	// discards it. As with os/exec, one writer given for both gets one
+	// write at a time; two different writers may be written concurrently.
+	Stdout, Stderr io.Writer
+	// Log receives one line per run and look, for a person to follow; nil
+	// discards them.
+	Log io.Writer
+	// ResultsDir receives every run's JUnit file, named base-01.xml,
+	// head-01.xml, … (numbers zero-padded to the width of K, so that they
+	// sort in run order). It must be empty or absent; it is created if
+	// absent. Default: a new directory under os.TempDir(). It is kept.
+	ResultsDir string
+	// WorkDir is where the temporary worktrees and per-run temporary
+	// directories are made; default os.TempDir(). They are removed when Run
+	// returns.
+	WorkDir string
+	// Grace defaults to DefaultGrace.
+	Grace time.Duration
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Revision is one side's revision as given and as resolved.
+type Revision struct {
+	Rev string `json:"rev"`
+	SHA string `json:"sha"`
+}
+
+// RunRecord is one run of the command.
+type RunRecord struct {
+	Side  Side `json:"side"`
+	Index int  `json:"index"` // 1-based, per side: base run i pairs with head run i
+	// ExitCode is the command's exit status: non-zero is normal when tests
+	// fail. It is −1 when a signal ended the command.
+	ExitCode int           `json:"exit_code"`
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
+	JUnit    string        `json:"junit"` // the copy in ResultsDir
+}
+
+// Name is "base run 3", as errors and logs say it.
+func (r RunRecord) Name() string { return fmt.Sprintf("%s run %d", r.Side, r.Index) }
+
+// Report is what Run found.
+type Report struct {
+	// Result is the gate's answer on all the runs, as `flakegate gate`
+	// would give it on the files in ResultsDir.
+	Result     gate.Result `json:"result"`
+	Base       Revision    `json:"base"`
+	Head       Revision    `json:"head"`
+	ResultsDir string      `json:"results_dir"`
+	Pairs      int         `json:"pairs"`
+	// Runs are the runs with a usable JUnit file, in the order they ran. A
+	// run that failed is in the *RunError instead.
+	Runs []RunRecord `json:"runs"`
+	// Stop says why the driver stopped adding pairs.
+	Stop string `json:"stop"`
+	// Notes are things a reader should know: a dirty working tree that was
+	// not tested, history files left out, a worktree that could not be
+	// removed.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// RunError is a run that gave no usable result: the command could not
+// start, was cancelled, or left no readable JUnit file.
+type RunError struct {
+	Run RunRecord // as far as it got
+	Err error
+}
+
+func (e *RunError) Error() string { return fmt.Sprintf("%s: %v", e.Run.Name(), e.Err) }
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+func (o Options) withDefaults() Options {
+	if o.Repo == "" {
+		o.Repo = "."
+	}
+	if o.K == 0 {
+		o.K = o.Gate.MaxRuns
+	}
+	if o.K == 0 {
+		o.K = gate.DefaultMaxRuns
+	}
+	if o.Gate.MaxRuns == 0 {
+		o.Gate.MaxRuns = o.K
+	}
+	if o.Initial == 0 {
+		o.Initial = min(DefaultInitial, o.K)
+	}
+	if o.Gate.FirstLook == 0 {
+		o.Gate.FirstLook = o.Initial
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	return o
+}
+
+// validate reports the first bad option, naming it and what is accepted.
+func (o Options) validate() error {
+	switch {
+	case o.Base == "":
+		return errors.New("base revision: required")
+	case o.Head == "":
+		return errors.New("head revision: required")
+	case len(o.Command) == 0 || o.Command[0] == "":
+		return errors.New("command: required: the test command to run on each side")
+	case o.JUnit == "":
+		return errors.New("junit path: required: where the command writes its JUnit XML file")
+	case !filepath.IsLocal(o.JUnit):
+		return fmt.Errorf("junit path %q: must be relative and stay inside the worktree", o.JUnit)
+	case o.K < 0:
+		return fmt.Errorf("k = %d: must be at least 1", o.K)
+	case o.Initial < 0:
+		return fmt.Errorf("initial pairs = %d: must be at least 1", o.Initial)
+	case o.Grace < 0:
+		return fmt.Errorf("grace = %v: must not be negative", o.Grace)
+	}
+	d := o.withDefaults()
+	if o.K != 0 && o.Gate.MaxRuns != 0 && o.K != o.Gate.MaxRuns {
+		return fmt.Errorf("k = %d and gate max runs = %d: must be equal (the head-run budget is the pair budget)", o.K, o.Gate.MaxRuns)
+	}
+	if d.Initial > d.K {
+		return fmt.Errorf("initial pairs = %d: must be at most k = %d", d.Initial, d.K)
+	}
+	if err := d.Gate.Validate(); err != nil {
+		return fmt.Errorf("gate options: %w", err)
+	}
+	return nil
+}
+
+// driver is one Run in progress.
+type driver struct {
+	opt     Options
+	repo    checkout
+	root    string // temporary: worktrees and per-run TMPDIRs
+	dirs    map[Side]string
+	shas    map[Side]string
+	width   int // digits of run numbers in file names
+	hist    *history.History
+	rep     *Report
+	cleanup []func(context.Context) error
+}
+
+// Run runs the experiment and returns the gate's result with the runs that
+// led to it. An error means the experiment could not be completed: bad
+// options, a revision that does not resolve, a run with no usable JUnit
+// file (a *RunError naming it), or ctx ending (errors.Is(err,
+// context.Canceled)). Except for bad options, the Report is returned even
+// then, with the runs done so far and the results directory if one was
+// made, for the caller to show; its Result is then the zero value. The
+// worktrees and temporary directories are removed in every case.
+func Run(ctx context.Context, opt Options) (*Report, error) {
+	if err := opt.validate(); err != nil {
+		return nil, err
+	}
+	d := &driver{opt: opt.withDefaults(), rep: &Report{}, dirs: map[Side]string{}, shas: map[Side]string{}}
+	d.width = len(strconv.Itoa(d.opt.K))
+	err := d.run(ctx)
+	// Clean up even when ctx is done, but not forever.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for i := len(d.cleanup) - 1; i >= 0; i-- {
+		if cerr := d.cleanup[i](cctx); cerr != nil {
+			d.note("cleanup: %v", cerr)
+		}
+	}
+	if err != nil {
+		d.rep.Result = gate.Result{}
+		return d.rep, err
+	}
+	return d.rep, nil
+}
+
+func (d *driver) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	d.rep.Notes = append(d.rep.Notes, msg)
+	fmt.Fprintf(d.opt.Log, "flakegate matrix: note: %s\n", msg)
+}
+
+func (d *driver) run(ctx context.Context) error {
+	opt := d.opt
+	var err error
+	if d.repo, err = openRepo(ctx, opt.Repo); err != nil {
+		return err
+	}
+	for _, s := range []struct {
+		side Side
+		flag string
+		rev  string
+		dst  *Revision
+	}{{Base, "base revision", opt.Base, &d.rep.Base}, {Head, "head revision", opt.Head, &d.rep.Head}} {
+		sha, err := d.repo.resolve(ctx, s.flag, s.rev)
+		if err != nil {
+			return err
+		}
+		d.shas[s.side] = sha
+		*s.dst = Revision{Rev: s.rev, SHA: sha}
+	}
+	if d.repo.dirty(ctx) {
+		d.note("the working tree %s has uncommitted changes; they are not tested: base and head are checked out as committed", d.repo.top)
+	}
+	if len(opt.History) > 0 {
+		if d.hist, err = history.Load(ctx, opt.History, history.Options{}); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		for _, s := range d.hist.Skipped {
+			d.note("history: left out %s: %s", s.Path, s.Error)
+		}
+	}
+	if err := d.makeResultsDir(); err != nil {
+		return err
+	}
+	if d.root, err = os.MkdirTemp(opt.WorkDir, "flakegate-matrix-"); err != nil {
+		return fmt.Errorf("work directory: %w", err)
+	}
+	d.cleanup = append(d.cleanup, func(context.Context) error { return os.RemoveAll(d.root) })
+	for _, side := range []Side{Base, Head} {
+		dir := filepath.Join(d.root, string(side))
+		// Registered first: an add cut short by ctx may leave a half-made
+		// worktree behind.
+		d.cleanup = append(d.cleanup, func(ctx context.Context) error { return d.repo.removeWorktree(ctx, dir) })
+		if err := d.repo.addWorktree(ctx, dir, d.shas[side]); err != nil {
+			return fmt.Errorf("%s: %w", side, err)
+		}
+		d.dirs[side] = filepath.Join(dir, d.repo.prefix)
+		if fi, err := os.Stat(d.dirs[side]); err != nil || !fi.IsDir() {
+			return fmt.Errorf("%s %s has no directory %s to run the command in", side, short(d.shas[side]), filepath.ToSlash(d.repo.prefix))
+		}
+	}
+
+	for pair := 1; ; pair++ {
+		for _, side := range []Side{Base, Head} {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rec, err := d.runOnce(ctx, side, pair)
+			if err != nil {
+				return err
+			}
+			d.rep.Runs = append(d.rep.Runs, rec)
+		}
+		d.rep.Pairs = pair
+		if pair < opt.Initial {
+			continue
+		}
+		res, err := d.evaluate(ctx)
+		if err != nil {
+			return err
+		}
+		d.rep.Result = res
+		if pending := res.Pending(); len(pending) > 0 && pair < opt.K {
+			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running another pair\n",
+				pair, len(pending), strings.Join(pending, ", "))
+			continue
+		}
+		d.rep.Stop = stopReason(res, pair, opt.K)
+		fmt.Fprintf(opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pair, d.rep.Stop)
+		return nil
+	}
+}
+
+// stopReason says why the driver stopped after pair pairs.
+func stopReason(res gate.Result, pair, k int) string {
+	failing := 0
+	var undecided []string
+	for _, t := range res.Tests {
+		if t.Base.Failures > 0 || t.Head.Failures > 0 {
+			failing++
+		}
+		if t.Decision == gate.Inconclusive {
+			undecided = append(undecided, t.Name)
+		}
+	}
+	switch {
+	case failing == 0:
+		return fmt.Sprintf("no test failed on either side in %d pairs", pair)
+	case len(undecided) == 0:
+		return fmt.Sprintf("every test failing on either side (%d) has a verdict after %d pairs", failing, pair)
+	case pair >= k:
+		return fmt.Sprintf("the budget of %d pairs is spent with %d test(s) still undecided: %s", k, len(undecided), strings.Join(undecided, ", "))
+	default:
+		return fmt.Sprintf("after %d pairs no test failing on either side can be settled by more runs; %d test(s) inconclusive: %s",
+			pair, len(undecided), strings.Join(undecided, ", "))
+	}
+}
+
+func (d *driver) makeResultsDir() error {
+	dir := d.opt.ResultsDir
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "flakegate-matrix-results-"); err != nil {
+			return fmt.Errorf("results directory: %w", err)
+		}
+	} else {
+		entries, err := os.ReadDir(dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("results directory: %w", err)
+			}
+		case err != nil:
+			return fmt.Errorf("results directory: %w", err)
+		case len(entries) > 0:
+			return fmt.Errorf("results directory %s: not empty: give an empty or new directory, so that no earlier run's file is read as this experiment's", dir)
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	d.rep.ResultsDir = abs
+	return nil
+}
+
+// source is run rec's JUnit copy as a history source. The run id is the
+// run's index and the time its start, so that the history orders the runs
+// as they ran whatever the file says; the commit is the side's.
+func (d *driver) source(rec RunRecord) history.Source {
+	path := rec.JUnit
+	return history.Source{
+		Name: path,
+		Open: func() (io.ReadCloser, error) { return os.Open(path) },
+		Run:  &model.Run{CommitSHA: d.shas[rec.Side], RunID: strconv.Itoa(rec.Index), Time: rec.Start},
+	}
+}
+
+// evaluate asks the gate about every run so far.
+func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
+	sides := map[Side][]history.Source{}
+	for _, r := range d.rep.Runs {
+		sides[r.Side] = append(sides[r.Side], d.source(r))
+	}
+	hs := map[Side]*history.History{}
+	for side, srcs := range sides {
+		h, err := history.Load(ctx, srcs, history.Options{})
+		if err != nil {
+			return gate.Result{}, fmt.Errorf("%s results: %w", side, err)
+		}
+		if len(h.Skipped) > 0 {
+			// Each file parsed when its run ended; it cannot fail now unless
+			// something changed it since.
+			s := h.Skipped[0]
+			return gate.Result{}, fmt.Errorf("%s results: %s: %s", side, s.Path, s.Error)
+		}
+		hs[side] = h
+	}
+	in := d.opt.Input
+	in.Tests = Join(hs[Base], hs[Head], d.hist)
+	if in.Now.IsZero() {
+		in.Now = d.opt.Now()
+	}
+	res, err := gate.Evaluate(in, d.opt.Gate)
+	if err != nil {
+		return gate.Result{}, err
+	}
+	return res, nil
+}

@@ -1,0 +1,547 @@
+package matrix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/history"
+)
+
+// The tests drive real git repositories made in t.TempDir(). Each commit
+// holds run.sh, a test runner in sh that writes out/junit.xml. The script
+// counts its own runs in $COUNTER_DIR/<side> (outside the worktrees, so the
+// count survives between runs), logs "<side> <n> <TMPDIR>" to
+// $COUNTER_DIR/log, and reports:
+//
+//   - env::TZ=… LC_ALL=… PYTHONHASHSEED=… GOFLAGS=… fresh=yes|no, a
+//     passing test whose name shows the environment the run saw, fresh=yes
+//     when its TMPDIR existed and was empty;
+//   - one test per case, failing on the runs where the case's shell
+//     condition on $n (this side's run number) holds.
+
+type tcase struct {
+	name  string
+	fails string // shell condition on $n; "" never fails
+}
+
+// script is run.sh for one side. pre runs before the report is written.
+func script(side string, cases []tcase, pre string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `set -u
+side=%s
+c="$COUNTER_DIR/$side"
+n=$(( $(cat "$c" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$c"
+echo "$side $n $TMPDIR" >> "$COUNTER_DIR/log"
+fresh=yes
+if [ ! -d "$TMPDIR" ] || [ -n "$(ls -A "$TMPDIR")" ]; then fresh=no; fi
+echo leftover > "$TMPDIR/leftover"
+echo "run $side $n"
+%s
+mkdir -p out
+status=0
+{
+echo '<?xml version="1.0"?>'
+echo '<testsuite name="suite">'
+echo "<testcase classname=\"env\" name=\"TZ=$TZ LC_ALL=$LC_ALL PYTHONHASHSEED=$PYTHONHASHSEED GOFLAGS=${GOFLAGS-unset} fresh=$fresh\"/>"
+`, side, pre)
+	for _, c := range cases {
+		cond := c.fails
+		if cond == "" {
+			cond = "false"
+		}
+		fmt.Fprintf(&b, `if %s; then echo '<testcase classname="suite" name="%s"><failure message="boom">run %s</failure></testcase>'; status=1
+else echo '<testcase classname="suite" name="%s"/>'; fi
+`, cond, c.name, "$n", c.name)
+	}
+	b.WriteString("echo '</testsuite>'\n} > out/junit.xml\nexit $status\n")
+	return b.String()
+}
+
+func gitT(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=flakegate", "-c", "user.email=t@example.com",
+		"-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// repo makes a repository with a base and a head commit; the script lives
+// in sub (a path inside the repository, "" for the top).
+type repo struct {
+	dir, base, head string
+	counters        string // COUNTER_DIR
+}
+
+func newRepo(t *testing.T, sub, baseScript, headScript string) repo {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "init", "-q")
+	write := func(s string) {
+		if err := os.WriteFile(filepath.Join(dir, sub, "run.sh"), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		gitT(t, dir, "add", "-A")
+		gitT(t, dir, "commit", "-q", "-m", "commit")
+	}
+	write(baseScript)
+	base := gitT(t, dir, "rev-parse", "HEAD")
+	write(headScript)
+	head := gitT(t, dir, "rev-parse", "HEAD")
+	return repo{dir: dir, base: base, head: head, counters: t.TempDir()}
+}
+
+// options are the options every test starts from.
+func (r repo) options(t *testing.T) Options {
+	return Options{
+		Repo:       r.dir,
+		Base:       r.base,
+		Head:       r.head,
+		JUnit:      "out/junit.xml",
+		Command:    []string{"sh", "run.sh"},
+		Env:        append(os.Environ(), "COUNTER_DIR="+r.counters, "TZ=Europe/Paris", "LC_ALL=POSIX", "GOFLAGS=-count=1", "TMPDIR=/nonexistent"),
+		ResultsDir: filepath.Join(t.TempDir(), "results"),
+		WorkDir:    t.TempDir(),
+		Grace:      200 * time.Millisecond,
+	}
+}
+
+// log returns the script's log: one "<side> <n>" per run, and the TMPDIRs.
+func (r repo) log(t *testing.T) (runs, tmps []string) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.counters, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(l)
+		runs = append(runs, f[0]+" "+f[1])
+		tmps = append(tmps, f[2])
+	}
+	return runs, tmps
+}
+
+// checkClean asserts that no worktree and no temporary directory is left.
+func (r repo) checkClean(t *testing.T, opt Options) {
+	t.Helper()
+	if got := gitT(t, r.dir, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
+		t.Errorf("git worktree list after Run: want only the main worktree, got:\n%s", got)
+	}
+	entries, err := os.ReadDir(opt.WorkDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 0 {
+		t.Errorf("work directory after Run: want empty, got %d entries (%s …)", len(entries), entries[0].Name())
+	}
+}
+
+// interleaved is the run order of n pairs: base 1, head 1, base 2, …
+func interleaved(n int) []string {
+	var out []string
+	for i := 1; i <= n; i++ {
+		out = append(out, fmt.Sprintf("base %d", i), fmt.Sprintf("head %d", i))
+	}
+	return out
+}
+
+const envTest = "env::TZ=UTC LC_ALL=C.UTF-8 PYTHONHASHSEED=0 GOFLAGS=-count=1 fresh=yes"
+
+type want struct {
+	pairs     int
+	verdict   gate.Verdict
+	decisions map[string]string // test → "decision/bucket"
+	stop      string            // substring of Report.Stop
+	looks     int               // "running another pair" lines in the log
+}
+
+func TestRun(t *testing.T) {
+	// base fails suite::x on runs 1, 4, 7, …; head fails it on runs 1, 2, 3
+	// and 5. With p1 = 0.9 the SPRT (first look after 5 head runs) says
+	// CONTINUE after 5, 6 and 7 pairs and FLAKE after 8: p0 is re-estimated
+	// from the base runs at each look (0.417, 0.357, 0.438, 0.389) and the
+	// LLR goes 1.317, −0.024, −2.296, −3.884 ≤ B = −2.944.
+	baseFlaky := []tcase{{"a", ""}, {"x", "[ $((n % 3)) -eq 1 ]"}}
+	headFlaky := []tcase{{"a", ""}, {"x", "[ $n -le 3 ] || [ $n -eq 5 ]"}}
+	clean := []tcase{{"a", ""}, {"b", ""}}
+
+	tests := []struct {
+		name       string
+		sub        string
+		base, head []tcase
+		opt        func(*Options)
+		want       want
+	}{{
+		name: "regression blocks after the initial pairs",
+		base: clean,
+		head: []tcase{{"a", ""}, {"b", "true"}},
+		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 5 pairs",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/regression", envTest: "pass/ok"}},
+	}, {
+		name: "clean head passes at the initial pairs",
+		base: clean,
+		head: append(clean, tcase{"c", ""}),
+		want: want{pairs: 5, verdict: gate.VerdictPass, stop: "no test failed on either side in 5 pairs",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", "suite::c": "pass/new test ok", envTest: "pass/ok"}},
+	}, {
+		name: "initial pairs are capped at k, from a subdirectory",
+		sub:  "nested/dir",
+		base: clean,
+		head: clean,
+		opt:  func(o *Options) { o.K = 3 },
+		want: want{pairs: 3, verdict: gate.VerdictPass, stop: "no test failed on either side in 3 pairs",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", envTest: "pass/ok"}},
+	}, {
+		name: "patch-induced flake blocks without extra pairs",
+		base: clean,
+		head: []tcase{{"a", ""}, {"b", "[ $((n % 2)) -eq 0 ]"}},
+		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "has a verdict after 5 pairs",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok"}},
+	}, {
+		name: "pre-existing flake: extra pairs while the SPRT continues",
+		base: baseFlaky,
+		head: headFlaky,
+		want: want{pairs: 8, verdict: gate.VerdictPass, stop: "every test failing on either side (1) has a verdict after 8 pairs", looks: 3,
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "pass/pre-existing flake", envTest: "pass/ok"}},
+	}, {
+		name: "pre-existing flake: budget spent",
+		base: baseFlaky,
+		head: headFlaky,
+		opt:  func(o *Options) { o.K = 6 },
+		want: want{pairs: 6, verdict: gate.VerdictBlock, stop: "the budget of 6 pairs is spent with 1 test(s) still undecided: suite::x", looks: 1,
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "inconclusive/pre-existing flake", envTest: "pass/ok"}},
+	}, {
+		name: "history makes a clean base flaky",
+		base: clean,
+		head: []tcase{{"a", ""}, {"b", "true"}},
+		opt: func(o *Options) {
+			for i := range 30 {
+				o.History = append(o.History, junitSource(fmt.Sprintf("hist-%d", i), "suite", "b", i%3 == 0))
+			}
+		},
+		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "after 5 pairs",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/flaky base, broken head", envTest: "pass/ok"}},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRepo(t, tc.sub, script("base", tc.base, ""), script("head", tc.head, ""))
+			opt := r.options(t)
+			opt.Repo = filepath.Join(r.dir, tc.sub)
+			var out, log bytes.Buffer
+			opt.Stdout, opt.Stderr, opt.Log = &out, &out, &log
+			if tc.opt != nil {
+				tc.opt(&opt)
+			}
+			rep, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+			}
+
+			if rep.Pairs != tc.want.pairs {
+				t.Errorf("pairs = %d, want %d", rep.Pairs, tc.want.pairs)
+			}
+			if rep.Result.Verdict != tc.want.verdict {
+				t.Errorf("verdict = %s, want %s; reasons:\n%s", rep.Result.Verdict, tc.want.verdict, strings.Join(rep.Result.Reasons, "\n"))
+			}
+			got := map[string]string{}
+			for _, tr := range rep.Result.Tests {
+				got[tr.Name] = fmt.Sprintf("%s/%s", tr.Decision, tr.Bucket)
+			}
+			if diff := cmp.Diff(tc.want.decisions, got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(rep.Stop, tc.want.stop) {
+				t.Errorf("stop = %q, want it to contain %q", rep.Stop, tc.want.stop)
+			}
+			if n := strings.Count(log.String(), "running another pair"); n != tc.want.looks {
+				t.Errorf("extra pairs announced %d times, want %d; log:\n%s", n, tc.want.looks, log.String())
+			}
+
+			// Interleaving, as recorded and as the scripts saw it.
+			wantOrder := interleaved(tc.want.pairs)
+			var recorded []string
+			width := len(strconv.Itoa(opt.withDefaults().K))
+			for _, rec := range rep.Runs {
+				recorded = append(recorded, fmt.Sprintf("%s %d", rec.Side, rec.Index))
+				wantFile := filepath.Join(rep.ResultsDir, fmt.Sprintf("%s-%0*d.xml", rec.Side, width, rec.Index))
+				if rec.JUnit != wantFile {
+					t.Errorf("%s: junit %s, want %s", rec.Name(), rec.JUnit, wantFile)
+				}
+				if _, err := os.Stat(rec.JUnit); err != nil {
+					t.Errorf("%s: %v", rec.Name(), err)
+				}
+				if rec.Start.IsZero() || rec.Duration <= 0 {
+					t.Errorf("%s: start %v, duration %v: want both set", rec.Name(), rec.Start, rec.Duration)
+				}
+			}
+			if diff := cmp.Diff(wantOrder, recorded); diff != "" {
+				t.Errorf("recorded run order (-want +got):\n%s", diff)
+			}
+			ran, tmps := r.log(t)
+			if diff := cmp.Diff(wantOrder, ran); diff != "" {
+				t.Errorf("executed run order (-want +got):\n%s", diff)
+			}
+			entries, err := os.ReadDir(rep.ResultsDir)
+			if err != nil || len(entries) != 2*tc.want.pairs {
+				t.Errorf("results dir %s: %d files (err %v), want %d", rep.ResultsDir, len(entries), err, 2*tc.want.pairs)
+			}
+			if !strings.Contains(out.String(), "run head 1\n") {
+				t.Errorf("command output not passed on: %q", out.String())
+			}
+
+			// A fresh TMPDIR per run, under the work directory.
+			seen := map[string]bool{}
+			for _, d := range tmps {
+				if seen[d] || !strings.HasPrefix(d, opt.WorkDir+string(filepath.Separator)) {
+					t.Errorf("TMPDIR %s: want a new directory under %s per run", d, opt.WorkDir)
+				}
+				seen[d] = true
+			}
+			r.checkClean(t, opt)
+		})
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", "true"}}, ""))
+	// An uncommitted edit is not tested, and the report says so.
+	if err := os.WriteFile(filepath.Join(r.dir, "run.sh"), []byte("exit 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opt := r.options(t)
+	opt.K = 2
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], "uncommitted changes; they are not tested") {
+		t.Errorf("notes = %q, want one about the uncommitted changes", rep.Notes)
+	}
+	var got []string
+	for _, rec := range rep.Runs {
+		got = append(got, fmt.Sprintf("%s=%d", rec.Name(), rec.ExitCode))
+	}
+	want := []string{"base run 1=0", "head run 1=1", "base run 2=0", "head run 2=1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("exit codes (-want +got):\n%s", diff)
+	}
+	if rep.Base.SHA != r.base || rep.Head.SHA != r.head || rep.Base.Rev != r.base {
+		t.Errorf("revisions %+v %+v, want %s and %s", rep.Base, rep.Head, r.base, r.head)
+	}
+}
+
+func TestRunMissingJUnit(t *testing.T) {
+	// Head run 2 crashes before writing its report. Head run 1's file is
+	// still in the worktree: it must not pass for run 2's.
+	crash := `if [ $n -eq 2 ]; then echo crashing >&2; exit 3; fi`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, crash))
+	opt := r.options(t)
+	rep, err := Run(context.Background(), opt)
+	var re *RunError
+	if !errors.As(err, &re) {
+		t.Fatalf("Run error = %v, want a *RunError", err)
+	}
+	if re.Run.Side != Head || re.Run.Index != 2 || re.Run.ExitCode != 3 {
+		t.Errorf("RunError.Run = %+v, want head run 2 with exit status 3", re.Run)
+	}
+	for _, s := range []string{"head run 2", "no JUnit file at out/junit.xml", "status 3"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error %q does not say %q", err, s)
+		}
+	}
+	if rep == nil {
+		t.Fatal("no Report with the error")
+	}
+	if len(rep.Runs) != 3 || rep.Result.Verdict != "" {
+		t.Errorf("report: %d runs, verdict %q; want the 3 runs before and no verdict", len(rep.Runs), rep.Result.Verdict)
+	}
+	r.checkClean(t, opt)
+}
+
+func TestRunBadJUnit(t *testing.T) {
+	garbage := `if [ $n -eq 1 ]; then mkdir -p out; echo '<testsuite><testcase' > out/junit.xml; exit 0; fi`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, garbage), script("head", []tcase{{"a", ""}}, ""))
+	opt := r.options(t)
+	_, err := Run(context.Background(), opt)
+	var re *RunError
+	if !errors.As(err, &re) || re.Run.Side != Base || re.Run.Index != 1 {
+		t.Fatalf("Run error = %v, want a *RunError for base run 1", err)
+	}
+	if !strings.Contains(err.Error(), "base run 1: JUnit file out/junit.xml") {
+		t.Errorf("error %q does not name the run and the file", err)
+	}
+	r.checkClean(t, opt)
+}
+
+// alive reports whether pid is a live (not zombie) process.
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// pid (comm) state …
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func waitDead(t *testing.T, pidFile string) {
+	t.Helper()
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc to check processes")
+	}
+	for deadline := time.Now().Add(3 * time.Second); alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d (the command's child) still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	// Head run 1 hangs in a child process; cancelling stops it, child and
+	// all, and cleans up.
+	hang := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid"; wait; fi`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, hang))
+	opt := r.options(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if _, err := os.Stat(filepath.Join(r.counters, "pid")); err == nil {
+				cancel()
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	start := time.Now()
+	rep, err := Run(ctx, opt)
+	wg.Wait()
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run error = %v, want context.Canceled", err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("Run took %v after cancellation: the command was not stopped", el)
+	}
+	if !strings.Contains(err.Error(), "head run 1") {
+		t.Errorf("error %q does not name the run", err)
+	}
+	if rep == nil || len(rep.Runs) != 1 {
+		t.Errorf("report = %+v, want base run 1 only", rep)
+	}
+	waitDead(t, filepath.Join(r.counters, "pid"))
+	r.checkClean(t, opt)
+}
+
+func TestRunKillsLeftovers(t *testing.T) {
+	// The command exits but leaves a child holding its output open. The run
+	// ends within the grace period and the child is killed: the next run
+	// starts clean.
+	stray := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid"; fi`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, stray), script("head", []tcase{{"a", ""}}, ""))
+	opt := r.options(t)
+	opt.K = 1
+	var out bytes.Buffer
+	opt.Stdout = &out
+	start := time.Now()
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("Run took %v: it waited for the leftover process", el)
+	}
+	if rep.Runs[0].ExitCode != 0 || rep.Result.Verdict != gate.VerdictPass {
+		t.Errorf("base run 1 exit %d, verdict %s: want 0 and pass", rep.Runs[0].ExitCode, rep.Result.Verdict)
+	}
+	waitDead(t, filepath.Join(r.counters, "pid"))
+	r.checkClean(t, opt)
+}
+
+func TestRunErrors(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "base-1.xml"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opt  func(*Options)
+		want string
+	}{
+		{"no command", func(o *Options) { o.Command = nil }, "command: required"},
+		{"no junit", func(o *Options) { o.JUnit = "" }, "junit path: required"},
+		{"absolute junit", func(o *Options) { o.JUnit = "/tmp/junit.xml" }, `junit path "/tmp/junit.xml": must be relative`},
+		{"junit outside", func(o *Options) { o.JUnit = "../junit.xml" }, "stay inside the worktree"},
+		{"k and max runs differ", func(o *Options) { o.K = 5; o.Gate.MaxRuns = 6 }, "k = 5 and gate max runs = 6"},
+		{"initial over k", func(o *Options) { o.K = 3; o.Initial = 4 }, "initial pairs = 4: must be at most k = 3"},
+		{"bad gate option", func(o *Options) { o.Gate.P1 = 2 }, "gate options: p1 = 2"},
+		{"unknown base", func(o *Options) { o.Base = "no-such-branch" }, `base revision "no-such-branch": not a commit`},
+		{"option-like head", func(o *Options) { o.Head = "--all" }, `head revision "--all": a revision may not start with '-'`},
+		{"not a repository", func(o *Options) { o.Repo = t.TempDir() }, "not a git repository"},
+		{"results dir not empty", func(o *Options) { o.ResultsDir = full }, "not empty"},
+		{"no such program", func(o *Options) { o.Command = []string{"./no-such-program"} }, `base run 1: command "./no-such-program" did not start`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := r.options(t)
+			tc.opt(&opt)
+			_, err := Run(context.Background(), opt)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Run error = %v, want one containing %q", err, tc.want)
+			}
+			r.checkClean(t, opt)
+		})
+	}
+}
+
+func TestRunEnv(t *testing.T) {
+	got := runEnv([]string{"PATH=/bin", "TZ=Asia/Tokyo", "GIT_DIR=/repo/.git", "GOFLAGS=-race", "TMPDIR=/var/tmp", "LC_ALL=fr_FR.UTF-8", "PWD=/elsewhere"}, "/w/base", "/w/tmp/base-1")
+	want := []string{"PATH=/bin", "GOFLAGS=-race", "TZ=UTC", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0", "TMPDIR=/w/tmp/base-1", "PWD=/w/base"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runEnv (-want +got):\n%s", diff)
+	}
+}
+
+// junitSource is a one-test JUnit document as a history source.
+func junitSource(name, class, test string, failed bool) history.Source {
+	body := fmt.Sprintf(`<testcase classname=%q name=%q/>`, class, test)
+	if failed {
+		body = fmt.Sprintf(`<testcase classname=%q name=%q><failure message="boom"/></testcase>`, class, test)
+	}
+	doc := fmt.Sprintf(`<testsuite name="s">%s</testsuite>`, body)
+	return history.Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil }}
+}

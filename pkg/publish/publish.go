@@ -1,0 +1,201 @@
+// Package publish writes what the action shows: workflow commands on the
+// log (masks, groups, annotations within GitHub's caps), step outputs, the
+// job summary, and report files. It decides no verdict; posting comments
+// and issues goes through the ghapi client, with the fallbacks here.
+package publish
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// GitHub's limits, from the runner's source (see GITHUB.md).
+const (
+	// MaxSummaryBytes: a step summary over 1 MiB is dropped with an error.
+	MaxSummaryBytes = 1 << 20
+	// maxAnnotationsPerKind and maxAnnotations: 10 warnings, 10 errors and
+	// 10 notices per step, 50 per job. The rest go to the summary.
+	maxAnnotationsPerKind = 10
+	maxAnnotations        = 50
+	// maxMessageChars: annotation messages are cut at 4,096 characters.
+	maxMessageChars = 4096
+)
+
+// Annotation is a message a user can act on, optionally tied to a file.
+type Annotation struct {
+	Level   string // notice, warning or error
+	Title   string
+	File    string
+	Line    int
+	Message string
+}
+
+// Log writes workflow commands to the step log.
+type Log struct {
+	a        *githubactions.Action
+	perKind  map[string]int
+	total    int
+	Overflow []Annotation // annotations over the caps, for the summary
+}
+
+// NewLog returns a Log writing to w.
+func NewLog(w io.Writer, getenv func(string) string) *Log {
+	return &Log{a: githubactions.New(githubactions.WithWriter(w), githubactions.WithGetenv(getenv)), perKind: map[string]int{}}
+}
+
+// Mask hides a secret in the rest of the log. Call it before printing
+// anything else.
+func (l *Log) Mask(secret string) {
+	for _, line := range strings.Split(secret, "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			l.a.AddMask(line)
+		}
+	}
+}
+
+// Group starts a collapsible group; the returned func ends it.
+func (l *Log) Group(title string) func() {
+	l.a.Group(title)
+	return l.a.EndGroup
+}
+
+// Infof prints a plain log line.
+func (l *Log) Infof(format string, args ...any) { l.a.Infof(format+"\n", args...) }
+
+// Debugf prints a line shown only with step debug logging on.
+func (l *Log) Debugf(format string, args ...any) { l.a.Debugf(format, args...) }
+
+// Annotate prints an annotation, or keeps it in Overflow once GitHub's
+// per-step caps are reached.
+func (l *Log) Annotate(an Annotation) {
+	if l.perKind[an.Level] >= maxAnnotationsPerKind || l.total >= maxAnnotations {
+		l.Overflow = append(l.Overflow, an)
+		return
+	}
+	l.perKind[an.Level]++
+	l.total++
+	fields := map[string]string{}
+	if an.Title != "" {
+		fields["title"] = an.Title
+	}
+	if an.File != "" {
+		fields["file"] = an.File
+		if an.Line > 0 {
+			fields["line"] = fmt.Sprint(an.Line)
+		}
+	}
+	a := l.a
+	if len(fields) > 0 {
+		a = a.WithFieldsMap(fields)
+	}
+	msg := cut(an.Message, maxMessageChars)
+	switch an.Level {
+	case "error":
+		a.Errorf("%s", msg)
+	case "warning":
+		a.Warningf("%s", msg)
+	default:
+		a.Noticef("%s", msg)
+	}
+}
+
+// Warningf and Noticef annotate without a file.
+func (l *Log) Warningf(format string, args ...any) {
+	l.Annotate(Annotation{Level: "warning", Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *Log) Noticef(format string, args ...any) {
+	l.Annotate(Annotation{Level: "notice", Message: fmt.Sprintf(format, args...)})
+}
+
+func (l *Log) Errorf(format string, args ...any) {
+	l.Annotate(Annotation{Level: "error", Message: fmt.Sprintf(format, args...)})
+}
+
+// cut shortens s to n runes.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// WriteOutputs appends step outputs to the GITHUB_OUTPUT file. Each value
+// gets a random delimiter that it does not contain: go-githubactions uses
+// one fixed delimiter, which a value holding it would break.
+func WriteOutputs(path string, outputs [][2]string) error {
+	if path == "" {
+		return errors.New("GITHUB_OUTPUT is not set")
+	}
+	var b strings.Builder
+	for _, kv := range outputs {
+		delim, err := delimiter(kv[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(&b, "%s<<%s\n%s\n%s\n", kv[0], delim, kv[1], delim)
+	}
+	return appendFile(path, b.String())
+}
+
+func delimiter(value string) (string, error) {
+	for range 10 {
+		var buf [12]byte
+		if _, err := rand.Read(buf[:]); err != nil {
+			return "", err
+		}
+		d := "ghadelimiter_" + hex.EncodeToString(buf[:])
+		if !strings.Contains(value, d) {
+			return d, nil
+		}
+	}
+	return "", errors.New("no output delimiter found that the value does not contain")
+}
+
+// AppendSummary appends Markdown to the GITHUB_STEP_SUMMARY file, keeping
+// the step's summary under GitHub's 1 MiB. It returns the bytes written; a
+// summary that would not fit is cut at a line boundary with a note.
+func AppendSummary(path, markdown string) (int, error) {
+	if path == "" {
+		return 0, errors.New("GITHUB_STEP_SUMMARY is not set")
+	}
+	used := 0
+	if fi, err := os.Stat(path); err == nil {
+		used = int(fi.Size())
+	}
+	const note = "\n\n> flakegate: the summary was cut here to stay under GitHub's 1 MiB limit; the full report is in the report artifact.\n"
+	room := MaxSummaryBytes - used
+	if len(markdown) > room {
+		keep := room - len(note)
+		if keep < 0 {
+			return 0, fmt.Errorf("job summary is already %d bytes: no room under GitHub's 1 MiB limit", used)
+		}
+		cutAt := strings.LastIndexByte(markdown[:keep], '\n')
+		if cutAt < 0 {
+			cutAt = 0
+		}
+		markdown = markdown[:cutAt] + note
+	}
+	return len(markdown), appendFile(path, markdown)
+}
+
+func appendFile(path, s string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(s); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
