@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -31,10 +30,9 @@ func CSV(w io.Writer, r *score.Report) error {
 	if r == nil {
 		return fmt.Errorf("csv report: %w", errNilReport)
 	}
-	var b bytes.Buffer
-	cw := csv.NewWriter(&b)
+	cw := csv.NewWriter(w) // buffered; the first write error sticks
 	row := make([]string, len(csvHeader))
-	_ = cw.Write(csvHeader) // writes to a bytes.Buffer cannot fail
+	_ = cw.Write(csvHeader)
 	for i := range r.Tests {
 		t := &r.Tests[i]
 		sig := ""
@@ -59,9 +57,6 @@ func CSV(w io.Writer, r *score.Report) error {
 	}
 	cw.Flush()
 	if err := cw.Error(); err != nil {
-		return fmt.Errorf("csv report: %w", err)
-	}
-	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("csv report: %w", err)
 	}
 	return nil

@@ -1,7 +1,7 @@
 package render
 
 import (
-	"bytes"
+	"bufio"
 	_ "embed"
 	"fmt"
 	"html/template"
@@ -147,12 +147,11 @@ func HTML(w io.Writer, r *score.Report) error {
 	if r == nil {
 		return fmt.Errorf("html report: %w", errNilReport)
 	}
-	page := htmlData(r)
-	var b bytes.Buffer
-	if err := htmlTemplate.Execute(&b, page); err != nil {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if err := htmlTemplate.Execute(bw, htmlData(r)); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
-	if _, err := w.Write(b.Bytes()); err != nil {
+	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil

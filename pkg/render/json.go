@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -15,20 +16,56 @@ import (
 // final newline. Lists are never null: a report built by hand with nil
 // slices writes [] as score.Score does. <, > and & in strings are written as
 // \u escapes, so the JSON is safe to embed in HTML.
+//
+// The output is what json.Encoder with a two-space indent writes, but tests
+// are encoded one at a time, so memory does not grow with the report.
 func JSON(w io.Writer, r *score.Report) error {
 	if r == nil {
 		return fmt.Errorf("json report: %w", errNilReport)
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(withLists(r)); err != nil {
-		return fmt.Errorf("json report: %w", err)
-	}
-	if _, err := w.Write(b.Bytes()); err != nil {
+	if err := writeJSON(w, withLists(r)); err != nil {
 		return fmt.Errorf("json report: %w", err)
 	}
 	return nil
+}
+
+// testsKey is the tests list of an indented report with no tests. JSON
+// strings escape line breaks, so this occurs once, at the top level.
+var testsKey = []byte("\n  \"tests\": []")
+
+func writeJSON(w io.Writer, r *score.Report) error {
+	tests := r.Tests
+	shell := *r
+	shell.Tests = []score.Test{}
+	doc, err := json.MarshalIndent(&shell, "", "  ")
+	if err != nil {
+		return err
+	}
+	i := bytes.Index(doc, testsKey)
+	if i < 0 {
+		return fmt.Errorf("no tests key in the encoded report") // score.Report lost its tests field
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if len(tests) == 0 {
+		bw.Write(doc)
+	} else {
+		bw.Write(doc[:i+len(testsKey)-1]) // up to and including '['
+		for k := range tests {
+			t, err := json.MarshalIndent(&tests[k], "    ", "  ")
+			if err != nil {
+				return fmt.Errorf("test %q: %w", tests[k].Name, err)
+			}
+			bw.WriteString("\n    ")
+			bw.Write(t)
+			if k < len(tests)-1 {
+				bw.WriteByte(',')
+			}
+		}
+		bw.WriteString("\n  ]")
+		bw.Write(doc[i+len(testsKey):])
+	}
+	bw.WriteByte('\n')
+	return bw.Flush() // a bufio.Writer keeps the first write error
 }
 
 // withLists returns a shallow copy of r whose nil slices are empty.

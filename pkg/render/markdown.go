@@ -15,9 +15,11 @@ import (
 type MarkdownOptions struct {
 	// MaxBytes caps the output; 0 means no limit. A job summary holds
 	// MaxSummaryBytes, a PR comment MaxCommentBytes. Over budget, sections
-	// degrade in order: signature details, the lists of skipped files and
-	// infrastructure runs, the charts, then the table's rows; the output
-	// says what was cut and where the rest is.
+	// degrade in this order: skipped files and infrastructure runs beyond
+	// the first 20 of each, signature details (from the bottom of the
+	// ranking up), the charts, those first 20, and last the table's rows.
+	// The head (title, verdict, warnings) stays whenever it fits, with a note
+	// of what was cut and where the rest is (ArtifactHint).
 	MaxBytes int
 	// Title is the heading; empty means "flakegate: flaky tests".
 	Title string
@@ -335,12 +337,18 @@ func mdRow(rank int, t *score.Test) string {
 	if s, ok := topSignature(t); ok {
 		sig = fmt.Sprintf("`%s` ×%d", shortSig(s.Hash), s.Runs)
 		if s.Message != "" {
-			sig += ": " + EscapeMarkdown(Truncate(oneLine(s.Message), cellMessageRunes))
+			sig += ": " + cell(s.Message, cellMessageRunes)
 		}
 	}
-	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", rank, EscapeMarkdown(Truncate(oneLine(t.Name), cellNameRunes)),
+	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", rank, cell(t.Name, cellNameRunes),
 		withInterval(t.Score, t.ScoreInterval), withInterval(t.FlakeScore, flakeInterval(t)), ev,
 		withInterval(t.FailureRate, t.FailureInterval), commits, sig)
+}
+
+// cell is untrusted text for a table cell: on one line, at most n runes,
+// escaped. Only the start of a long text is read.
+func cell(s string, n int) string {
+	return EscapeMarkdown(Truncate(oneLine(Truncate(s, 4*n)), n))
 }
 
 func withInterval(x float64, iv score.Interval) string {
@@ -349,7 +357,7 @@ func withInterval(x float64, iv score.Interval) string {
 
 func mdDetails(rank int, t *score.Test) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>%d. %s: %s</summary>\n\n", rank, escapeHTML(Truncate(oneLine(t.Name), summaryNameRunes), false),
+	fmt.Fprintf(&b, "<details><summary>%d. %s: %s</summary>\n\n", rank, escapeHTML(Truncate(oneLine(Truncate(t.Name, 4*summaryNameRunes)), summaryNameRunes), false),
 		plural(len(t.Signatures), "signature", "signatures"))
 	if t.File != "" {
 		fmt.Fprintf(&b, "File: %s", EscapeMarkdown(Truncate(t.File, pathRunes)))

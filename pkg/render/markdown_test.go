@@ -13,33 +13,36 @@ import (
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
-// bigReport has 3,000 flaky tests with huge hostile messages, thousands of
-// skipped files and hundreds of infrastructure runs.
-func bigReport() *score.Report {
+// bigReport has 3,000 flaky tests with huge hostile messages, 5,000
+// skipped files and 400 infrastructure runs.
+func bigReport() *score.Report { return bigReportN(3000, 5000, 400) }
+
+func bigReportN(tests, skipped, infra int) *score.Report {
 	r := &score.Report{GeneratedAt: genAt, Source: "octo-org/monorepo", Threshold: 0.1, MinCommits: 5,
 		ResultsParsed: 9_000_000, Runs: 4000, InfraThreshold: 0.5, ResultsWithoutCommit: 12}
 	for i := range 200 {
 		r.Commits = append(r.Commits, score.Commit{SHA: sha(i), Time: genAt.Add(time.Duration(i) * time.Hour), Runs: 20})
 	}
 	huge := strings.Repeat("E", 40_000) + " " + hostileMsg + strings.Repeat(" <b>@everyone</b> ", 2000)
+	hugeN := fmt.Sprintf("%s %s", strings.Repeat("<@all> ", 1000), huge)
 	timeline := strings.Repeat("PMPF.", 40)
-	for i := range 3000 {
+	for i := range tests {
 		name := fmt.Sprintf("tests.pkg%02d.module_%04d::test_%s_%d", i%97, i, strings.Repeat("long_name_", 8), i)
 		if i%10 == 3 {
 			name = hostileName + fmt.Sprint(i)
 		}
 		t := mkTest(name, 40+i%50, 0, 200, 90, 400, 300, timeline, []string{score.EvidenceSameCommit, score.EvidenceRetry},
-			sig(fmt.Sprintf("sha256:%064x", i), 50, 60, fmt.Sprintf("%d %s", i, huge)),
+			sig(fmt.Sprintf("sha256:%064x", i), 50, 60, hugeN),
 			sig(fmt.Sprintf("sha256:%064x", i+1e6), 30, 30, huge),
 			sig(fmt.Sprintf("sha256:%064x", i+2e6), 10, 10, huge))
 		r.Tests = append(r.Tests, t)
 	}
 	r.TestsAnalyzed, r.FlakyCount, r.FlakyRate = len(r.Tests), len(r.Tests), 1
-	for i := range 5000 {
+	for i := range skipped {
 		r.SkippedFiles = append(r.SkippedFiles, history.Skipped{Path: fmt.Sprintf("artifacts/run-%d/%s.xml", i, strings.Repeat("x", 300)),
 			Error: "XML syntax error: " + strings.Repeat("unexpected EOF ", 40)})
 	}
-	for i := range 400 {
+	for i := range infra {
 		r.InfraRuns = append(r.InfraRuns, score.InfraRun{RunID: fmt.Sprint(9000 + i), Attempt: 1, Commit: sha(i % 200), Source: "junit.xml", Tests: 3000, Failed: 2990})
 	}
 	return r
@@ -139,7 +142,7 @@ func TestMarkdownBudgetSweep(t *testing.T) {
 	for _, rep := range []struct {
 		name string
 		r    *score.Report
-	}{{"big", bigReport()}, {"hand", handReport()}, {"hostile", hostileReport()}} {
+	}{{"big", bigReportN(300, 600, 50)}, {"hand", handReport()}, {"hostile", hostileReport()}} {
 		full := markdown(t, rep.r, MarkdownOptions{MaxTests: 20})
 		h := head(full)
 		prevRows, prevDetails, prevList := -1, -1, -1

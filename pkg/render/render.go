@@ -68,15 +68,12 @@ func Truncate(s string, n int) string {
 // space. It does not cap the length: Truncate first.
 func EscapeMarkdown(s string) string {
 	s = oneLine(s)
-	rs := []rune(s)
 	var b strings.Builder
-	b.Grow(len(s) + len(s)/4)
-	listMark := orderedListMark(rs)
-	for i, r := range rs {
-		next := rune(0)
-		if i+1 < len(rs) {
-			next = rs[i+1]
-		}
+	b.Grow(len(s) + len(s)/8)
+	listMark := orderedListMark(s)
+	prev := rune(0)
+	for i, r := range s {
+		rest := s[i+utf8.RuneLen(r):]
 		switch {
 		case r == '&':
 			b.WriteString("&amp;")
@@ -94,18 +91,30 @@ func EscapeMarkdown(s string) string {
 		default:
 			b.WriteRune(r)
 		}
-		switch {
-		case r == '@' && isWordRune(next):
-			b.WriteString(zwsp) // @user, @org/team, @everyone
-		case r == '#' && unicode.IsDigit(next):
-			b.WriteString(zwsp) // #123 issue and PR references
-		case r == ':' && next == '/' && i+2 < len(rs) && rs[i+2] == '/':
-			b.WriteString(zwsp) // scheme:// autolinks
-		case startsWWW(rs, i):
-			b.WriteString(zwsp) // www. autolinks
+		if neutralize(r, prev, rest) {
+			b.WriteString(zwsp)
 		}
+		prev = r
 	}
 	return b.String()
+}
+
+// neutralize reports whether a zero-width space must follow r, preceded by
+// prev and followed by rest, to break a mention (@user, @org/team), an
+// issue reference (#123) or an autolink (scheme://, www.).
+func neutralize(r, prev rune, rest string) bool {
+	switch r {
+	case '@':
+		next, _ := utf8.DecodeRuneInString(rest)
+		return isWordRune(next)
+	case '#':
+		return rest != "" && rest[0] >= '0' && rest[0] <= '9'
+	case ':':
+		return strings.HasPrefix(rest, "//")
+	case 'w', 'W':
+		return !isWordRune(prev) && len(rest) >= 3 && strings.EqualFold(rest[:2], "ww") && rest[2] == '.'
+	}
+	return false
 }
 
 // escapeHTML escapes text for an HTML context inside Markdown (a <summary>
@@ -126,14 +135,11 @@ func escapeHTML(s string, keepLines bool) string {
 	if keepLines && !strings.Contains(s, "@") {
 		return s
 	}
-	rs := []rune(s)
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	for i, r := range rs {
-		next := rune(0)
-		if i+1 < len(rs) {
-			next = rs[i+1]
-		}
+	prev := rune(0)
+	for i, r := range s {
+		rest := s[i+utf8.RuneLen(r):]
 		switch {
 		case keepLines:
 			b.WriteRune(r)
@@ -149,16 +155,12 @@ func escapeHTML(s string, keepLines bool) string {
 			b.WriteRune(r)
 		}
 		switch {
-		case r == '@' && isWordRune(next):
-			b.WriteString(zwsp)
-		case keepLines:
-		case r == '#' && unicode.IsDigit(next) && (i == 0 || rs[i-1] != '&'): // not inside &#34;
-			b.WriteString(zwsp)
-		case r == ':' && next == '/' && i+2 < len(rs) && rs[i+2] == '/':
-			b.WriteString(zwsp)
-		case startsWWW(rs, i):
+		case keepLines && r != '@':
+		case r == '#' && prev == '&': // inside an entity such as &#34;
+		case neutralize(r, prev, rest):
 			b.WriteString(zwsp)
 		}
+		prev = r
 	}
 	return b.String()
 }
@@ -167,6 +169,9 @@ func escapeHTML(s string, keepLines bool) string {
 // spaces, runs of spaces collapse, control and invisible formatting
 // characters (zero-width characters, bidirectional overrides) go.
 func oneLine(s string) string {
+	if isTidyASCII(s) {
+		return s
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.Map(func(r rune) rune {
 		switch {
@@ -178,6 +183,18 @@ func oneLine(s string) string {
 		return r
 	}, s)
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// isTidyASCII reports whether s is printable ASCII with single spaces
+// only between words: what oneLine returns unchanged.
+func isTidyASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c > 0x7e || c == ' ' && (i == 0 || i == len(s)-1 || s[i+1] == ' ') {
+			return false
+		}
+	}
+	return true
 }
 
 // cleanLines is oneLine for multi-line text: it keeps line breaks (as \n)
@@ -205,27 +222,14 @@ func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
 }
 
-// startsWWW reports whether rs[i:] starts a "www." word.
-func startsWWW(rs []rune, i int) bool {
-	if i+3 >= len(rs) || (i > 0 && isWordRune(rs[i-1])) {
-		return false
-	}
-	for j := range 3 {
-		if unicode.ToLower(rs[i+j]) != 'w' {
-			return false
-		}
-	}
-	return rs[i+3] == '.'
-}
-
 // orderedListMark returns the index of the '.' or ')' in a leading "12."
 // or "12)" that would start an ordered list, or -1.
-func orderedListMark(rs []rune) int {
+func orderedListMark(s string) int {
 	i := 0
-	for i < len(rs) && i < 9 && rs[i] >= '0' && rs[i] <= '9' {
+	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	if i > 0 && i < len(rs) && (rs[i] == '.' || rs[i] == ')') {
+	if i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')') {
 		return i
 	}
 	return -1

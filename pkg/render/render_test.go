@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -273,5 +274,25 @@ func TestEmptyReport(t *testing.T) {
 	}
 	if got := renderString(t, Text, r); !strings.Contains(got, "no flaky tests") {
 		t.Errorf("text: %q", got)
+	}
+}
+
+// TestJSONIsEncoderOutput: streaming the tests one at a time writes exactly
+// what json.Encoder writes for the whole report.
+func TestJSONIsEncoderOutput(t *testing.T) {
+	empty := handReport()
+	empty.Tests = nil
+	one := handReport()
+	one.Tests = one.Tests[:1]
+	for name, r := range map[string]*score.Report{"hand": handReport(), "synth": synthetic(t), "hostile": hostileReport(), "no tests": empty, "one test": one} {
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(withLists(r)); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), renderString(t, JSON, r)); diff != "" {
+			t.Errorf("%s (-encoder +JSON):\n%s", name, diff)
+		}
 	}
 }

@@ -1,0 +1,165 @@
+// Package action runs flakegate as a GitHub Action: configuration, then
+// each stage in a log group, then outputs and the exit code. It wires the
+// stages together and does no scoring or rendering of its own.
+package action
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/config"
+	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/publish"
+)
+
+// Env is what the action takes from its process; tests pass a map-backed
+// Getenv and fakes.
+type Env struct {
+	Getenv func(string) string
+	Stdout io.Writer
+	// HTTPClient reaches the GitHub API; nil means a default client.
+	HTTPClient *http.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// GhapiOptions tune retries (tests shorten the waits).
+	GhapiOptions ghapi.Options
+	// GeminiBaseURL points the AI section at a fake; "" is Google's.
+	GeminiBaseURL string
+}
+
+// outcome is what a mode produced.
+type outcome struct {
+	verdict  string // pass, block, inconclusive
+	blocking int
+	flaky    int
+	jsonPath string
+	exit     int
+}
+
+// marker finds flakegate's sticky comment and tracking issue.
+const (
+	commentMarker = "<!-- flakegate:sticky-comment -->"
+	issueMarker   = "<!-- flakegate:tracking-issue -->"
+)
+
+// Run runs the action and returns the exit code: 0 when the verdict lets
+// the check pass, 1 when it blocks or flakegate failed. The verdict output
+// tells the two apart: pass, block, inconclusive or error.
+func Run(ctx context.Context, env Env) int {
+	if env.Now == nil {
+		env.Now = time.Now
+	}
+	log := publish.NewLog(env.Stdout, env.Getenv)
+	for _, s := range config.Secrets(env.Getenv) {
+		log.Mask(s)
+	}
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		log.Errorf("flakegate: configuration: %v", err)
+		fail(log, env.Getenv("GITHUB_OUTPUT"), "")
+		return 1
+	}
+	for _, s := range cfg.Secrets() {
+		log.Mask(s)
+	}
+	for _, n := range cfg.Notices {
+		log.Noticef("%s", n)
+	}
+	a := &run{cfg: cfg, log: log, env: env, reportDir: reportDir(cfg)}
+	var out outcome
+	switch cfg.Mode {
+	case config.ModeGate:
+		out, err = a.gate(ctx)
+	default:
+		out, err = a.report(ctx)
+	}
+	if err != nil {
+		log.Errorf("flakegate: %v", err)
+		fail(log, cfg.GitHub.Output, a.reportDir)
+		return 1
+	}
+	if err := publish.WriteOutputs(cfg.GitHub.Output, [][2]string{
+		{"verdict", out.verdict},
+		{"blocking-count", strconv.Itoa(out.blocking)},
+		{"flaky-count", strconv.Itoa(out.flaky)},
+		{"report-dir", a.reportDir},
+		{"report-json", out.jsonPath},
+	}); err != nil {
+		log.Errorf("flakegate: step outputs: %v", err)
+		return 1
+	}
+	return out.exit
+}
+
+// fail records verdict=error so a workflow can tell a broken tool from a
+// blocking verdict.
+func fail(log *publish.Log, outputPath, dir string) {
+	if outputPath == "" {
+		return
+	}
+	if err := publish.WriteOutputs(outputPath, [][2]string{{"verdict", "error"}, {"blocking-count", "0"}, {"flaky-count", "0"}, {"report-dir", dir}, {"report-json", ""}}); err != nil {
+		log.Errorf("flakegate: step outputs: %v", err)
+	}
+}
+
+// run carries one invocation's state across stages.
+type run struct {
+	cfg       *config.Config
+	log       *publish.Log
+	env       Env
+	gh        *ghapi.Client
+	reportDir string
+}
+
+// reportDir resolves the report-dir input against the workspace.
+func reportDir(cfg *config.Config) string {
+	d := cfg.ReportDir
+	if !filepath.IsAbs(d) && cfg.GitHub.Workspace != "" {
+		d = filepath.Join(cfg.GitHub.Workspace, d)
+	}
+	return d
+}
+
+func (a *run) repo() ghapi.Repo { return ghapi.Repo{Owner: a.cfg.GitHub.Owner, Name: a.cfg.GitHub.Repo} }
+
+// client returns the GitHub client, creating it on first use.
+func (a *run) client() (*ghapi.Client, error) {
+	if a.gh != nil {
+		return a.gh, nil
+	}
+	if !a.cfg.GitHubToken.IsSet() {
+		return nil, fmt.Errorf("input github-token is empty: the GitHub API is needed for this step")
+	}
+	c, err := ghapi.New(a.cfg.GitHubToken.Value(), a.cfg.GitHub.APIURL, a.env.HTTPClient, a.env.GhapiOptions)
+	if err != nil {
+		return nil, err
+	}
+	a.gh = c
+	return c, nil
+}
+
+// stage runs f inside a log group.
+func (a *run) stage(title string, f func() error) error {
+	end := a.log.Group(title)
+	defer end()
+	return f()
+}
+
+// writeFiles writes the report files into the report directory.
+func (a *run) writeFiles(files map[string][]byte) error {
+	if err := os.MkdirAll(a.reportDir, 0o755); err != nil {
+		return fmt.Errorf("report-dir: %w", err)
+	}
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(a.reportDir, name), b, 0o644); err != nil {
+			return fmt.Errorf("report-dir: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+package action
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/matrix"
+	"github.com/flakegate/flakegate/pkg/publish"
+	"github.com/flakegate/flakegate/pkg/render"
+)
+
+const (
+	gateFile = "gate.json"
+	// maxCommentChars: GitHub answers 422 "Body is too long" over 65,536.
+	maxCommentChars = 65536
+	// maxAnnotationTitle: check-run annotation titles are cut at 255.
+	maxAnnotationTitle = 255
+)
+
+// pr is the pull request under test.
+type pr struct {
+	number  int
+	headSHA string
+	baseSHA string
+	baseRef string
+	body    string
+	labels  []string
+	fork    bool
+	// untrusted is set for workflow_run events: the results come from a run
+	// that executed the PR's code.
+	untrusted bool
+}
+
+func (a *run) gate(ctx context.Context) (outcome, error) {
+	var p pr
+	if err := a.stage("Pull request", func() error {
+		var err error
+		p, err = a.pullRequest(ctx)
+		return err
+	}); err != nil {
+		return outcome{}, err
+	}
+
+	var in gate.Input
+	in.PRBody, in.Labels, in.Now = p.body, p.labels, a.env.Now().UTC()
+	var base, head, hist *history.History
+	if err := a.stage("Collect evidence", func() error {
+		var err error
+		if base, err = a.side(ctx, "base-results", a.cfg.BaseResults, p.baseSHA); err != nil {
+			return err
+		}
+		if head, err = a.side(ctx, "head-results", a.cfg.HeadResults, p.headSHA); err != nil {
+			return err
+		}
+		hist, err = a.baseHistory(ctx)
+		return err
+	}); err != nil {
+		return outcome{}, err
+	}
+	if base == nil || head == nil {
+		return outcome{}, errors.New("no base or head results: give base-results and head-results, or run the suite on the PR's base and head commits with JUnit artifacts")
+	}
+	in.Tests = matrix.Join(base, head, hist)
+
+	if err := a.stage("Diff and ledger", func() error { return a.diffAndLedger(ctx, p, &in) }); err != nil {
+		return outcome{}, err
+	}
+
+	opt := gate.Options{P1: a.cfg.P1, Alpha: a.cfg.Alpha, Beta: a.cfg.Beta, OnInconclusive: gate.Policy(a.cfg.OnInconclusive),
+		ProtectedPaths: a.cfg.ProtectedPaths, DeclareLabel: a.cfg.DeclarationLabel, ApprovalLabel: a.cfg.ApprovalLabel,
+		ExpiredLedgerWarn: !a.cfg.FailOnExpiredLedger}
+	res, err := gate.Evaluate(in, opt)
+	if err != nil {
+		return outcome{}, err
+	}
+	blocking := 0
+	for _, t := range res.Tests {
+		if t.Decision == gate.Block {
+			blocking++
+		}
+	}
+
+	// Reports, comment, summary, check run.
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(res); err != nil {
+		return outcome{}, err
+	}
+	meta := render.GateMeta{Repository: a.cfg.GitHub.Repository, PR: p.number, HeadSHA: p.headSHA, BaseSHA: p.baseSHA,
+		RunURL: a.runURL(), ArtifactHint: fmt.Sprintf("the %s artifact and the job summary", a.cfg.ArtifactName)}
+	var full bytes.Buffer
+	if err := render.GateMarkdown(&full, res, meta, 0); err != nil {
+		return outcome{}, err
+	}
+	files := map[string][]byte{gateFile: js.Bytes(), "gate.md": full.Bytes()}
+	if err := a.writeFiles(files); err != nil {
+		return outcome{}, err
+	}
+	summaryMD, _ := a.gateSummary(res, meta)
+	if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, summaryMD); err != nil {
+		a.log.Warningf("job summary: %v", err)
+	}
+	if a.cfg.Comment && p.number > 0 {
+		_ = a.stage("Sticky comment", func() error { a.comment(ctx, p, res, meta); return nil })
+	}
+	if a.cfg.CheckRun {
+		_ = a.stage("Check run", func() error { a.checkRun(ctx, p, res, in.Tests); return nil })
+	}
+	if a.cfg.UploadArtifact {
+		_ = a.stage("Upload report artifact", func() error { a.upload(ctx, files); return nil })
+	}
+	for _, t := range res.Tests {
+		if t.Decision == gate.Block {
+			a.log.Annotate(publish.Annotation{Level: "error", Title: cutTitle("flakegate: " + string(t.Bucket) + ": " + t.Name),
+				File: fileOf(in.Tests, t.Name), Message: t.Reason})
+		}
+	}
+	out := outcome{verdict: string(res.Verdict), blocking: blocking, jsonPath: filepath.Join(a.reportDir, gateFile)}
+	if res.Verdict == gate.VerdictBlock {
+		out.exit = 1
+	}
+	a.log.Infof("flakegate gate: %s (%d blocking)", res.Verdict, blocking)
+	return out, nil
+}
+
+func cutTitle(s string) string {
+	if r := []rune(s); len(r) > maxAnnotationTitle {
+		return string(r[:maxAnnotationTitle-1]) + "…"
+	}
+	return s
+}
+
+func fileOf(tests []gate.TestInput, name string) string {
+	for _, t := range tests {
+		if t.Name == name {
+			return t.File
+		}
+	}
+	return ""
+}
+
+func (a *run) runURL() string {
+	g := a.cfg.GitHub
+	if g.ServerURL == "" || g.Repository == "" || g.RunID == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%d", g.ServerURL, g.Repository, g.RunID)
+}
+
+// pullRequest finds the PR under test. For workflow_run on a fork, whose
+// pull_requests list is empty, it looks the PR up by head SHA and checks
+// that the PR's head is that commit.
+func (a *run) pullRequest(ctx context.Context) (pr, error) {
+	ev := a.cfg.Event
+	if c := a.cfg.PullRequest; c != nil && c.Number > 0 {
+		p := pr{number: c.Number, headSHA: c.HeadSHA, baseSHA: c.BaseSHA, baseRef: c.BaseRef, body: c.Body, labels: c.Labels, fork: c.Fork}
+		if ev.WorkflowRun != nil {
+			p.untrusted = true
+			// The event lists the PR without its body and labels.
+			if err := a.fillPR(ctx, &p); err != nil {
+				return pr{}, err
+			}
+		}
+		return p, nil
+	}
+	if ev.WorkflowRun == nil {
+		// No PR: local results only (for example workflow_dispatch).
+		return pr{headSHA: a.cfg.HeadSHA}, nil
+	}
+	sha := ev.WorkflowRun.HeadSHA
+	c, err := a.client()
+	if err != nil {
+		return pr{}, err
+	}
+	prs, err := c.PullRequestsForCommit(ctx, a.repo(), sha)
+	if err != nil {
+		return pr{}, fmt.Errorf("pull request for %s: %w", sha, err)
+	}
+	for _, x := range prs {
+		if x.GetHead().GetSHA() == sha && x.GetState() == "open" {
+			p := pr{number: x.GetNumber(), headSHA: sha, untrusted: true}
+			fromGitHub(&p, x)
+			a.log.Infof("workflow_run: pull request #%d has head %s", p.number, sha)
+			return p, nil
+		}
+	}
+	return pr{}, fmt.Errorf("workflow_run: no open pull request has head %s (the PR moved on, or the run was not for a PR)", sha)
+}
+
+func (a *run) fillPR(ctx context.Context, p *pr) error {
+	c, err := a.client()
+	if err != nil {
+		return err
+	}
+	x, err := c.PullRequest(ctx, a.repo(), p.number)
+	if err != nil {
+		return err
+	}
+	if x.GetHead().GetSHA() != p.headSHA {
+		return fmt.Errorf("pull request #%d: head is %s, but the run tested %s: results are for an older commit", p.number, x.GetHead().GetSHA(), p.headSHA)
+	}
+	fromGitHub(p, x)
+	return nil
+}
+
+func fromGitHub(p *pr, x *github.PullRequest) {
+	p.baseSHA, p.baseRef, p.body = x.GetBase().GetSHA(), x.GetBase().GetRef(), x.GetBody()
+	p.fork = x.GetHead().GetRepo().GetFullName() != x.GetBase().GetRepo().GetFullName()
+	p.labels = nil
+	for _, l := range x.Labels {
+		p.labels = append(p.labels, l.GetName())
+	}
+}
+
+// side reads one side's evidence: the local globs, or else the JUnit
+// artifacts of workflow runs on that commit (every attempt).
+func (a *run) side(ctx context.Context, input string, globs []string, sha string) (*history.History, error) {
+	if len(globs) > 0 {
+		h, err := a.readLocal(ctx, globs)
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", input, err)
+		}
+		for _, s := range h.Skipped {
+			a.log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
+		}
+		return h, nil
+	}
+	if sha == "" || !a.cfg.GitHubToken.IsSet() {
+		return nil, nil
+	}
+	c, err := a.client()
+	if err != nil {
+		return nil, err
+	}
+	h, _, err := collect.GitHub(ctx, c, collect.GitHubOptions{Repo: a.repo(), HeadSHA: sha, Match: a.cfg.MatchArtifact, MaxRuns: a.cfg.MaxRuns})
+	if err != nil {
+		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
+	}
+	for _, s := range h.Skipped {
+		a.log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
+	}
+	if len(h.Runs) == 0 {
+		return nil, nil
+	}
+	return h, nil
+}
+
+// baseHistory is the base branch's recent runs, for p0: the history input,
+// and the history carried in the last report artifact.
+func (a *run) baseHistory(ctx context.Context) (*history.History, error) {
+	var h *history.History
+	if len(a.cfg.History) > 0 {
+		local, err := a.readLocal(ctx, a.cfg.History)
+		if err != nil {
+			return nil, fmt.Errorf("input history: %w", err)
+		}
+		h = local
+	}
+	if a.cfg.GitHubToken.IsSet() && a.workflowFile() != "" {
+		prev, err := a.previousReport(ctx)
+		if err != nil {
+			a.log.Noticef("base-branch history: %v; p0 rests on the base runs and the history input", err)
+		} else if prev.history != nil {
+			return history.Combine(prev.history, h, a.env.Now().Add(-keepHistory))
+		}
+	}
+	return h, nil
+}
+
+// diffAndLedger fills the diff, the collected counts and both ledgers.
+func (a *run) diffAndLedger(ctx context.Context, p pr, in *gate.Input) error {
+	if p.number > 0 {
+		c, err := a.client()
+		if err != nil {
+			return err
+		}
+		files, err := c.PullRequestFiles(ctx, a.repo(), p.number)
+		if err != nil {
+			return fmt.Errorf("files of pull request #%d: %w", p.number, err)
+		}
+		for _, f := range files {
+			in.Changes = append(in.Changes, gate.FileChange{Path: f.GetFilename(), PreviousPath: f.GetPreviousFilename(), Status: f.GetStatus(), Patch: f.GetPatch()})
+		}
+		in.ChangesKnown = true
+	} else {
+		a.log.Noticef("no pull request: the protected-path and skip-marker checks need the PR's diff and did not run")
+	}
+	var err error
+	if in.BaseLedger, err = a.ledgerAt(ctx, p.baseSHA, false); err != nil {
+		return fmt.Errorf("ledger at base: %w", err)
+	}
+	if in.HeadLedger, err = a.ledgerAt(ctx, p.headSHA, true); err != nil {
+		return fmt.Errorf("ledger at head: %w", err)
+	}
+	return nil
+}
+
+// ledgerAt reads the ledger at a commit through the contents API, or from
+// the checkout for the head when there is no API. A missing file is nil.
+func (a *run) ledgerAt(ctx context.Context, sha string, head bool) (*ledger.Ledger, error) {
+	path := a.cfg.LedgerPath
+	var data []byte
+	if a.cfg.GitHubToken.IsSet() && sha != "" {
+		c, err := a.client()
+		if err != nil {
+			return nil, err
+		}
+		data, err = c.FileContents(ctx, a.repo(), path, sha)
+		if errors.Is(err, ghapi.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		if !head {
+			return nil, nil
+		}
+		b, err := os.ReadFile(filepath.Join(a.cfg.GitHub.Workspace, path))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	l, err := ledger.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// gateSummary is the job summary: the full report, under GitHub's 1 MiB.
+func (a *run) gateSummary(res gate.Result, meta render.GateMeta) (string, error) {
+	var b bytes.Buffer
+	err := render.GateMarkdown(&b, res, meta, summaryBudget)
+	return b.String(), err
+}
+
+// comment posts or edits the sticky comment. A fork's read-only token
+// cannot comment: the summary carries the verdict instead.
+func (a *run) comment(ctx context.Context, p pr, res gate.Result, meta render.GateMeta) {
+	c, err := a.client()
+	if err != nil {
+		a.log.Warningf("PR comment: %v", err)
+		return
+	}
+	var b bytes.Buffer
+	if err := render.GateMarkdown(&b, res, meta, maxCommentChars-len(commentMarker)-1); err != nil {
+		a.log.Warningf("PR comment: %v", err)
+		return
+	}
+	cm, created, err := c.UpsertComment(ctx, a.repo(), p.number, commentMarker, b.String())
+	if errors.Is(err, ghapi.ErrReadOnly) || errors.Is(err, ghapi.ErrForbidden) {
+		a.log.Warningf("PR comment: the token cannot comment on pull request #%d (a fork's read-only token); the verdict is in the job summary", p.number)
+		if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, "\n> flakegate could not post its PR comment (read-only token); this summary is the report.\n"); err != nil {
+			a.log.Warningf("job summary: %v", err)
+		}
+		return
+	}
+	if err != nil {
+		a.log.Warningf("PR comment: %v; the verdict is in the job summary", err)
+		return
+	}
+	verb := "edited"
+	if created {
+		verb = "posted"
+	}
+	a.log.Infof("PR comment %s: %s", verb, cm.GetHTMLURL())
+}
+
+// checkRun creates a check run with an annotation per blocking test.
+func (a *run) checkRun(ctx context.Context, p pr, res gate.Result, tests []gate.TestInput) {
+	c, err := a.client()
+	if err != nil {
+		a.log.Warningf("check run: %v", err)
+		return
+	}
+	conclusion := map[gate.Verdict]string{gate.VerdictPass: "success", gate.VerdictBlock: "failure", gate.VerdictInconclusive: "neutral"}[res.Verdict]
+	var anns []*github.CheckRunAnnotation
+	for _, t := range res.Tests {
+		file := fileOf(tests, t.Name)
+		if t.Decision != gate.Block || file == "" {
+			continue // annotations need a file; the summary lists every test
+		}
+		anns = append(anns, &github.CheckRunAnnotation{
+			Path: github.String(file), StartLine: github.Int(1), EndLine: github.Int(1),
+			AnnotationLevel: github.String("failure"), Title: github.String(cutTitle(t.Name)), Message: github.String(t.Reason)})
+	}
+	var summary bytes.Buffer
+	_ = render.GateMarkdown(&summary, res, render.GateMeta{PR: p.number, HeadSHA: p.headSHA}, 65535)
+	_, err = c.CreateCheckRun(ctx, a.repo(), ghapi.CheckRunSpec{Name: "flakegate", HeadSHA: p.headSHA, Status: "completed", Conclusion: conclusion,
+		Title: "flakegate: " + string(res.Verdict), Summary: summary.String(), Annotations: anns})
+	if err != nil {
+		a.log.Warningf("check run: %v", err)
+	}
+}
+

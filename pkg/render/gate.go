@@ -1,0 +1,242 @@
+package render
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// GateMeta is what the gate's Markdown says about where it ran.
+type GateMeta struct {
+	Repository string
+	PR         int
+	HeadSHA    string
+	BaseSHA    string
+	RunURL     string // the workflow run, for "the rest is in"
+	// ArtifactHint names where the full report is, e.g. "the
+	// flakegate-report artifact".
+	ArtifactHint string
+}
+
+// gateLevel is how much of each section a rendering keeps.
+type gateLevel struct {
+	items  int  // rows kept per section; -1 for all
+	traces bool // SPRT traces and reasons in <details>
+}
+
+// GateMarkdown writes the gate's PR comment or job summary. It opens with
+// the verdict, then lists blocking tests (bucket, tallies, p0 and SPRT
+// trace), property violations, ledger changes, pre-existing flakes, and
+// tests whose attribution is undefined or undecided. With maxBytes > 0 the
+// output never exceeds it: traces go first, then rows from the end of each
+// section, and a note says what was cut and where the rest is.
+func GateMarkdown(w io.Writer, r gate.Result, m GateMeta, maxBytes int) error {
+	levels := []gateLevel{{-1, true}, {-1, false}}
+	for _, n := range []int{200, 100, 50, 20, 10, 5, 2, 1, 0} {
+		levels = append(levels, gateLevel{n, false})
+	}
+	var out string
+	for i, lv := range levels {
+		out = gateDoc(r, m, lv, i > 0)
+		if maxBytes <= 0 || len(out) <= maxBytes {
+			break
+		}
+	}
+	if maxBytes > 0 && len(out) > maxBytes {
+		note := "\n\n_Cut to fit; the full report is in " + hint(m) + "._\n"
+		out = cutToBytes(out, maxBytes-len(note)) + note
+	}
+	_, err := io.WriteString(w, out)
+	return err
+}
+
+func hint(m GateMeta) string {
+	h := m.ArtifactHint
+	if h == "" {
+		h = "the report artifact"
+	}
+	if m.RunURL != "" && isSafeURL(m.RunURL) {
+		h += " of [this run](" + m.RunURL + ")"
+	}
+	return h
+}
+
+// isSafeURL accepts the plain https URLs the action builds itself.
+func isSafeURL(u string) bool {
+	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
+		return false
+	}
+	return !strings.ContainsAny(u, " ()<>\"'`\n\r[]")
+}
+
+var verdictIcon = map[gate.Verdict]string{gate.VerdictPass: "✅", gate.VerdictBlock: "❌", gate.VerdictInconclusive: "⚠️"}
+
+func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
+	var b strings.Builder
+	by := map[gate.Decision][]gate.TestResult{}
+	var preexisting []gate.TestResult
+	for _, t := range r.Tests {
+		if t.Decision == gate.Pass && (t.Bucket == gate.PreExistingFlake || t.Bucket == gate.FlakeNotReproduced) {
+			preexisting = append(preexisting, t)
+			continue
+		}
+		by[t.Decision] = append(by[t.Decision], t)
+	}
+	fmt.Fprintf(&b, "## %s flakegate: %s\n\n", verdictIcon[r.Verdict], r.Verdict)
+	fmt.Fprintf(&b, "**%d blocking**, %d exempt by the ledger, %s, %d with a red base, %d undecided, %s, %s; %s compared",
+		len(by[gate.Block]), len(by[gate.Exempt]), plural(len(preexisting), "pre-existing flake", "pre-existing flakes"), len(by[gate.Invalid]),
+		len(by[gate.Inconclusive]), plural(len(r.Properties), "property violation", "property violations"),
+		plural(countErrors(r), "ledger error", "ledger errors"), plural(len(r.Tests), "test", "tests"))
+	if m.HeadSHA != "" {
+		fmt.Fprintf(&b, " at head `%s`", shortSHA(m.HeadSHA))
+		if m.BaseSHA != "" {
+			fmt.Fprintf(&b, " against base `%s`", shortSHA(m.BaseSHA))
+		}
+	}
+	b.WriteString(".\n")
+	if shortened {
+		fmt.Fprintf(&b, "\n> Shortened to fit; every test, trace and reason is in %s.\n", hint(m))
+	}
+
+	section(&b, "Blocking", by[gate.Block], lv, true)
+	if len(r.Properties) > 0 {
+		b.WriteString("\n### Property violations\n\n")
+		for i, v := range r.Properties {
+			if lv.items >= 0 && i >= lv.items {
+				fmt.Fprintf(&b, "- … and %d more\n", len(r.Properties)-i)
+				break
+			}
+			where := ""
+			if v.Path != "" {
+				where = " `" + codeSafe(v.Path) + "`"
+				if v.Line > 0 {
+					where = " `" + codeSafe(v.Path) + ":" + strconv.Itoa(v.Line) + "`"
+				}
+			}
+			fmt.Fprintf(&b, "- **%s**%s: %s\n", EscapeMarkdown(v.Check), where, EscapeMarkdown(Truncate(v.Message, 400)))
+		}
+	}
+	if len(r.Ledger) > 0 {
+		b.WriteString("\n### Quarantine ledger\n\n")
+		for i, f := range r.Ledger {
+			if lv.items >= 0 && i >= lv.items {
+				fmt.Fprintf(&b, "- … and %d more\n", len(r.Ledger)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s **%s**: %s\n", EscapeMarkdown(string(f.Severity)), EscapeMarkdown(f.Rule), EscapeMarkdown(Truncate(f.Message, 400)))
+		}
+	}
+	section(&b, "Undecided", by[gate.Inconclusive], lv, true)
+	section(&b, "Red base: attribution undefined", by[gate.Invalid], lv, false)
+	section(&b, "Exempt by the ledger", by[gate.Exempt], lv, false)
+	section(&b, "Pre-existing flakes (not blocking)", preexisting, lv, true)
+	if len(r.Reasons) > 0 && lv.traces {
+		b.WriteString("\n<details><summary>Reasons for the verdict</summary>\n\n")
+		for _, s := range r.Reasons {
+			fmt.Fprintf(&b, "- %s\n", EscapeMarkdown(Truncate(s, 600)))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	fmt.Fprintf(&b, "\n<sub>SPRT: p1 %s, α %s, β %s, p0 floor %s; inconclusive → %s.</sub>\n",
+		num(r.Params.P1), num(r.Params.Alpha), num(r.Params.Beta), num(r.Params.P0Floor), EscapeMarkdown(string(r.Params.OnInconclusive)))
+	return b.String()
+}
+
+func countErrors(r gate.Result) int {
+	n := 0
+	for _, f := range r.Ledger {
+		if f.Severity == "error" {
+			n++
+		}
+	}
+	return n
+}
+
+func num(x float64) string { return strconv.FormatFloat(x, 'g', 4, 64) }
+
+// section writes a table of tests, and their reasons and traces when the
+// level keeps them.
+func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateLevel, withTrace bool) {
+	if len(tests) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n### %s (%d)\n\n| test | bucket | base failed | head failed | p0 | SPRT |\n|---|---|---|---|---|---|\n", title, len(tests))
+	kept := tests
+	if lv.items >= 0 && len(kept) > lv.items {
+		kept = kept[:lv.items]
+	}
+	for _, t := range kept {
+		sprt := "–"
+		if t.SPRT != nil {
+			sprt = fmt.Sprintf("%s (LLR %.3f)", t.SPRT.Decision, t.SPRT.LLR)
+		}
+		fmt.Fprintf(b, "| %s | %s | %d/%d | %d/%d | %s | %s |\n", cell(t.Name, 120), EscapeMarkdown(string(t.Bucket)),
+			t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, p0Cell(t.P0), EscapeMarkdown(sprt))
+	}
+	if len(kept) < len(tests) {
+		fmt.Fprintf(b, "\n… and %d more.\n", len(tests)-len(kept))
+	}
+	if !lv.traces {
+		return
+	}
+	for _, t := range kept {
+		fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n%s\n", EscapeMarkdown(Truncate(t.Name, 200)), EscapeMarkdown(Truncate(t.Reason, 1200)))
+		if withTrace && t.SPRT != nil && len(t.SPRT.Trace) > 0 {
+			b.WriteString("\n| run | outcome | step | cumulative LLR |\n|---|---|---|---|\n")
+			for i, s := range t.SPRT.Trace {
+				o := "fail"
+				if s.Passed {
+					o = "pass"
+				}
+				fmt.Fprintf(b, "| %d | %s | %+.3f | %+.3f |\n", i+1, o, s.Step, s.Cumulative)
+			}
+		}
+		b.WriteString("\n</details>\n")
+	}
+}
+
+func p0Cell(p gate.P0) string {
+	return fmt.Sprintf("%.3f (%d/%d runs)", p.Estimate, p.Failures, p.Runs)
+}
+
+// codeSafe makes text safe inside a one-backtick code span.
+func codeSafe(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(Truncate(s, 200))
+}
+
+// TrendMarkdown writes the comparison with the previous report: new,
+// resolved, worsened and improved tests.
+func TrendMarkdown(w io.Writer, t *score.Trend) error {
+	if t == nil {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n### Trend since the report of %s\n\n", t.PreviousAt.UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "%d new, %d resolved, %d worse, %d better; flaky tests %+d.\n", len(t.New), len(t.Resolved), len(t.Worsened), len(t.Improved), t.FlakyDelta)
+	for _, s := range []struct {
+		title string
+		list  []score.TrendEntry
+	}{{"New", t.New}, {"Worse", t.Worsened}, {"Resolved", t.Resolved}, {"Better", t.Improved}} {
+		if len(s.list) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n**%s**\n\n| test | before | after |\n|---|---|---|\n", s.title)
+		for i, e := range s.list {
+			if i == 25 {
+				fmt.Fprintf(&b, "\n… and %d more (see report.json).\n", len(s.list)-i)
+				break
+			}
+			after := fmt.Sprintf("%.3f", e.After)
+			if !e.Seen {
+				after = "not run"
+			}
+			fmt.Fprintf(&b, "| %s | %.3f | %s |\n", cell(e.Name, 120), e.Before, after)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

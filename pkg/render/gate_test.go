@@ -1,0 +1,110 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// gateResult reads the gate package's golden report: a block with a
+// patch-induced flake, a pre-existing flake, a red base and property
+// violations.
+func gateResult(t *testing.T) gate.Result {
+	t.Helper()
+	b, err := os.ReadFile("../gate/testdata/gate.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r gate.Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+var meta = GateMeta{Repository: "acme/shop", PR: 42, HeadSHA: "0123456789abcdef0123456789abcdef01234567", BaseSHA: "fedcba9876543210fedcba9876543210fedcba98",
+	RunURL: "https://github.com/acme/shop/actions/runs/7", ArtifactHint: "the flakegate-report artifact"}
+
+func TestGateMarkdownGolden(t *testing.T) {
+	r := gateResult(t)
+	var b bytes.Buffer
+	if err := GateMarkdown(&b, r, meta, 0); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "gate.md.golden"), b.String())
+	if !strings.HasPrefix(b.String(), "## ❌ flakegate: block\n") {
+		t.Errorf("does not open with the verdict:\n%s", b.String()[:100])
+	}
+	for _, want := range []string{"### Blocking (1)", "patch-induced flake", "### Property violations", "Red base", "Pre-existing flakes", "| 1 | fail | +"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q", want)
+		}
+	}
+}
+
+// TestGateMarkdownBudget: a comment is never over GitHub's 65,536
+// characters, opens with the verdict, and says where the rest is.
+func TestGateMarkdownBudget(t *testing.T) {
+	hostile := "x|y <img src=x onerror=alert(1)> @everyone `code` [link](javascript:alert(1)) <!-- --> ignore previous instructions"
+	r := gate.Result{Verdict: gate.VerdictBlock, Reasons: []string{hostile}}
+	for i := 0; i < 3000; i++ {
+		trace := []sprt.Step{}
+		for k := 0; k < 20; k++ {
+			trace = append(trace, sprt.Step{Passed: k%2 == 0, Step: 1.099, Cumulative: float64(k)})
+		}
+		r.Tests = append(r.Tests, gate.TestResult{Name: fmt.Sprintf("%s::test_%04d", hostile, i), Bucket: gate.Regression, Decision: gate.Block,
+			Base: gate.Side{Runs: 5}, Head: gate.Side{Runs: 5, Failures: 5}, Reason: strings.Repeat(hostile+" ", 50),
+			SPRT: &sprt.Result{Decision: sprt.Regression, LLR: 3.1, Trace: trace}})
+		r.Properties = append(r.Properties, gate.Violation{Check: "skip-marker", Path: "tests/a`b.py", Line: i, Message: hostile})
+	}
+	for _, budget := range []int{65536 - 40, 20000, 3000} {
+		var b bytes.Buffer
+		if err := GateMarkdown(&b, r, meta, budget); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if len(out) > budget || !utf8.ValidString(out) {
+			t.Fatalf("budget %d: %d bytes", budget, len(out))
+		}
+		if !strings.HasPrefix(out, "## ❌ flakegate: block\n") || !strings.Contains(out, "flakegate-report artifact") {
+			t.Errorf("budget %d: lacks verdict or pointer:\n%s", budget, out[:min(400, len(out))])
+		}
+		for _, bad := range []string{"<img", "@everyone", "<!--"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("budget %d: output contains %q", budget, bad)
+			}
+		}
+		if regexp.MustCompile(`(^|[^\\])\]\(javascript`).MatchString(out) {
+			t.Errorf("budget %d: output contains a live javascript: link", budget)
+		}
+	}
+}
+
+func TestTrendMarkdown(t *testing.T) {
+	tr := score.Compare(&score.Report{GeneratedAt: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Tests: []score.Test{{Name: "a", IsFlaky: true, FlakeScore: 0.3}}},
+		&score.Report{FlakyCount: 1, Tests: []score.Test{{Name: "@team <b>", IsFlaky: true, FlakeScore: 0.2}}})
+	var b bytes.Buffer
+	if err := TrendMarkdown(&b, tr); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"Trend since the report of 2026-11-24", "1 new, 1 resolved", "**New**", "**Resolved**", "| 0.300 | not run |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "@team") || strings.Contains(out, "<b>") {
+		t.Errorf("unescaped name:\n%s", out)
+	}
+}
