@@ -126,7 +126,9 @@ func reportDir(cfg *config.Config) string {
 	return d
 }
 
-func (a *run) repo() ghapi.Repo { return ghapi.Repo{Owner: a.cfg.GitHub.Owner, Name: a.cfg.GitHub.Repo} }
+func (a *run) repo() ghapi.Repo {
+	return ghapi.Repo{Owner: a.cfg.GitHub.Owner, Name: a.cfg.GitHub.Repo}
+}
 
 // client returns the GitHub client, creating it on first use.
 func (a *run) client() (*ghapi.Client, error) {

@@ -410,4 +410,3 @@ func (a *run) checkRun(ctx context.Context, p pr, res gate.Result, tests []gate.
 		a.log.Warningf("check run: %v", err)
 	}
 }
-

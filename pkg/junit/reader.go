@@ -17,15 +17,15 @@ import (
 // intern table of names between files, so one Reader per goroutine parses a
 // history with few allocations. A Reader is not safe for concurrent use.
 type Reader struct {
-	buf    []byte
-	pos    int // next unread byte in buf
-	end    int // end of valid data in buf
-	eof    bool
-	rerr   error
-	lines  int // newlines in bytes already dropped from buf
-	src    io.Reader
-	file   string
-	intern map[string]string
+	buf                 []byte
+	pos                 int // next unread byte in buf
+	end                 int // end of valid data in buf
+	eof                 bool
+	rerr                error
+	lines               int // newlines in bytes already dropped from buf
+	src                 io.Reader
+	file                string
+	intern              map[string]string
 	lastClass, lastFile string
 	names, prevNames    []string // testcase names of this file and the last
 	cursor              int      // next expected position in prevNames
