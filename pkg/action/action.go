@@ -56,18 +56,23 @@ func Run(ctx context.Context, env Env) int {
 		env.Now = time.Now
 	}
 	log := publish.NewLog(env.Stdout, env.Getenv)
-	for _, s := range config.Secrets(env.Getenv) {
-		log.Mask(s)
+	masked := map[string]bool{}
+	mask := func(secrets []string) {
+		for _, s := range secrets {
+			if !masked[s] {
+				masked[s] = true
+				log.Mask(s)
+			}
+		}
 	}
+	mask(config.Secrets(env.Getenv))
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		log.Errorf("flakegate: configuration: %v", err)
 		fail(log, env.Getenv("GITHUB_OUTPUT"), "")
 		return 1
 	}
-	for _, s := range cfg.Secrets() {
-		log.Mask(s)
-	}
+	mask(cfg.Secrets())
 	for _, n := range cfg.Notices {
 		log.Noticef("%s", n)
 	}
