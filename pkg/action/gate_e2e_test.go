@@ -1,0 +1,193 @@
+package action
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+)
+
+var (
+	headSHA = ghfake.SHA("head")
+	baseSHA = ghfake.SHA("base")
+)
+
+// junitRun is one run's JUnit document with the given failing tests.
+func junitRun(sha string, run int, failing map[string]bool) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0"?><testsuite name="tests" timestamp="2026-11-29T10:%02d:00"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties>`, run%60, sha, run)
+	for _, name := range []string{"test_list", "test_login", "test_ws_reconnect", "<img src=x onerror=alert(1)>@everyone"} {
+		if failing[name] {
+			fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"><failure message="AssertionError: boom @maintainers"/></testcase>`, escapeAttr(name))
+		} else {
+			fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"/>`, escapeAttr(name))
+		}
+	}
+	b.WriteString(`</testsuite>`)
+	return []byte(b.String())
+}
+
+func escapeAttr(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&quot;").Replace(s)
+}
+
+// writeSide writes K runs into the workspace; fails[name] is how many of
+// the runs fail for that test.
+func writeSide(t *testing.T, dir, side, sha string, k int, fails map[string]int) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	for i := 0; i < k; i++ {
+		failing := map[string]bool{}
+		for n, f := range fails {
+			failing[n] = i < f
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.xml", side, i)), junitRun(sha, 100*len(side)+i, failing), 0o644)
+	}
+}
+
+func prPayload(headRepo string) map[string]any {
+	var repo any = map[string]any{"full_name": headRepo}
+	if headRepo == "" {
+		repo = nil
+	}
+	return map[string]any{
+		"action": "synchronize", "number": 42,
+		"pull_request": map[string]any{
+			"number": 42, "state": "open", "body": "Cache the login page.", "labels": []any{},
+			"head": map[string]any{"ref": "fix", "sha": headSHA, "repo": repo},
+			"base": map[string]any{"ref": "main", "sha": baseSHA, "repo": map[string]any{"full_name": repoName}},
+		},
+		"repository": map[string]any{"full_name": repoName},
+	}
+}
+
+const ledgerYAML = `version: 1
+entries:
+  - test: "tests.test_app::test_ws_reconnect"
+    signature: "sha256:00000000"
+    owner: "@realtime-team"
+    issue: "https://github.com/acme/shop/issues/12"
+    replacement: "tests.test_app::test_ws_reconnect_once"
+    evidence: {p_flake_baseline: 0.30, p_regression: 0.90, alpha: 0.05, beta: 0.05,
+               llr_trace: [[false, 1.099, 1.099], [true, -1.946, -0.847], [true, -1.946, -2.793], [true, -1.946, -4.739]], decision: FLAKE}
+    release_triggers: [scope_file_changed, signature_changed]
+`
+
+func gateRepo(t *testing.T, s *ghfake.Server, headRepo string) *ghfake.Repo {
+	t.Helper()
+	repo := s.Repo(repoName)
+	repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, HeadRepo: headRepo, Body: "Cache the login page.",
+		Files: []ghfake.File{{Filename: "app/login.py", Status: "modified", Patch: "@@ -1,2 +1,3 @@\n def login():\n+    cache.clear()\n     return page\n"}}})
+	repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(ledgerYAML))
+	repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(ledgerYAML))
+	return repo
+}
+
+// TestGatePullRequest: a patch makes test_login flaky while
+// test_ws_reconnect was already flaky. The gate blocks on the first only,
+// posts one sticky comment and edits it on the next run, and exits 1.
+func TestGatePullRequest(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+
+	inputs := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head", "history": "results/history/*.xml", "check-run": "true"}
+	for attempt := 1; attempt <= 2; attempt++ {
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, map[string]int{"test_ws_reconnect": 2})
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, map[string]int{"test_login": 3, "test_ws_reconnect": 2})
+		writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, map[string]int{"test_ws_reconnect": 12})
+		if code := r.run(); code != 1 {
+			t.Fatalf("attempt %d: exit %d, want 1 (block)\n%s", attempt, code, r.stdout.String())
+		}
+		out := r.outputs()
+		if out["verdict"] != "block" || out["blocking-count"] != "1" {
+			t.Errorf("outputs = %v", out)
+		}
+		if _, err := os.Stat(out["report-json"]); err != nil {
+			t.Errorf("report-json: %v", err)
+		}
+		if sum := r.summary(); !strings.Contains(sum, "flakegate: block") || !strings.Contains(sum, "test\\_login") {
+			t.Errorf("summary:\n%s", sum)
+		}
+		if !strings.Contains(r.stdout.String(), "::error") {
+			t.Error("no error annotation for the blocking test")
+		}
+	}
+	comments := repo.Comments(42)
+	if len(comments) != 1 {
+		t.Fatalf("%d comments, want one sticky comment edited in place", len(comments))
+	}
+	body := comments[0].Body
+	for _, want := range []string{"## ❌ flakegate: block", "test\\_login", "patch-induced flake", "Pre-existing flakes", "test\\_ws\\_reconnect", commentMarker} {
+		if !strings.Contains(body, want) {
+			t.Errorf("comment lacks %q:\n%s", want, body)
+		}
+	}
+	for _, bad := range []string{"<img", "@everyone", "@maintainers"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("comment contains %q", bad)
+		}
+	}
+	if len(body) > maxCommentChars {
+		t.Errorf("comment is %d characters", len(body))
+	}
+	runs := repo.CheckRuns()
+	if len(runs) != 2 || runs[0].Conclusion != "failure" {
+		t.Errorf("check runs = %+v", runs)
+	}
+}
+
+// TestGateForkWorkflowRun: a fork PR's results arrive through workflow_run,
+// whose pull_requests list is empty. The gate finds the PR by head SHA,
+// reads both sides from run artifacts, and comments. With a read-only token
+// the comment falls back to the summary.
+func TestGateForkWorkflowRun(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		token    string
+		comments int
+	}{{"write token", ghfake.Token, 1}, {"read-only token", ghfake.ReadOnlyToken, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ghfake.New(t)
+			s.SetClock(func() time.Time { return now })
+			repo := gateRepo(t, s, "forker/shop")
+			for i := 0; i < 5; i++ {
+				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+				repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), nil)}})
+				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+				repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_login": true})}})
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+			payload := map[string]any{"action": "completed", "workflow_run": map[string]any{
+				"id": 999, "name": "CI", "workflow_id": 1, "run_attempt": 1, "event": "pull_request", "status": "completed", "conclusion": "failure",
+				"head_sha": headSHA, "head_branch": "fix", "head_repository": map[string]any{"full_name": "forker/shop"},
+				"repository": map[string]any{"full_name": repoName}, "pull_requests": []any{}},
+				"repository": map[string]any{"full_name": repoName}}
+			r := newRunner(t, s, self.ID, "workflow_run", payload, nil)
+			r.env["INPUT_GITHUB-TOKEN"] = tc.token
+			code := r.run()
+			if code != 1 {
+				t.Fatalf("exit %d, want 1 (regression)\n%s", code, r.stdout.String())
+			}
+			if out := r.outputs(); out["verdict"] != "block" {
+				t.Errorf("outputs = %v", out)
+			}
+			if !strings.Contains(r.stdout.String(), "pull request #42 has head") {
+				t.Errorf("PR not found by head SHA:\n%s", r.stdout.String())
+			}
+			if got := len(repo.Comments(42)); got != tc.comments {
+				t.Errorf("%d comments, want %d", got, tc.comments)
+			}
+			if tc.comments == 0 && (!strings.Contains(r.stdout.String(), "::warning") || !strings.Contains(r.summary(), "could not post its PR comment")) {
+				t.Errorf("read-only token: no warning or summary fallback:\n%s", r.stdout.String())
+			}
+		})
+	}
+}
