@@ -60,7 +60,7 @@ func newRunner(t *testing.T, s *ghfake.Server, runID int64, event string, payloa
 		"GITHUB_RUN_ID": fmt.Sprint(runID), "GITHUB_RUN_ATTEMPT": "1", "GITHUB_RUN_NUMBER": "7", "GITHUB_JOB": "flakegate", "GITHUB_ACTOR": "octocat",
 		"GITHUB_API_URL": strings.TrimSuffix(s.URL, "/"), "GITHUB_SERVER_URL": "https://github.com", "GITHUB_GRAPHQL_URL": s.URL + "graphql",
 		"GITHUB_WORKSPACE": filepath.Join(dir, "workspace"),
-		"GITHUB_OUTPUT": filepath.Join(dir, "file_commands", "set_output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "file_commands", "step_summary"),
+		"GITHUB_OUTPUT":    filepath.Join(dir, "file_commands", "set_output"), "GITHUB_STEP_SUMMARY": filepath.Join(dir, "file_commands", "step_summary"),
 		"GITHUB_RETENTION_DAYS": "90", "RUNNER_TEMP": filepath.Join(dir, "runner_temp"),
 		"ACTIONS_RUNTIME_TOKEN": s.RuntimeTokenFor(repoName, runID), "ACTIONS_RUNTIME_URL": s.ResultsURL, "ACTIONS_RESULTS_URL": s.ResultsURL,
 	} {
