@@ -134,8 +134,7 @@ func (h *History) finalize() {
 		for i := range t.Cells {
 			t.Cells[i].Run = remap[t.Cells[i].Run]
 		}
-		slices.SortFunc(t.Cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
-		t.Cells = foldCells(t.Cells)
+		t.Cells = foldCells(sortCells(t.Cells))
 		sortSigs(t)
 		for _, c := range t.Cells {
 			r := &h.Runs[c.Run]
@@ -148,6 +147,44 @@ func (h *History) finalize() {
 		}
 	}
 	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// sortCells sorts cells by run. Cells arrive as a few ascending runs, one
+// per builder, so it merges those runs instead of sorting from scratch.
+func sortCells(cells []Cell) []Cell {
+	var bounds []int
+	for i := 1; i < len(cells); i++ {
+		if cells[i].Run < cells[i-1].Run {
+			bounds = append(bounds, i)
+		}
+	}
+	if len(bounds) == 0 {
+		return cells
+	}
+	if len(bounds) > 8 {
+		slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
+		return cells
+	}
+	out := cells[:bounds[0]:bounds[0]]
+	buf := make([]Cell, 0, len(cells))
+	bounds = append(bounds, len(cells))
+	for k := 0; k+1 < len(bounds); k++ {
+		next := cells[bounds[k]:bounds[k+1]]
+		buf = buf[:0]
+		i, j := 0, 0
+		for i < len(out) && j < len(next) {
+			if next[j].Run < out[i].Run {
+				buf = append(buf, next[j])
+				j++
+			} else {
+				buf = append(buf, out[i])
+				i++
+			}
+		}
+		buf = append(append(buf, out[i:]...), next[j:]...)
+		out = append([]Cell(nil), buf...)
+	}
+	return out
 }
 
 // sortSigs orders a test's signatures by count, then first appearance, and

@@ -89,7 +89,8 @@ type Builder struct {
 type pending struct {
 	test        int32
 	suite       *junit.Suite
-	props       junit.Props
+	props       junit.Props // testcase-level properties, when hasProps
+	hasProps    bool
 	pass, fail  uint16
 	skip        uint16
 	dur         time.Duration
@@ -186,7 +187,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	pass, fail, skip := c.Attempts()
-	p := pending{test: ti, suite: c.Suite, props: c.Props, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
+	p := pending{test: ti, suite: c.Suite, props: c.Props, hasProps: c.Props != (junit.Props{}), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
 		dur: c.Duration, file: c.File, line: c.Line, hasLocation: c.File != ""}
 	b.pend = append(b.pend, p)
 	pi := int32(len(b.pend) - 1)
@@ -238,7 +239,7 @@ func (b *Builder) commit(src Source) {
 	var last resolved
 	bySuite := map[*junit.Suite]resolved{}
 	resolve := func(p *pending) resolved {
-		if p.props == (junit.Props{}) {
+		if !p.hasProps {
 			if p.suite == lastSuite {
 				return last
 			}
@@ -271,7 +272,7 @@ func (b *Builder) commit(src Source) {
 			r.Time = run.Time
 		}
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
-		if p.props == (junit.Props{}) {
+		if !p.hasProps {
 			bySuite[p.suite] = res
 			lastSuite, last = p.suite, res
 		}

@@ -2,9 +2,12 @@ package history
 
 import (
 	"bytes"
+	stdcmp "cmp"
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +115,24 @@ func TestLoadSynthetic(t *testing.T) {
 	for _, c := range h.Tests[4].Cells {
 		if !c.Mixed() {
 			t.Errorf("retried test cell %+v is not mixed", c)
+		}
+	}
+}
+
+func TestSortCells(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 200; trial++ {
+		var cells []Cell
+		for run := 0; run < 1+rng.IntN(12); run++ {
+			start := int32(rng.IntN(50))
+			for i := 0; i < rng.IntN(20); i++ {
+				start += int32(1 + rng.IntN(3))
+				cells = append(cells, Cell{Run: start, Pass: uint16(i)})
+			}
+		}
+		got := sortCells(slices.Clone(cells))
+		if len(got) != len(cells) || !slices.IsSortedFunc(got, func(a, b Cell) int { return stdcmp.Compare(a.Run, b.Run) }) {
+			t.Fatalf("sortCells(%v) = %v", cells, got)
 		}
 	}
 }

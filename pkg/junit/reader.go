@@ -61,7 +61,8 @@ type Reader struct {
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
 
-	scratch []byte
+	spans   []attr // attributes of the tag just scanned
+	scratch []byte // decoded attribute values of that tag
 	totals  Totals
 }
 
@@ -434,8 +435,8 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // skipUntil consumes through the terminator, feeding the skipped bytes to
 // the capture when asked (CDATA).
 func (r *Reader) skipUntil(term string, keep bool) error {
+	startLine := 0 // counted only when the section spans reads
 	start := r.pos
-	startLine := r.lineAt(start)
 	r.pos += 2
 	t := []byte(term)
 	for {
@@ -446,6 +447,9 @@ func (r *Reader) skipUntil(term string, keep bool) error {
 			}
 			r.pos += i + len(t)
 			return nil
+		}
+		if startLine == 0 {
+			startLine = r.lineAt(start)
 		}
 		// Keep the last len(t)-1 bytes: the terminator may straddle reads.
 		safe := r.end - (len(t) - 1)
@@ -482,51 +486,18 @@ func (r *Reader) bang() error {
 	return r.errf(r.pos, "malformed markup %q", clip(rest, 12))
 }
 
-// tagEnd finds the '>' closing the tag at pos, outside quotes, reading more
-// input as needed. It returns the offset of '>' from pos.
+// tagEnd finds the '>' closing the end tag at pos, reading more input as
+// needed, and returns its offset from pos.
 func (r *Reader) tagEnd() (int, error) {
-	// Fast path: the first '>' closes the tag when no quote before it is
-	// left open, which is every tag without '>' in an attribute value.
-	if b := r.buf[r.pos:r.end]; len(b) > 1 {
-		if j := bytes.IndexByte(b[1:], '>'); j >= 0 {
-			head := b[1 : 1+j]
-			if bytes.IndexByte(head, '\'') < 0 && bytes.Count(head, []byte{'"'})%2 == 0 && bytes.IndexByte(head, '<') < 0 {
-				return j + 1, nil
-			}
-		}
-	}
-	var quote byte
-	i := 1
 	for {
-		b := r.buf[r.pos:r.end]
-		for i < len(b) {
-			c := b[i]
-			if quote != 0 {
-				j := bytes.IndexByte(b[i:], quote)
-				if j < 0 {
-					i = len(b)
-					break
-				}
-				i += j + 1
-				quote = 0
-				continue
-			}
-			switch c {
-			case '"', '\'':
-				quote = c
-			case '>':
-				return i, nil
-			case '<':
-				return 0, r.errf(r.pos+i, "'<' inside a tag")
-			}
-			i++
+		if i := bytes.IndexByte(r.buf[r.pos:r.end], '>'); i >= 0 {
+			return i, nil
 		}
-		if i > maxTagBytes {
+		if r.end-r.pos > maxTagBytes {
 			return 0, r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
 		}
-		startLine := r.lineAt(r.pos)
 		if !r.fill(r.pos) {
-			return 0, &ParseError{File: r.file, Line: startLine, Msg: "unexpected end of file inside a tag (truncated file?)"}
+			return 0, r.errf(r.pos, "unexpected end of file inside a tag (truncated file?)")
 		}
 	}
 }
@@ -550,8 +521,10 @@ func (r *Reader) endTag(fn func(*Case) error) error {
 	if err != nil {
 		return err
 	}
-	tag := r.buf[r.pos+2 : r.pos+gt]
-	name := bytes.TrimRight(tag, " \t\r\n")
+	name := r.buf[r.pos+2 : r.pos+gt]
+	for len(name) > 0 && isSpace(name[len(name)-1]) {
+		name = name[:len(name)-1]
+	}
 	if len(r.stack) == 0 {
 		return r.errf(r.pos, "closing tag </%s> with no open element", clip(name, 40))
 	}
@@ -564,23 +537,13 @@ func (r *Reader) endTag(fn func(*Case) error) error {
 }
 
 func (r *Reader) startTag(fn func(*Case) error) error {
-	gt, err := r.tagEnd()
+	gt, n, err := r.scanTag()
 	if err != nil {
 		return err
 	}
-	tag := r.buf[r.pos+1 : r.pos+gt]
 	at := r.pos
-	selfClose := len(tag) > 0 && tag[len(tag)-1] == '/'
-	if selfClose {
-		tag = tag[:len(tag)-1]
-	}
-	n := 0
-	for n < len(tag) && isNameByte(tag[n]) {
-		n++
-	}
-	if n == 0 {
-		return r.errf(at, "malformed start tag %q", clip(tag, 40))
-	}
+	tag := r.buf[r.pos+1 : r.pos+gt]
+	selfClose := tag[len(tag)-1] == '/'
 	name := tag[:n]
 	if len(r.stack) == 0 {
 		if r.rootDone {
@@ -597,7 +560,7 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	kind := elemKindOf(name)
 	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: n, kind: kind})
 	r.nameArena = append(r.nameArena, name...)
-	if err := r.open(kind, tag[n:], at); err != nil {
+	if err := r.open(kind, at); err != nil {
 		return err
 	}
 	r.pos += gt + 1
@@ -608,68 +571,133 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	return nil
 }
 
-// attrs calls fn for each attribute in s.
-func (r *Reader) attrs(s []byte, at int, fn func(name, value []byte)) error {
+// attr is one attribute of the start tag being read. Both slices are valid
+// until the next tag.
+type attr struct{ name, value []byte }
+
+// errMore asks scanTag's caller to read more input and scan again.
+var errMore = errors.New("more input needed")
+
+// scanTag reads the start tag at pos in one pass: its name, and each
+// attribute into r.spans, with entity references decoded. It returns the
+// offset of the closing '>' from pos and the name's length. A tag that
+// runs past the window is scanned again after reading more.
+func (r *Reader) scanTag() (gt, nameLen int, err error) {
 	for {
-		name, v, err := r.nextAttr(&s, at)
-		if name == nil || err != nil {
-			return err
+		gt, nameLen, err = r.scanTagOnce()
+		if err != errMore {
+			return gt, nameLen, err
 		}
-		fn(name, v)
+		if r.end-r.pos > maxTagBytes {
+			return 0, 0, r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
+		}
+		if !r.fill(r.pos) {
+			// fill kept the tag: pos is still its start.
+			return 0, 0, r.errf(r.pos, "unexpected end of file inside a tag (truncated file?)")
+		}
 	}
 }
 
-// nextAttr parses the next attribute from *s and advances it. Entity
-// references in the value are decoded only when present; the value is valid
-// until the next call. It returns a nil name at the end.
-func (r *Reader) nextAttr(s *[]byte, at int) (name, value []byte, err error) {
-	b := *s
-	i := 0
-	for i < len(b) && isSpace(b[i]) {
+func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
+	b := r.buf[r.pos:r.end]
+	at := r.pos
+	r.spans = r.spans[:0]
+	r.scratch = r.scratch[:0]
+	i := 1
+	for i < len(b) && nameByte[b[i]] {
 		i++
 	}
+	nameLen = i - 1
 	if i == len(b) {
-		return nil, nil, nil
+		return 0, 0, errMore
 	}
-	if i == 0 {
-		return nil, nil, r.errf(at, "attributes must be separated by white space near %q", clip(b, 20))
+	if nameLen == 0 {
+		return 0, 0, r.errf(at, "malformed start tag %q", clip(b[1:], 40))
 	}
-	b = b[i:]
-	n := 0
-	for n < len(b) && isNameByte(b[n]) {
-		n++
-	}
-	if n == 0 {
-		return nil, nil, r.errf(at, "malformed attribute near %q", clip(b, 20))
-	}
-	name = b[:n]
-	b = trimSpace(b[n:])
-	if len(b) == 0 || b[0] != '=' {
-		return nil, nil, r.errf(at, "attribute %s has no value", clip(name, 40))
-	}
-	b = trimSpace(b[1:])
-	if len(b) == 0 || (b[0] != '"' && b[0] != '\'') {
-		return nil, nil, r.errf(at, "attribute %s value is not quoted", clip(name, 40))
-	}
-	e := bytes.IndexByte(b[1:], b[0])
-	if e < 0 {
-		return nil, nil, r.errf(at, "attribute %s value is not closed", clip(name, 40))
-	}
-	value = b[1 : 1+e]
-	*s = b[e+2:]
-	if bytes.IndexByte(value, '<') >= 0 {
-		return nil, nil, r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
-	}
-	if bytes.IndexByte(value, '&') >= 0 {
-		if value, err = r.decode(value, at); err != nil {
-			return nil, nil, err
+	for {
+		sp := i
+		for i < len(b) && isSpace(b[i]) {
+			i++
 		}
+		if i == len(b) {
+			return 0, 0, errMore
+		}
+		switch b[i] {
+		case '>':
+			return i, nameLen, nil
+		case '/':
+			if i+1 == len(b) {
+				return 0, 0, errMore
+			}
+			if b[i+1] != '>' {
+				return 0, 0, r.errf(at, "malformed start tag near %q", clip(b[i:], 20))
+			}
+			return i + 1, nameLen, nil
+		case '<':
+			return 0, 0, r.errf(at, "'<' inside a tag")
+		}
+		if sp == i {
+			return 0, 0, r.errf(at, "attributes must be separated by white space near %q", clip(b[i:], 20))
+		}
+		ns := i
+		for i < len(b) && nameByte[b[i]] {
+			i++
+		}
+		if i == len(b) {
+			return 0, 0, errMore
+		}
+		if ns == i {
+			return 0, 0, r.errf(at, "malformed attribute near %q", clip(b[i:], 20))
+		}
+		name := b[ns:i]
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i == len(b) {
+			return 0, 0, errMore
+		}
+		if b[i] != '=' {
+			return 0, 0, r.errf(at, "attribute %s has no value", clip(name, 40))
+		}
+		i++
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		if i == len(b) {
+			return 0, 0, errMore
+		}
+		q := b[i]
+		if q != '"' && q != '\'' {
+			return 0, 0, r.errf(at, "attribute %s value is not quoted", clip(name, 40))
+		}
+		e := bytes.IndexByte(b[i+1:], q)
+		if e < 0 {
+			return 0, 0, errMore
+		}
+		v := b[i+1 : i+1+e]
+		i += e + 2
+		if bytes.IndexByte(v, '<') >= 0 {
+			return 0, 0, r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
+		}
+		if bytes.IndexByte(v, '&') >= 0 {
+			if v, err = r.decode(v, at); err != nil {
+				return 0, 0, err
+			}
+		}
+		r.spans = append(r.spans, attr{name, v})
 	}
-	return name, value, nil
+}
+
+// attrs calls fn for each attribute of the tag just scanned.
+func (r *Reader) attrs(fn func(name, value []byte)) {
+	for _, a := range r.spans {
+		fn(a.name, a.value)
+	}
 }
 
 func (r *Reader) decode(v []byte, at int) ([]byte, error) {
-	out := r.scratch[:0]
+	start := len(r.scratch)
+	out := r.scratch
 	for len(v) > 0 {
 		k := bytes.IndexByte(v, '&')
 		if k < 0 {
@@ -685,7 +713,9 @@ func (r *Reader) decode(v []byte, at int) ([]byte, error) {
 		v = v[k+n:]
 	}
 	r.scratch = out
-	return out, nil
+	// Earlier values decoded for this tag keep the old backing array when
+	// append grew it, so they stay valid.
+	return out[start:len(out):len(out)], nil
 }
 
 func (r *Reader) str(b []byte) string { return r.intern1(b) }
@@ -731,17 +761,17 @@ func text(b []byte) string {
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
-func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
+func (r *Reader) open(kind elemKind, at int) error {
 	depth := len(r.stack)
 	switch kind {
 	case elemSuites, elemSuite:
 		if r.inCase {
 			// A suite inside a testcase is not JUnit; treat it as unknown.
 			r.stack[depth-1].kind = elemOther
-			return r.attrs(attrs, at, func(_, _ []byte) {})
+			return nil
 		}
 		s := &Suite{Parent: r.suite}
-		err := r.attrs(attrs, at, func(name, v []byte) {
+		r.attrs(func(name, v []byte) {
 			switch string(name) {
 			case "name":
 				s.Name = r.str(v)
@@ -750,23 +780,17 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 			}
 		})
 		r.suite = s
-		return err
+		return nil
 	case elemCase:
 		if r.inCase {
 			r.stack[depth-1].kind = elemOther
-			return r.attrs(attrs, at, func(_, _ []byte) {})
+			return nil
 		}
 		r.inCase, r.caseLvl = true, depth
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0]}
 		status := false
-		for {
-			name, v, err := r.nextAttr(&attrs, at)
-			if err != nil {
-				return err
-			}
-			if name == nil {
-				break
-			}
+		for _, a := range r.spans {
+			name, v := a.name, a.value
 			switch string(name) {
 			case "name":
 				r.cur.Name = r.caseName(v)
@@ -786,7 +810,7 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {
-			return r.attrs(attrs, at, func(_, _ []byte) {})
+			return nil
 		}
 		r.outLvl = depth
 		r.out = Outcome{}
@@ -804,7 +828,7 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 		}
 		r.text = r.text[:0]
 		r.capturing = r.out.Kind != model.Skipped
-		return r.attrs(attrs, at, func(name, v []byte) {
+		r.attrs(func(name, v []byte) {
 			switch string(name) {
 			case "message":
 				r.out.Message = text(clipBytes(v, MaxMessageBytes))
@@ -816,7 +840,7 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 		if r.outLvl > 0 && r.skipLvl == 0 {
 			r.skipLvl = depth
 		}
-		return r.attrs(attrs, at, func(_, _ []byte) {})
+		return nil
 	case elemProperties:
 		if r.propsLvl == 0 && r.outLvl == 0 {
 			parent := r.stack[depth-2].kind
@@ -827,15 +851,15 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 				r.propsLvl, r.propsDst = depth, &r.suite.Props
 			}
 		}
-		return r.attrs(attrs, at, func(_, _ []byte) {})
+		return nil
 	case elemProperty:
 		if r.propsLvl == 0 || depth != r.propsLvl+1 {
-			return r.attrs(attrs, at, func(_, _ []byte) {})
+			return nil
 		}
 		var pname string
 		var value []byte
 		hasValue := false
-		err := r.attrs(attrs, at, func(name, v []byte) {
+		r.attrs(func(name, v []byte) {
 			switch string(name) {
 			case "name":
 				pname = string(v)
@@ -844,9 +868,6 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 				hasValue = true
 			}
 		})
-		if err != nil {
-			return err
-		}
 		if !isRunProperty(pname) {
 			return nil
 		}
@@ -860,7 +881,7 @@ func (r *Reader) open(kind elemKind, attrs []byte, at int) error {
 		r.capturing = true
 		return nil
 	}
-	return r.attrs(attrs, at, func(_, _ []byte) {})
+	return nil
 }
 
 func clipBytes(b []byte, n int) []byte {

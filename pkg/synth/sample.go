@@ -1,6 +1,10 @@
 package synth
 
-import "time"
+import (
+	"os"
+	"path/filepath"
+	"time"
+)
 
 // Sample is the history bundled in fixtures/history: 30 commits of a small
 // Python service's suite, one run per commit, re-run on failure half the
@@ -28,4 +32,30 @@ func Sample() Spec {
 			52: {"tests.test_email", "test_digest_is_sent_once"},
 		},
 	}
+}
+
+// Bench is the benchmark history of the README: 60 commits × 3 runs ×
+// 2,000 tests, one file per run, about 44 MB and 360,000 results.
+func Bench() Spec {
+	return Spec{Commits: 60, RunsPerCommit: 3, Tests: 2000, Seed: 42,
+		Start: time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC),
+		Behaviors: map[int]Behavior{
+			7: {Kind: Flaky, P: 0.2}, 70: {Kind: Flaky, P: 0.05}, 700: {Kind: Retried, P: 0.3},
+			1200: {Kind: Broken, From: 40}, 1500: {Kind: Regression, From: 20, To: 22},
+		}}
+}
+
+// BenchFiles returns the files of the Bench history in the system's temp
+// directory, writing them on first use.
+func BenchFiles() ([]string, error) {
+	dir := filepath.Join(os.TempDir(), "flakegate-bench-60x3x2000")
+	spec := Bench()
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.xml"))
+	if len(paths) == spec.Commits*spec.RunsPerCommit {
+		return paths, nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	return spec.WriteDir(dir)
 }
