@@ -149,7 +149,8 @@ func TestReportEndToEnd(t *testing.T) {
 	s.Inject(ghfake.Fault{Path: "/repos/acme/shop/actions/runs", Kind: ghfake.TooManyRequests, RetryAfter: 3 * time.Second})
 
 	report1 := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-7 * 24 * time.Hour)})
-	r := newRunner(t, s, report1.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7"})
+	inputs := map[string]string{"lookback-days": "7", "tracking-issue": "true"}
+	r := newRunner(t, s, report1.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, inputs)
 	if code := r.run(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r.stdout.String())
 	}
@@ -212,7 +213,7 @@ func TestReportEndToEnd(t *testing.T) {
 	addHistory(t, repo, 25, 30)
 	report2 := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
 	before := len(s.Requests(ghfake.HostBlob))
-	r2 := newRunner(t, s, report2.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7"})
+	r2 := newRunner(t, s, report2.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, inputs)
 	if code := r2.run(); code != 0 {
 		t.Fatalf("second report: exit %d\n%s", code, r2.stdout.String())
 	}
@@ -228,5 +229,10 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 	if sum := r2.summary(); !strings.Contains(sum, "Trend since the report of") {
 		t.Errorf("second summary has no trend:\n%s", sum)
+	}
+	// One tracking issue, found by its marker and updated in place.
+	issues := repo.Issues()
+	if len(issues) != 1 || !strings.Contains(issues[0].Body, issueMarker) || !strings.Contains(issues[0].Body, "Trend since") || !strings.Contains(issues[0].Title, "flaky tests") {
+		t.Errorf("tracking issues = %+v", issues)
 	}
 }
