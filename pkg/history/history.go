@@ -129,6 +129,8 @@ func (h *History) finalize() {
 		runs[newI] = h.Runs[oldI]
 	}
 	h.Runs = runs
+	// A document that failed part way left its tests without cells.
+	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
 	for _, t := range h.Tests {
 		for i := range t.Cells {

@@ -136,3 +136,18 @@ func TestSortCells(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedDocumentLeavesNoTests: a document refused part way through
+// adds nothing, not even the names of the tests it had read.
+func TestFailedDocumentLeavesNoTests(t *testing.T) {
+	h, err := Load(context.Background(), []Source{
+		stringSource("ok.xml", `<testsuite name="s"><testcase name="kept"/></testsuite>`),
+		stringSource("cut.xml", `<testsuite name="s"><testcase name="phantom"/><testcase name="x">`),
+	}, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Tests) != 1 || h.Tests[0].ID != "s::kept" || len(h.Skipped) != 1 {
+		t.Errorf("tests = %v, skipped = %v", h.Tests, h.Skipped)
+	}
+}

@@ -1,0 +1,636 @@
+package collect
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/go-github/v60/github"
+
+	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// DefaultConcurrency is how many GitHub requests GitHub runs at once by
+// default. GitHub allows 100 concurrent requests (secondary limit); eight
+// keeps well clear of it and of the 900 points per minute.
+const DefaultConcurrency = 8
+
+// GitHubOptions select the workflow runs and artifacts to collect. The zero
+// value of a field means its default.
+type GitHubOptions struct {
+	Repo ghapi.Repo
+	// Workflows are workflow file names ("ci.yml") or numeric ids; empty
+	// lists the runs of every workflow of the repository.
+	Workflows []string
+	// Branch, Event and HeadSHA filter the runs; "" does not filter.
+	Branch, Event, HeadSHA string
+	// Since keeps runs created at or after it; zero keeps all. GitHub
+	// filters whole UTC days; the exact bound is applied here.
+	Since time.Time
+	// MaxRuns caps the runs collected, newest first, over all Workflows;
+	// 0 means GitHub's cap of ghapi.MaxFilteredRuns per workflow.
+	MaxRuns int
+	// Match says which artifacts hold JUnit XML (the action passes
+	// config.MatchArtifact); nil accepts every artifact.
+	Match func(artifactName string) bool
+	// Known holds the history.RunKey of every run in the carried history
+	// (history.Keys). A run whose latest attempt is known is not read again.
+	Known map[string]bool
+	// Concurrency bounds the GitHub requests in flight and the artifact
+	// zips held in memory; default DefaultConcurrency.
+	Concurrency int
+	// Limits cap each artifact zip; zero fields take the defaults.
+	Limits ZipLimits
+	// Workers is the number of parse workers; default GOMAXPROCS.
+	Workers int
+}
+
+func (o GitHubOptions) withDefaults() GitHubOptions {
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Match == nil {
+		o.Match = func(string) bool { return true }
+	}
+	o.Limits = o.Limits.withDefaults()
+	return o
+}
+
+// Stats says what a collection did.
+type Stats struct {
+	RunsListed int // workflow runs listed (latest attempts), after Since and MaxRuns
+	RunsKnown  int // of those, runs left out because Known holds their latest attempt
+	// Attempts is how many earlier attempts were looked up (one request
+	// each) to date the documents that name them.
+	Attempts int
+
+	Artifacts  int   // artifacts listed on the runs read
+	Matched    int   // of those, artifacts Match accepted
+	Expired    int   // matched artifacts GitHub no longer serves (listed as expired, or 410)
+	Downloaded int   // zips downloaded
+	Bytes      int64 // compressed bytes downloaded
+
+	Entries int // entries in the downloaded zips
+	Ignored int // entries not read because their names do not end in .xml (directories too)
+	Parsed  int // entries handed to the JUnit reader
+	LeftOut int // inputs in History.Skipped: artifacts, entries and runs
+	// PeakHeld is the most zip bytes held in memory at once, downloaded and
+	// not yet parsed. It is at most Concurrency × the largest zip.
+	PeakHeld int64
+
+	// Requests is the API requests the client made during the collection,
+	// retries included; BlobRequests those to the artifact blob host, which
+	// do not count against the rate limit. Both are deltas of the client's
+	// counters: a client shared with concurrent work inflates them.
+	Requests, BlobRequests int64
+
+	// NoResults are the keys (history.RunKey of the latest attempt) of runs
+	// read in full that gave no document: no artifact matched, or every
+	// match expired or held no JUnit. They never will, so a caller may add
+	// them to the next Known to save their artifact listing.
+	NoResults []string
+	// Incomplete are the keys of runs not read in full because the
+	// collection stopped with an error. Empty when the error is nil.
+	Incomplete []string
+}
+
+// GitHub collects the JUnit results of a repository's workflow runs.
+//
+// It lists the completed runs of each workflow (newest first, filtered by
+// branch, event, head SHA and Since, capped by MaxRuns) and leaves out the
+// runs whose latest attempt is Known. For every other run it lists the
+// artifacts once (artifacts belong to the run, not to an attempt), keeps
+// those Match accepts, downloads them Concurrency at a time and parses
+// their .xml entries in memory while other downloads go on, Workers at a
+// time, each worker with its own history.Builder.
+//
+// Run metadata comes from the workflow run: commit SHA, run id, time
+// (run_started_at, else created_at), workflow name, branch and event; it
+// wins over the documents' properties. The attempt is the run's when it has
+// one attempt. When it has several, the artifacts cannot say which attempt
+// made them, so the document's run_attempt property decides; a document
+// that names none, or names an attempt the run does not have, is counted
+// for the latest attempt. Each attempt is dated by its own run_started_at,
+// looked up (one request) only for earlier attempts some document names.
+//
+// A run is known when Known holds its latest attempt's key. A run re-run
+// since the carried history was made has a new latest attempt and is read
+// again (history.Combine joins by run key, so the attempts read before are
+// replaced, not doubled). Holding only an earlier attempt's key is not
+// enough: the documents of a re-run may all name earlier attempts, and the
+// run would then be read again at each collection, which costs requests
+// but loses nothing; the other way round would lose a re-run's evidence.
+//
+// API requests: one page per 100 runs of each workflow, one artifact
+// listing per run not known (per 100 artifacts), one per download (the blob
+// host does not count against the rate limit), one per earlier attempt
+// named, plus retries. Runs without results still cost their listing until
+// the caller adds Stats.NoResults to Known.
+//
+// Everything left out is in History.Skipped with the reason: expired
+// artifacts, downloads that failed after retries, archives that are not
+// zips, hold no .xml entry or are over a cap of Limits, entries with unsafe
+// names, and documents that do not parse.
+//
+// A hard failure stops the collection and is returned: the primary rate
+// limit or a secondary limit that outlasted the retries, bad credentials,
+// ctx ending, or a failure to list the runs. The History is then partial,
+// never nil: what was parsed so far, one Skipped entry saying how many runs
+// were not read, and Stats.Incomplete naming them. Report it as partial and
+// do not carry it forward as the next Known: a run read in part would be
+// taken as known.
+func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.History, Stats, error) {
+	o = o.withDefaults()
+	col := &collector{c: c, o: o, start: c.Stats(), overrides: map[string]string{}}
+	runs, err := col.listRuns(ctx)
+	if err != nil {
+		h := &history.History{Skipped: []history.Skipped{{Path: "workflow runs of " + o.Repo.String(), Error: "not listed: " + err.Error()}}}
+		col.stats.LeftOut = 1
+		return h, col.finishStats(), err
+	}
+	var jobs []*runJob
+	for _, r := range runs {
+		j := newRunJob(r)
+		if o.Known[j.key] {
+			col.stats.RunsKnown++
+			continue
+		}
+		jobs = append(jobs, j)
+	}
+	builders := col.pipeline(ctx, jobs)
+	if ctx.Err() != nil {
+		col.fail(context.Cause(ctx))
+	}
+	h := history.Merge(builders...)
+	for i, s := range h.Skipped {
+		if why, ok := col.overrides[s.Path]; ok {
+			h.Skipped[i].Error = why
+		}
+	}
+	h.Skipped = append(h.Skipped, col.skipped...)
+	col.attributeAttempts(ctx, h, jobs)
+	err = col.failure()
+	if err != nil {
+		for _, j := range jobs {
+			if !j.listed.Load() || j.pending.Load() > 0 {
+				col.stats.Incomplete = append(col.stats.Incomplete, j.key)
+			}
+		}
+		h.Skipped = append(h.Skipped, history.Skipped{Path: "workflow runs of " + o.Repo.String(),
+			Error: fmt.Sprintf("%d of %d runs not read in full: %v", len(col.stats.Incomplete), len(jobs), err)})
+		err = fmt.Errorf("collection from %s stopped (%d of %d runs not read in full): %w", o.Repo, len(col.stats.Incomplete), len(jobs), err)
+	}
+	// Combine with an empty history re-sorts after the attempt attribution,
+	// joins runs that now share a key, and drops the tests a document that
+	// failed to parse left without results.
+	h, _ = history.Combine(&history.History{}, h, time.Time{})
+	seen := map[string]bool{}
+	for _, r := range h.Runs {
+		seen[r.RunID] = true
+	}
+	for _, j := range jobs {
+		if j.listed.Load() && j.pending.Load() == 0 && !j.transient.Load() && !seen[j.meta.RunID] {
+			col.stats.NoResults = append(col.stats.NoResults, j.key)
+		}
+	}
+	slices.Sort(col.stats.NoResults)
+	slices.Sort(col.stats.Incomplete)
+	col.stats.LeftOut = len(h.Skipped)
+	return h, col.finishStats(), err
+}
+
+// collector holds one collection's state.
+type collector struct {
+	c     *ghapi.Client
+	o     GitHubOptions
+	start ghapi.Stats
+
+	mu        sync.Mutex
+	stats     Stats
+	skipped   []history.Skipped
+	overrides map[string]string // document label → why reading stopped short
+	held      int64
+	err       error
+	cancel    context.CancelCauseFunc
+}
+
+func (col *collector) count(f func(s *Stats)) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	f(&col.stats)
+}
+
+func (col *collector) skip(path, why string) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	col.skipped = append(col.skipped, history.Skipped{Path: path, Error: why})
+}
+
+func (col *collector) finishStats() Stats {
+	end := col.c.Stats()
+	col.stats.Requests = end.Requests - col.start.Requests
+	col.stats.BlobRequests = end.BlobRequests - col.start.BlobRequests
+	return col.stats
+}
+
+// hard reports whether err must stop the collection, and records it.
+// Errors after ctx ended are the cancellation's, not their own.
+func (col *collector) hard(ctx context.Context, err error) bool {
+	var ae *ghapi.APIError
+	switch {
+	case ctx.Err() != nil:
+		col.fail(context.Cause(ctx))
+	case errors.Is(err, ghapi.ErrRateLimited), errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized:
+		col.fail(err)
+	default:
+		return false
+	}
+	return true
+}
+
+func (col *collector) fail(err error) {
+	col.mu.Lock()
+	if col.err == nil {
+		col.err = err
+	}
+	col.mu.Unlock()
+	col.cancel(err)
+}
+
+func (col *collector) failure() error {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	return col.err
+}
+
+// hold and release track the zip bytes in memory.
+func (col *collector) hold(n int) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	col.held += int64(n)
+	col.stats.PeakHeld = max(col.stats.PeakHeld, col.held)
+}
+
+func (col *collector) release(n int) {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	col.held -= int64(n)
+}
+
+// listRuns lists the runs of every workflow, newest first.
+func (col *collector) listRuns(ctx context.Context) ([]*github.WorkflowRun, error) {
+	o := col.o
+	wfs := o.Workflows
+	if len(wfs) == 0 {
+		wfs = []string{""}
+	}
+	seen := map[int64]bool{}
+	var all []*github.WorkflowRun
+	for _, wf := range wfs {
+		// The runs list shows the latest attempts. Earlier attempts are
+		// looked up later, and only those that documents name: looking
+		// them all up (RunFilter.AllAttempts) would spend a request per
+		// earlier attempt, Known runs included.
+		runs, err := col.c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Workflow: wf, Branch: o.Branch, Event: o.Event,
+			HeadSHA: o.HeadSHA, CreatedSince: o.Since, MaxRuns: o.MaxRuns})
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range runs {
+			if !seen[r.GetID()] && (o.Since.IsZero() || !r.GetCreatedAt().Time.Before(o.Since)) {
+				seen[r.GetID()] = true
+				all = append(all, r)
+			}
+		}
+	}
+	slices.SortStableFunc(all, func(a, b *github.WorkflowRun) int {
+		if c := b.GetCreatedAt().Time.Compare(a.GetCreatedAt().Time); c != 0 {
+			return c
+		}
+		return cmp.Compare(b.GetID(), a.GetID())
+	})
+	if o.MaxRuns > 0 && len(all) > o.MaxRuns {
+		all = all[:o.MaxRuns]
+	}
+	col.stats.RunsListed = len(all)
+	return all, nil
+}
+
+// runJob is one run to read.
+type runJob struct {
+	id     int64
+	latest int       // the run's latest attempt
+	meta   model.Run // the latest attempt's metadata
+	key    string    // history.RunKey(meta)
+	// over is what the documents' runs take from the API. With several
+	// attempts its Attempt and Time are left zero, for the document's
+	// run_attempt to decide; attributeAttempts completes them.
+	over    *model.Run
+	label   string
+	created time.Time
+
+	listed    atomic.Bool  // the artifacts were listed
+	pending   atomic.Int64 // matched artifacts not yet parsed or left out
+	transient atomic.Bool  // something failed that a later collection may read
+}
+
+func newRunJob(r *github.WorkflowRun) *runJob {
+	t := r.GetRunStartedAt().Time
+	if t.IsZero() {
+		t = r.GetCreatedAt().Time
+	}
+	j := &runJob{id: r.GetID(), latest: max(1, r.GetRunAttempt()), created: r.GetCreatedAt().Time.UTC()}
+	j.meta = model.Run{CommitSHA: r.GetHeadSHA(), RunID: strconv.FormatInt(j.id, 10), Attempt: j.latest, Time: t.UTC(),
+		Workflow: r.GetName(), Branch: r.GetHeadBranch(), Event: r.GetEvent()}
+	j.key = history.RunKey(j.meta)
+	over := j.meta
+	j.label = fmt.Sprintf("run %d attempt %d", j.id, j.latest)
+	if j.latest > 1 {
+		over.Attempt, over.Time = 0, time.Time{}
+		j.label = fmt.Sprintf("run %d", j.id)
+	}
+	j.over = &over
+	return j
+}
+
+// download is one artifact to fetch.
+type download struct {
+	job   *runJob
+	id    int64
+	label string
+}
+
+// fetched is a downloaded zip on its way to a parse worker.
+type fetched struct {
+	*download
+	data []byte
+}
+
+// pipeline lists artifacts, downloads and parses, all at once: listers
+// feed downloads, downloaders feed zips to the parse workers. At most
+// Concurrency requests are in flight, and at most Concurrency zips are in
+// memory: a downloader takes a token before it starts, and the parse
+// worker gives it back when the zip is read.
+func (col *collector) pipeline(parent context.Context, jobs []*runJob) []*history.Builder {
+	o := col.o
+	ctx, cancel := context.WithCancelCause(parent)
+	defer cancel(nil)
+	col.cancel = cancel
+
+	net := make(chan struct{}, o.Concurrency)  // requests in flight
+	held := make(chan struct{}, o.Concurrency) // zips in memory
+	jobCh := make(chan *runJob)
+	dlCh := make(chan *download)
+	zipCh := make(chan *fetched, o.Concurrency)
+
+	go func() {
+		defer close(jobCh)
+		for _, j := range jobs {
+			select {
+			case jobCh <- j:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+
+	var listers, downloaders, parsers sync.WaitGroup
+	for range min(o.Concurrency, max(1, len(jobs))) {
+		listers.Go(func() {
+			for j := range jobCh {
+				col.listArtifacts(ctx, net, dlCh, j)
+			}
+		})
+	}
+	go func() { listers.Wait(); close(dlCh) }()
+
+	for range o.Concurrency {
+		downloaders.Go(func() {
+			for d := range dlCh {
+				if ctx.Err() != nil {
+					continue // drain; the run stays incomplete
+				}
+				select {
+				case held <- struct{}{}:
+				case <-ctx.Done():
+					continue
+				}
+				if f := col.download(ctx, net, d); f != nil {
+					zipCh <- f // never blocks: the channel holds as many as there are tokens
+				} else {
+					<-held
+				}
+			}
+		})
+	}
+	go func() { downloaders.Wait(); close(zipCh) }()
+
+	builders := make([]*history.Builder, o.Workers)
+	for i := range builders {
+		b := history.NewBuilder()
+		builders[i] = b
+		parsers.Go(func() {
+			for f := range zipCh {
+				col.parse(b, f)
+				col.release(len(f.data))
+				f.data = nil
+				<-held
+				f.job.pending.Add(-1)
+			}
+		})
+	}
+	parsers.Wait()
+	return builders
+}
+
+// call runs one request while holding a slot of net.
+func call(ctx context.Context, net chan struct{}, f func() error) error {
+	select {
+	case net <- struct{}{}:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	defer func() { <-net }()
+	return f()
+}
+
+// listArtifacts lists a run's artifacts and queues the matching ones.
+func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh chan<- *download, j *runJob) {
+	if ctx.Err() != nil {
+		return
+	}
+	var arts []*github.Artifact
+	err := call(ctx, net, func() (err error) {
+		arts, err = col.c.ListRunArtifacts(ctx, col.o.Repo, j.id, "")
+		return err
+	})
+	if err != nil {
+		if !col.hard(ctx, err) {
+			j.transient.Store(true)
+			col.skip(j.label, "artifacts not listed: "+err.Error())
+			j.listed.Store(true)
+		}
+		return
+	}
+	var queue []*download
+	for _, a := range arts {
+		name := a.GetName()
+		col.count(func(s *Stats) { s.Artifacts++ })
+		if !col.o.Match(name) {
+			continue
+		}
+		col.count(func(s *Stats) { s.Matched++ })
+		label := j.label + " / " + labelName(name)
+		switch {
+		case a.GetExpired():
+			col.count(func(s *Stats) { s.Expired++ })
+			col.skip(label, "artifact expired (GitHub lists it as expired)")
+		case a.GetSizeInBytes() > col.o.Limits.Download:
+			col.skip(label, fmt.Sprintf("artifact is %d bytes, over the download cap of %d bytes", a.GetSizeInBytes(), col.o.Limits.Download))
+		default:
+			queue = append(queue, &download{job: j, id: a.GetID(), label: label})
+		}
+	}
+	j.pending.Add(int64(len(queue)))
+	j.listed.Store(true)
+	for _, d := range queue {
+		select {
+		case dlCh <- d:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// download fetches one zip; nil when it is left out or the collection
+// stopped.
+func (col *collector) download(ctx context.Context, net chan struct{}, d *download) *fetched {
+	var data []byte
+	err := call(ctx, net, func() (err error) {
+		data, err = col.c.DownloadArtifact(ctx, col.o.Repo, d.id, col.o.Limits.Download)
+		return err
+	})
+	if err != nil {
+		if col.hard(ctx, err) {
+			return nil
+		}
+		switch {
+		case errors.Is(err, ghapi.ErrExpired):
+			col.count(func(s *Stats) { s.Expired++ })
+			col.skip(d.label, "artifact expired (410 Gone)")
+		case errors.Is(err, ghapi.ErrTooLarge):
+			col.skip(d.label, fmt.Sprintf("artifact over the download cap of %d bytes", col.o.Limits.Download))
+		default:
+			d.job.transient.Store(true)
+			col.skip(d.label, "download failed: "+err.Error())
+		}
+		d.job.pending.Add(-1)
+		return nil
+	}
+	col.count(func(s *Stats) { s.Downloaded++; s.Bytes += int64(len(data)) })
+	col.hold(len(data))
+	return &fetched{download: d, data: data}
+}
+
+// parse reads one zip's JUnit entries into b.
+func (col *collector) parse(b *history.Builder, f *fetched) {
+	a, err := openArchive(f.label, f.data, col.o.Limits)
+	if err != nil {
+		col.skip(f.label, err.Error())
+		return
+	}
+	docs, skipped, ignored := a.scan()
+	overrides := map[string]string{}
+	parsed := 0
+	for _, d := range docs {
+		if a.spent() {
+			skipped = append(skipped, history.Skipped{Path: d.label,
+				Error: fmt.Sprintf("not read: the artifact's entries inflate beyond the cap of %d bytes per artifact", a.lim.Total)})
+			continue
+		}
+		src, stopped := a.source(d, f.job.over)
+		b.Add(src)
+		parsed++
+		// The reader's own message for a cut-off document would be about
+		// the truncated XML; say which cap or corruption cut it.
+		if err := stopped(); err != nil {
+			overrides[d.label] = err.Error()
+		}
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	col.skipped = append(col.skipped, skipped...)
+	for k, v := range overrides {
+		col.overrides[k] = v
+	}
+	col.stats.Entries += len(a.zr.File)
+	col.stats.Ignored += ignored
+	col.stats.Parsed += parsed
+}
+
+// attributeAttempts completes the runs of re-run workflow runs: a document
+// that named no attempt, or one the run does not have, is counted for the
+// latest attempt; each attempt gets its own start time. Earlier attempts
+// are looked up once each, and only when a document names them.
+func (col *collector) attributeAttempts(ctx context.Context, h *history.History, jobs []*runJob) {
+	multi := map[string]*runJob{}
+	for _, j := range jobs {
+		if j.latest > 1 {
+			multi[j.meta.RunID] = j
+		}
+	}
+	if len(multi) == 0 {
+		return
+	}
+	type attemptKey struct {
+		id int64
+		n  int
+	}
+	started := map[attemptKey]time.Time{}
+	for i := range h.Runs {
+		r := &h.Runs[i].Run
+		j := multi[r.RunID]
+		if j == nil {
+			continue
+		}
+		if r.Attempt < 1 || r.Attempt > j.latest {
+			r.Attempt = j.latest
+		}
+		if r.Attempt == j.latest {
+			r.Time = j.meta.Time
+			continue
+		}
+		k := attemptKey{j.id, r.Attempt}
+		t, ok := started[k]
+		if !ok && ctx.Err() == nil && col.failure() == nil {
+			// A failed lookup costs only the date's precision: the
+			// document's timestamp stands in.
+			col.stats.Attempts++
+			if run, err := col.c.RunAttempt(ctx, col.o.Repo, j.id, r.Attempt); err == nil {
+				t = run.GetRunStartedAt().Time.UTC()
+			}
+			started[k] = t
+		}
+		switch {
+		case !t.IsZero():
+			r.Time = t
+		case r.Time.IsZero():
+			// The lookup failed and the document has no timestamp: the
+			// run's creation is the best bound there is.
+			r.Time = j.created
+		}
+	}
+}
