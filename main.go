@@ -15,7 +15,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
-		Action: func(ctx context.Context) int { return action.Run(ctx, action.Env{Getenv: os.Getenv, Stdout: os.Stdout}) }})
+		Action: func(ctx context.Context) int {
+			return action.Run(ctx, action.Env{Getenv: os.Getenv, Stdout: os.Stdout})
+		}})
 	stop()
 	os.Exit(code)
 }
