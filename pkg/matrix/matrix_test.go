@@ -430,7 +430,7 @@ func waitDead(t *testing.T, pidFile string) {
 func TestRunCancel(t *testing.T) {
 	// Head run 1 hangs in a child process; cancelling stops it, child and
 	// all, and cleans up.
-	hang := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid"; wait; fi`
+	hang := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid.tmp" && mv "$COUNTER_DIR/pid.tmp" "$COUNTER_DIR/pid"; wait; fi`
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, hang))
 	opt := r.options(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -470,7 +470,7 @@ func TestRunKillsLeftovers(t *testing.T) {
 	// The command exits but leaves a child holding its output open. The run
 	// ends within the grace period and the child is killed: the next run
 	// starts clean.
-	stray := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid"; fi`
+	stray := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid.tmp" && mv "$COUNTER_DIR/pid.tmp" "$COUNTER_DIR/pid"; fi`
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, stray), script("head", []tcase{{"a", ""}}, ""))
 	opt := r.options(t)
 	opt.K = 1
