@@ -43,7 +43,6 @@ type carriedTest struct {
 	File  string `json:"f,omitempty"`
 	Line  int    `json:"l,omitempty"`
 	Other int    `json:"o,omitempty"`
-	DurMS int64  `json:"d,omitempty"`
 	// Cells flattened: run, pass, fail, skip, sig for each cell.
 	Cells []int32      `json:"c"`
 	Sigs  []carriedSig `json:"g,omitempty"`
@@ -66,7 +65,7 @@ func Encode(w io.Writer, h *History) error {
 			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source}
 	}
 	for i, t := range h.Tests {
-		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, Other: t.OtherFailures, DurMS: t.Duration.Milliseconds(),
+		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, Other: t.OtherFailures,
 			Cells: make([]int32, 0, 5*len(t.Cells))}
 		for _, cl := range t.Cells {
 			ct.Cells = append(ct.Cells, cl.Run, int32(cl.Pass), int32(cl.Fail), int32(cl.Skip), int32(cl.Sig))
@@ -109,7 +108,7 @@ func Decode(r io.Reader) (*History, error) {
 		if len(ct.Cells)%5 != 0 {
 			return nil, fmt.Errorf("carried history: test %q: cells are not in fives", ct.ID)
 		}
-		t := &Test{ID: ct.ID, File: ct.File, Line: ct.Line, OtherFailures: ct.Other, Duration: time.Duration(ct.DurMS) * time.Millisecond}
+		t := &Test{ID: ct.ID, File: ct.File, Line: ct.Line, OtherFailures: ct.Other}
 		for _, s := range ct.Sigs {
 			t.Sigs = append(t.Sigs, Sig{Hash: s.Hash, Count: s.Count, Message: s.Message, first: order{time: s.Time, key: s.Key}})
 		}
@@ -198,7 +197,6 @@ func Combine(older, newer *History, since time.Time) (*History, error) {
 				c.Run, c.Sig = ri, sigMap[c.Sig]
 				g.Cells = append(g.Cells, c)
 			}
-			g.Duration += t.Duration
 			g.OtherFailures += t.OtherFailures
 		}
 	}

@@ -6,13 +6,18 @@ package history
 
 import (
 	"cmp"
+	"runtime"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
 )
+
+// maxSigCache bounds a builder's cache of normalised failure texts.
+const maxSigCache = 4096
 
 // maxSignatures bounds the distinct failure signatures kept per test. A
 // test whose failures never repeat a signature adds to Other instead.
@@ -51,8 +56,6 @@ type Test struct {
 	// OtherFailures counts failures beyond maxSignatures distinct
 	// signatures.
 	OtherFailures int
-	// Duration is the total duration of the test's attempts that reported one.
-	Duration time.Duration
 }
 
 // Cell is one test in one run: its attempts by outcome.
@@ -132,12 +135,28 @@ func (h *History) finalize() {
 	// A document that failed part way left its tests without cells.
 	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
+	// Each test's cells and signatures are put in order independently, on
+	// every core.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []Cell
+			for k := p; k < len(h.Tests); k += parts {
+				t := h.Tests[k]
+				for i := range t.Cells {
+					t.Cells[i].Run = remap[t.Cells[i].Run]
+				}
+				scratch = sortCells(t.Cells, scratch)
+				t.Cells = foldCells(t.Cells)
+				sortSigs(t)
+			}
+		}()
+	}
+	wg.Wait()
 	for _, t := range h.Tests {
-		for i := range t.Cells {
-			t.Cells[i].Run = remap[t.Cells[i].Run]
-		}
-		t.Cells = foldCells(sortCells(t.Cells))
-		sortSigs(t)
 		for _, c := range t.Cells {
 			r := &h.Runs[c.Run]
 			if c.Pass+c.Fail > 0 {
@@ -151,42 +170,50 @@ func (h *History) finalize() {
 	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
 }
 
-// sortCells sorts cells by run. Cells arrive as a few ascending runs, one
-// per builder, so it merges those runs instead of sorting from scratch.
-func sortCells(cells []Cell) []Cell {
-	var bounds []int
+// sortCells sorts cells by run, in place. Cells arrive as a few ascending
+// runs, one per builder, so it merges those runs through scratch instead of
+// sorting from scratch. It returns the scratch buffer for reuse.
+func sortCells(cells, scratch []Cell) []Cell {
+	runs := 1
 	for i := 1; i < len(cells); i++ {
 		if cells[i].Run < cells[i-1].Run {
-			bounds = append(bounds, i)
+			runs++
 		}
 	}
-	if len(bounds) == 0 {
-		return cells
+	if runs == 1 {
+		return scratch
 	}
-	if len(bounds) > 8 {
+	if runs > 8 {
 		slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
-		return cells
+		return scratch
 	}
-	out := cells[:bounds[0]:bounds[0]]
-	buf := make([]Cell, 0, len(cells))
-	bounds = append(bounds, len(cells))
-	for k := 0; k+1 < len(bounds); k++ {
-		next := cells[bounds[k]:bounds[k+1]]
-		buf = buf[:0]
+	// Merge the first run with each following run in turn.
+	end := 1
+	for end < len(cells) && cells[end].Run >= cells[end-1].Run {
+		end++
+	}
+	for end < len(cells) {
+		next := end + 1
+		for next < len(cells) && cells[next].Run >= cells[next-1].Run {
+			next++
+		}
+		a, b := cells[:end], cells[end:next]
+		scratch = scratch[:0]
 		i, j := 0, 0
-		for i < len(out) && j < len(next) {
-			if next[j].Run < out[i].Run {
-				buf = append(buf, next[j])
+		for i < len(a) && j < len(b) {
+			if b[j].Run < a[i].Run {
+				scratch = append(scratch, b[j])
 				j++
 			} else {
-				buf = append(buf, out[i])
+				scratch = append(scratch, a[i])
 				i++
 			}
 		}
-		buf = append(append(buf, out[i:]...), next[j:]...)
-		out = append([]Cell(nil), buf...)
+		scratch = append(append(scratch, a[i:]...), b[j:]...)
+		copy(cells, scratch)
+		end = next
 	}
-	return out
+	return scratch
 }
 
 // sortSigs orders a test's signatures by count, then first appearance, and

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -45,6 +45,7 @@ func Load(ctx context.Context, sources []Source, opts Options) (*History, error)
 	var wg sync.WaitGroup
 	for i := range builders {
 		b := NewBuilder()
+		b.cellHint = len(sources)/w + 1
 		builders[i] = b
 		wg.Add(1)
 		go func() {
@@ -79,24 +80,29 @@ type Builder struct {
 
 	pend     []pending
 	pendSigs []pendingSig
+	locs     []location    // new file locations of this document's cases
+	props    []junit.Props // testcase-level properties of this document
 	key      []byte
-	names    [][2]string // per test: classname and name as read
-	cellOf   []int32     // per pending case: its cell's index in the test's Cells
-	prevSeq  []int32     // tests of the last document, in document order
-	cursor   int         // next expected position in prevSeq
+	names    [][2]string       // per test: classname and name as read
+	cellOf   []int32           // per pending case: its cell's index in the test's Cells
+	cellHint int               // documents this builder expects: the first Cells capacity
+	sigCache map[string]string // failure text to signature
+	prevSeq  []int32           // tests of the last document, in document order
+	cursor   int               // next expected position in prevSeq
 }
 
 type pending struct {
-	test        int32
-	suite       *junit.Suite
-	props       junit.Props // testcase-level properties, when hasProps
-	hasProps    bool
-	pass, fail  uint16
-	skip        uint16
-	dur         time.Duration
-	file        string
-	line        int
-	hasLocation bool
+	test       int32
+	loc        int32 // index+1 into locs when the case named a new file; 0 otherwise
+	suite      *junit.Suite
+	props      int32 // index+1 into props for testcase-level properties; 0 otherwise
+	pass, fail uint16
+	skip       uint16
+}
+
+type location struct {
+	file string
+	line int
 }
 
 type pendingSig struct {
@@ -107,7 +113,7 @@ type pendingSig struct {
 
 // NewBuilder returns an empty Builder.
 func NewBuilder() *Builder {
-	return &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}}
+	return &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{}}
 }
 
 // Add reads one source. Errors are recorded as skipped inputs.
@@ -123,7 +129,7 @@ func (b *Builder) add(src Source) error {
 		return fmt.Errorf("open: %w", err)
 	}
 	defer rc.Close()
-	b.pend, b.pendSigs, b.cursor = b.pend[:0], b.pendSigs[:0], 0
+	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
 	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
 	if err != nil {
 		var pe *junit.ParseError
@@ -187,8 +193,15 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	pass, fail, skip := c.Attempts()
-	p := pending{test: ti, suite: c.Suite, props: c.Props, hasProps: c.Props != (junit.Props{}), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
-		dur: c.Duration, file: c.File, line: c.Line, hasLocation: c.File != ""}
+	p := pending{test: ti, suite: c.Suite, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
+	if c.File != "" && c.File != b.tests[ti].File {
+		b.locs = append(b.locs, location{c.File, c.Line()})
+		p.loc = int32(len(b.locs))
+	}
+	if c.Props.CommitSHA != "" || c.Props.RunID != "" || c.Props.RunAttempt != 0 {
+		b.props = append(b.props, c.Props)
+		p.props = int32(len(b.props))
+	}
 	b.pend = append(b.pend, p)
 	pi := int32(len(b.pend) - 1)
 	if c.Outcome.IsFailure() {
@@ -205,7 +218,18 @@ func (b *Builder) addSig(pi int32, o junit.Outcome) {
 	if msg == "" {
 		msg = firstLine(o.Text)
 	}
-	b.pendSigs = append(b.pendSigs, pendingSig{pend: pi, hash: signature.Of(o.Type, o.Message, o.Text), message: clipString(msg, 500)})
+	// The same failure text recurs across runs; normalising it (a dozen
+	// regular expressions) once is enough.
+	key := o.Type + "\x00" + o.Message + "\x00" + o.Text
+	hash, ok := b.sigCache[key]
+	if !ok {
+		hash = signature.Of(o.Type, o.Message, o.Text)
+		if len(b.sigCache) >= maxSigCache {
+			clear(b.sigCache)
+		}
+		b.sigCache[key] = hash
+	}
+	b.pendSigs = append(b.pendSigs, pendingSig{pend: pi, hash: hash, message: clipString(msg, 500)})
 }
 
 func firstLine(s string) string {
@@ -239,7 +263,7 @@ func (b *Builder) commit(src Source) {
 	var last resolved
 	bySuite := map[*junit.Suite]resolved{}
 	resolve := func(p *pending) resolved {
-		if !p.hasProps {
+		if p.props == 0 {
 			if p.suite == lastSuite {
 				return last
 			}
@@ -249,14 +273,17 @@ func (b *Builder) commit(src Source) {
 			}
 		}
 		props, ts := p.suite.Meta()
-		if p.props.CommitSHA != "" {
-			props.CommitSHA = p.props.CommitSHA
-		}
-		if p.props.RunID != "" {
-			props.RunID = p.props.RunID
-		}
-		if p.props.RunAttempt != 0 {
-			props.RunAttempt = p.props.RunAttempt
+		if p.props > 0 {
+			own := b.props[p.props-1]
+			if own.CommitSHA != "" {
+				props.CommitSHA = own.CommitSHA
+			}
+			if own.RunID != "" {
+				props.RunID = own.RunID
+			}
+			if own.RunAttempt != 0 {
+				props.RunAttempt = own.RunAttempt
+			}
 		}
 		run := model.Run{CommitSHA: props.CommitSHA, RunID: props.RunID, Attempt: props.RunAttempt, Time: ts, Source: src.Name}
 		if o := src.Run; o != nil {
@@ -272,7 +299,7 @@ func (b *Builder) commit(src Source) {
 			r.Time = run.Time
 		}
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
-		if !p.hasProps {
+		if p.props == 0 {
 			bySuite[p.suite] = res
 			lastSuite, last = p.suite, res
 		}
@@ -287,12 +314,15 @@ func (b *Builder) commit(src Source) {
 			c := &t.Cells[n-1]
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
+			if len(t.Cells) == cap(t.Cells) && len(t.Cells) < b.cellHint {
+				t.Cells = slices.Grow(t.Cells, b.cellHint-len(t.Cells))
+			}
 			t.Cells = append(t.Cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
 		}
 		b.cellOf = append(b.cellOf, int32(len(t.Cells)-1))
-		t.Duration += p.dur
-		if p.hasLocation && (t.File == "" || (t.File != p.file || t.Line != p.line) && res.order.less(b.order[p.test])) {
-			t.File, t.Line, b.order[p.test] = p.file, p.line, res.order
+		if p.loc > 0 && (t.File == "" || res.order.less(b.order[p.test])) {
+			l := b.locs[p.loc-1]
+			t.File, t.Line, b.order[p.test] = l.file, l.line, res.order
 		}
 	}
 	for _, s := range b.pendSigs {
@@ -361,6 +391,14 @@ func addSig(t *Test, s Sig) uint16 {
 // Merge joins partial histories into one, sorted and with run totals.
 func Merge(builders ...*Builder) *History {
 	h := &History{}
+	total := map[string]int{}
+	if len(builders) > 1 {
+		for _, b := range builders {
+			for _, t := range b.tests {
+				total[t.ID] += len(t.Cells)
+			}
+		}
+	}
 	testIdx := map[string]*Test{}
 	tOrder := map[*Test]order{}
 	runIdx := map[string]int32{}
@@ -386,6 +424,9 @@ func Merge(builders ...*Builder) *History {
 			}
 			g, ok := testIdx[t.ID]
 			if !ok {
+				if n := total[t.ID]; n > cap(t.Cells) {
+					t.Cells = slices.Grow(t.Cells, n-len(t.Cells))
+				}
 				testIdx[t.ID] = t
 				tOrder[t] = b.order[i]
 				h.Tests = append(h.Tests, t)
@@ -399,7 +440,6 @@ func Merge(builders ...*Builder) *History {
 				c.Sig = sigMap[c.Sig]
 				g.Cells = append(g.Cells, c)
 			}
-			g.Duration += t.Duration
 			g.OtherFailures += t.OtherFailures
 			if t.File != "" && (g.File == "" || b.order[i].less(tOrder[g])) {
 				g.File, g.Line, tOrder[g] = t.File, t.Line, b.order[i]

@@ -108,8 +108,6 @@ type Case struct {
 	Classname string
 	Name      string
 	File      string
-	Line      int
-	Duration  time.Duration
 	// Outcome is the final outcome by the counting rules of the conformance
 	// corpus: error > failure > skipped > passed among direct children, and a
 	// disabled or notrun status with no outcome child is skipped.
@@ -122,7 +120,25 @@ type Case struct {
 	Reruns []Outcome
 	// Props are testcase-level properties, rarely present.
 	Props Props
+
+	line, time []byte // raw attributes, parsed on demand
 }
+
+// Line returns the line attribute, or 0.
+func (c *Case) Line() int {
+	n := 0
+	for _, d := range c.line {
+		if d < '0' || d > '9' || n > 1e8 {
+			return 0
+		}
+		n = n*10 + int(d-'0')
+	}
+	return n
+}
+
+// Duration returns the time attribute (seconds) as a duration, or 0 when it
+// is absent, negative or unreadable.
+func (c *Case) Duration() time.Duration { return parseDuration(c.time) }
 
 // ID returns the test identity "classname::name".
 func (c *Case) ID() string {

@@ -316,6 +316,22 @@ func (r *Reader) arenaName(f frame) string {
 	return string(r.nameArena[f.nameOff : f.nameOff+f.nameLen])
 }
 
+// indexLT finds the next '<'. The text between tags is usually a few
+// bytes of indentation, so it looks at those itself before calling
+// IndexByte.
+func indexLT(b []byte) int {
+	n := min(len(b), 16)
+	for i := 0; i < n; i++ {
+		if b[i] == '<' {
+			return i
+		}
+	}
+	if j := bytes.IndexByte(b[n:], '<'); j >= 0 {
+		return n + j
+	}
+	return -1
+}
+
 // chardata handles text between markup. Outside the root only whitespace is
 // allowed; inside, entities must be well-formed, and captured text is kept.
 func (r *Reader) chardata(b []byte, at int) error {
@@ -516,6 +532,14 @@ var nameByte = func() (t [256]bool) {
 
 func isNameByte(c byte) bool { return nameByte[c] }
 
+// valueSpecial marks the bytes that end or need care in an attribute value.
+var valueSpecial = func() (t [256]bool) {
+	for _, c := range []byte(`"'<&`) {
+		t[c] = true
+	}
+	return t
+}()
+
 func (r *Reader) endTag(fn func(*Case) error) error {
 	gt, err := r.tagEnd()
 	if err != nil {
@@ -624,7 +648,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		}
 		switch b[i] {
 		case '>':
-			return i, nameLen, nil
+			return i, nameLen, r.values(b[:i], at)
 		case '/':
 			if i+1 == len(b) {
 				return 0, 0, errMore
@@ -632,7 +656,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			if b[i+1] != '>' {
 				return 0, 0, r.errf(at, "malformed start tag near %q", clip(b[i:], 20))
 			}
-			return i + 1, nameLen, nil
+			return i + 1, nameLen, r.values(b[:i], at)
 		case '<':
 			return 0, 0, r.errf(at, "'<' inside a tag")
 		}
@@ -674,18 +698,37 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		if e < 0 {
 			return 0, 0, errMore
 		}
-		v := b[i+1 : i+1+e]
+		r.spans = append(r.spans, attr{name, b[i+1 : i+1+e]})
 		i += e + 2
-		if bytes.IndexByte(v, '<') >= 0 {
-			return 0, 0, r.errf(at, "'<' in the value of attribute %s", clip(name, 40))
-		}
-		if bytes.IndexByte(v, '&') >= 0 {
-			if v, err = r.decode(v, at); err != nil {
-				return 0, 0, err
+	}
+}
+
+// values checks the attribute values of a whole tag at once, which is
+// cheaper than value by value: no '<' anywhere (outside values it ended
+// the tag already), and entity references decoded where there are any.
+func (r *Reader) values(tag []byte, at int) error {
+	if bytes.IndexByte(tag[1:], '<') >= 0 {
+		for _, a := range r.spans {
+			if bytes.IndexByte(a.value, '<') >= 0 {
+				return r.errf(at, "'<' in the value of attribute %s", clip(a.name, 40))
 			}
 		}
-		r.spans = append(r.spans, attr{name, v})
+		return r.errf(at, "'<' inside a tag")
 	}
+	if bytes.IndexByte(tag, '&') < 0 {
+		return nil
+	}
+	for k := range r.spans {
+		a := &r.spans[k]
+		if bytes.IndexByte(a.value, '&') >= 0 {
+			v, err := r.decode(a.value, at)
+			if err != nil {
+				return err
+			}
+			a.value = v
+		}
+	}
+	return nil
 }
 
 // attrs calls fn for each attribute of the tag just scanned.
@@ -787,7 +830,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 			return nil
 		}
 		r.inCase, r.caseLvl = true, depth
-		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0]}
+		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
 		status := false
 		for _, a := range r.spans {
 			name, v := a.name, a.value
@@ -799,9 +842,9 @@ func (r *Reader) open(kind elemKind, at int) error {
 			case "file":
 				r.cur.File = r.strLast(v, &r.lastFile)
 			case "line":
-				r.cur.Line, _ = strconv.Atoi(string(v))
+				r.cur.line = append(r.cur.line[:0], v...)
 			case "time":
-				r.cur.Duration = parseDuration(v)
+				r.cur.time = append(r.cur.time[:0], v...)
 			case "status":
 				status = string(v) == "disabled" || string(v) == "notrun"
 			}

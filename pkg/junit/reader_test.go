@@ -35,7 +35,7 @@ func parseAll(t *testing.T, name string, src io.Reader) ([]flat, Totals, error) 
 	var got []flat
 	r := NewReader()
 	tot, err := r.Parse(name, src, func(c *Case) error {
-		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line, Outcome: c.Outcome, Duration: c.Duration,
+		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line(), Outcome: c.Outcome, Duration: c.Duration(),
 			Detail: c.Detail, Reruns: append([]Outcome(nil), c.Reruns...)})
 		return nil
 	})
@@ -46,16 +46,19 @@ func parseString(t *testing.T, doc string) ([]flat, error) {
 	t.Helper()
 	var got []flat
 	var cases []*Case
+	var lines []int
+	var durs []time.Duration
 	r := NewReader()
 	_, err := r.Parse("doc.xml", strings.NewReader(doc), func(c *Case) error {
 		cp := *c
 		cp.Reruns = append([]Outcome(nil), c.Reruns...)
 		cases = append(cases, &cp)
+		lines, durs = append(lines, c.Line()), append(durs, c.Duration())
 		return nil
 	})
-	for _, c := range cases {
+	for i, c := range cases {
 		p, ts := c.Meta()
-		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line, Outcome: c.Outcome, Duration: c.Duration,
+		got = append(got, flat{ID: c.ID(), File: c.File, Line: lines[i], Outcome: c.Outcome, Duration: durs[i],
 			Detail: c.Detail, Reruns: c.Reruns, Props: p, Time: ts})
 	}
 	return got, err

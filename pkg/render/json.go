@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"runtime"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -50,16 +51,43 @@ func writeJSON(w io.Writer, r *score.Report) error {
 		bw.Write(doc)
 	} else {
 		bw.Write(doc[:i+len(testsKey)-1]) // up to and including '['
-		for k := range tests {
-			t, err := json.MarshalIndent(&tests[k], "    ", "  ")
-			if err != nil {
-				return fmt.Errorf("test %q: %w", tests[k].Name, err)
+		// Encode the tests in chunks on every core, and write the chunks in
+		// order as they are ready.
+		const chunk = 256
+		n := (len(tests) + chunk - 1) / chunk
+		out := make([]chan []byte, n)
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		errs := make([]error, n)
+		for c := range n {
+			out[c] = make(chan []byte, 1)
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				var buf bytes.Buffer
+				for k := c * chunk; k < min(len(tests), (c+1)*chunk); k++ {
+					t, err := json.MarshalIndent(&tests[k], "    ", "  ")
+					if err != nil {
+						errs[c] = fmt.Errorf("test %q: %w", tests[k].Name, err)
+						break
+					}
+					buf.WriteString("\n    ")
+					buf.Write(t)
+					if k < len(tests)-1 {
+						buf.WriteByte(',')
+					}
+				}
+				out[c] <- buf.Bytes()
+			}()
+		}
+		for c := range n {
+			b := <-out[c]
+			if errs[c] != nil {
+				for _, ch := range out[c+1:] {
+					<-ch
+				}
+				return errs[c]
 			}
-			bw.WriteString("\n    ")
-			bw.Write(t)
-			if k < len(tests)-1 {
-				bw.WriteByte(',')
-			}
+			bw.Write(b)
 		}
 		bw.WriteString("\n  ]")
 		bw.Write(doc[i+len(testsKey):])

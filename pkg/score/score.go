@@ -12,7 +12,9 @@ import (
 	"cmp"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
@@ -247,14 +249,33 @@ func Score(h *history.History, o Options) (*Report, error) {
 		runCommit[i] = ci
 	}
 
-	sc := scorer{o: o, infra: infra, runCommit: runCommit, commits: rep.Commits,
-		state: make([]commitState, len(rep.Commits))}
-	for _, ht := range h.Tests {
-		t, ok := sc.test(ht, rep)
-		if !ok {
-			continue
+	// Tests are scored independently: split them across the cores, each
+	// part with its own scratch state, and keep the input order.
+	scored := make([]Test, len(h.Tests))
+	keep := make([]bool, len(h.Tests))
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
+	noCommit := make([]int, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sc := scorer{o: o, infra: infra, runCommit: runCommit, commits: rep.Commits,
+				state: make([]commitState, len(rep.Commits))}
+			for i := p; i < len(h.Tests); i += parts {
+				scored[i], keep[i] = sc.test(h.Tests[i])
+			}
+			noCommit[p] = sc.noCommit
+		}()
+	}
+	wg.Wait()
+	for i, t := range scored {
+		if keep[i] {
+			rep.Tests = append(rep.Tests, t)
 		}
-		rep.Tests = append(rep.Tests, t)
+	}
+	for _, n := range noCommit {
+		rep.ResultsWithoutCommit += n
 	}
 	slices.SortStableFunc(rep.Tests, rankCmp)
 	rep.TestsAnalyzed = len(rep.Tests)
@@ -303,9 +324,10 @@ type scorer struct {
 	commits   []Commit
 	state     []commitState // scratch, per commit
 	touched   []int32
+	noCommit  int // attempts in runs with no commit SHA
 }
 
-func (s *scorer) test(ht *history.Test, rep *Report) (Test, bool) {
+func (s *scorer) test(ht *history.Test) (Test, bool) {
 	t := Test{Name: ht.ID, File: ht.File, Line: ht.Line, CommitsWhereFlaky: []string{}, Evidence: []string{}, Signatures: []Signature{}}
 	s.touched = s.touched[:0]
 	retry := false
@@ -321,7 +343,7 @@ func (s *scorer) test(ht *history.Test, rep *Report) (Test, bool) {
 		}
 		ci := s.runCommit[c.Run]
 		if ci < 0 {
-			rep.ResultsWithoutCommit += int(c.Pass) + int(c.Fail)
+			s.noCommit += int(c.Pass) + int(c.Fail)
 			continue
 		}
 		st := &s.state[ci]

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // maxLines is how many lines of a failure's text enter the signature: the
@@ -21,37 +22,95 @@ import (
 // one bug into many.
 const maxLines = 8
 
+// rule replaces what re matches with repl. need is a cheap test that must
+// pass for re to have anything to match: most failure texts hold no UUID or
+// temp path, and a substring test is far cheaper than a regular expression.
 type rule struct {
-	re   *regexp.Regexp
+	expr string
 	repl string
+	need func(string) bool
+}
+
+func has(sub ...string) func(string) bool {
+	return func(s string) bool {
+		for _, x := range sub {
+			if strings.Contains(s, x) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// digitRun reports whether s has n digits in a row.
+func digitRun(n int) func(string) bool {
+	return func(s string) bool {
+		run := 0
+		for i := 0; i < len(s); i++ {
+			if s[i] >= '0' && s[i] <= '9' {
+				if run++; run >= n {
+					return true
+				}
+			} else {
+				run = 0
+			}
+		}
+		return false
+	}
+}
+
+// hexRun reports whether s has n hexadecimal digits in a row.
+func hexRun(n int) func(string) bool {
+	return func(s string) bool {
+		run := 0
+		for i := 0; i < len(s); i++ {
+			c := s[i] | 0x20
+			if s[i] >= '0' && s[i] <= '9' || c >= 'a' && c <= 'f' {
+				if run++; run >= n {
+					return true
+				}
+			} else {
+				run = 0
+			}
+		}
+		return false
+	}
 }
 
 // rules apply in order. Each names what it strips.
 var rules = []rule{
 	// ISO 8601 and common log timestamps: 2026-11-30T10:00:00.123Z, 2026-11-30 10:00:00
-	{regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b`), "<time>"},
-	{regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`), "<time>"},
+	{`\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?\b`, "<time>", digitRun(4)},
+	{`\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`, "<time>", has(":")},
 	// UUIDs
-	{regexp.MustCompile(`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`), "<uuid>"},
+	{`(?i)\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b`, "<uuid>", hexRun(12)},
 	// Addresses: 0xc000123abc, and Java identity hashes: Foo@1b6d3586
-	{regexp.MustCompile(`(?i)\b0x[0-9a-f]+\b`), "<addr>"},
-	{regexp.MustCompile(`@[0-9a-f]{6,}\b`), "@<addr>"},
+	{`(?i)\b0x[0-9a-f]+\b`, "<addr>", has("0x", "0X")},
+	{`@[0-9a-f]{6,}\b`, "@<addr>", has("@")},
 	// Temporary paths: /tmp/pytest-of-x/pytest-3/test0, /var/folders/.., C:\Users\x\AppData\Local\Temp\..
-	{regexp.MustCompile(`(/private)?/(tmp|var/folders|var/tmp)/[^\s:'"),\]]*`), "<tmp>"},
-	{regexp.MustCompile(`(?i)[a-z]:\\(users\\[^\\\s]+\\appdata\\local\\temp|windows\\temp)\\[^\s:'"),\]]*`), "<tmp>"},
+	{`(/private)?/(tmp|var/folders|var/tmp)/[^\s:'"),\]]*`, "<tmp>", has("/tmp/", "/var/")},
+	{`(?i)[a-z]:\\(users\\[^\\\s]+\\appdata\\local\\temp|windows\\temp)\\[^\s:'"),\]]*`, "<tmp>", has(`\`)},
 	// Durations: 1.234s, 250ms, 12.5 seconds, after 3000 milliseconds
-	{regexp.MustCompile(`(?i)\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds?|milliseconds?|minutes?)\b`), "<dur>"},
+	{`(?i)\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds?|milliseconds?|minutes?)\b`, "<dur>", digitRun(1)},
 	// Long hexadecimal ids (request ids, hashes) and long numbers (pids,
 	// ephemeral ports, epoch times). Line numbers and assertion values are
 	// short, so they stay.
-	{regexp.MustCompile(`\b[0-9a-fA-F]{12,}\b`), "<id>"},
-	{regexp.MustCompile(`\b\d{6,}\b`), "<n>"},
+	{`\b[0-9a-fA-F]{12,}\b`, "<id>", hexRun(12)},
+	{`\b\d{6,}\b`, "<n>", digitRun(6)},
 	// Goroutine and thread numbers: "goroutine 42 [running]", "Thread-7"
-	{regexp.MustCompile(`\bgoroutine \d+\b`), "goroutine <n>"},
-	{regexp.MustCompile(`\b(Thread|pool-\d+-thread|worker)-\d+\b`), "$1-<n>"},
+	{`\bgoroutine \d+\b`, "goroutine <n>", has("goroutine ")},
+	{`\b(Thread|pool-\d+-thread|worker)-\d+\b`, "$1-<n>", has("Thread-", "-thread-", "worker-")},
 }
 
-var spaces = regexp.MustCompile(`[ \t]+`)
+// compiled holds the rules' expressions, compiled on first use so that a
+// run with no failures pays nothing.
+var compiled = sync.OnceValue(func() []*regexp.Regexp {
+	out := make([]*regexp.Regexp, len(rules))
+	for i, r := range rules {
+		out[i] = regexp.MustCompile(r.expr)
+	}
+	return out
+})
 
 // Normalize returns the text of a failure with run-specific details
 // replaced by placeholders. typ is the exception type or failure type
@@ -78,10 +137,33 @@ func Normalize(typ, message, text string) string {
 		}
 	}
 	s := b.String()
-	for _, r := range rules {
-		s = r.re.ReplaceAllString(s, r.repl)
+	res := compiled()
+	for i, r := range rules {
+		if r.need(s) {
+			s = res[i].ReplaceAllString(s, r.repl)
+		}
 	}
-	return spaces.ReplaceAllString(s, " ")
+	return collapseSpaces(s)
+}
+
+// collapseSpaces turns runs of spaces and tabs into one space.
+func collapseSpaces(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	prev := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		sp := c == ' ' || c == '\t'
+		if sp {
+			if !prev {
+				b.WriteByte(' ')
+			}
+		} else {
+			b.WriteByte(c)
+		}
+		prev = sp
+	}
+	return b.String()
 }
 
 // Hash returns the signature of a normalised failure: "sha256:" and the hex

@@ -12,6 +12,9 @@ func TestSameBugSameSignature(t *testing.T) {
 		{"uuids", "order 3f2b8c1e-9a4d-4c6b-8e2f-1a2b3c4d5e6f not found", "order 9c1d2e3f-4a5b-4c6d-8e7f-a1b2c3d4e5f6 not found"},
 		{"goroutines", "panic in goroutine 17 [running]", "panic in goroutine 203 [running]"},
 		{"request ids", "request 5f3a9c2e1b7d8a6f failed", "request 0a1b2c3d4e5f6a7b failed"},
+		{"windows temp", `cannot open C:\Users\bob\AppData\Local\Temp\pytest-3\x.txt`, `cannot open C:\Users\ci\AppData\Local\Temp\pytest-9\x.txt`},
+		{"threads", "deadlock in pool-2-thread-7", "deadlock in pool-2-thread-12"},
+		{"long numbers", "pid 123456 exited", "pid 654321 exited"},
 	}
 	for _, p := range pairs {
 		if Of("E", p.a, "") != Of("E", p.b, "") {
