@@ -145,6 +145,11 @@ func TestReportEndToEnd(t *testing.T) {
 	addHistory(t, repo, 0, 25)
 	expiredRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", CreatedAt: now.Add(-2 * time.Hour)})
 	repo.AddArtifact(ghfake.Artifact{RunID: expiredRun.ID, Name: "junit-old", Expired: true, Files: map[string][]byte{"a.xml": []byte("<testsuite/>")}})
+	// An artifact listed as live that has expired by the time it is
+	// downloaded: the download answers 410 Gone.
+	goneRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", CreatedAt: now.Add(-3 * time.Hour)})
+	gone := repo.AddArtifact(ghfake.Artifact{RunID: goneRun.ID, Name: "junit-gone", Files: map[string][]byte{"a.xml": []byte("<testsuite/>")}})
+	s.Inject(ghfake.Fault{Path: fmt.Sprintf("/repos/acme/shop/actions/artifacts/%d/zip", gone.ID), Status: 410, Times: 5})
 	s.Inject(ghfake.Fault{Path: "/repos/acme/shop/actions/runs/*/artifacts", Times: 2, Status: 502})
 	s.Inject(ghfake.Fault{Path: "/repos/acme/shop/actions/runs", Kind: ghfake.TooManyRequests, RetryAfter: 3 * time.Second})
 
@@ -162,7 +167,7 @@ func TestReportEndToEnd(t *testing.T) {
 		t.Errorf("report-json: %v", err)
 	}
 	sum := r.summary()
-	for _, want := range []string{"flakegate report", "test_payment_times_out_under_load", "junit-old", "expired"} {
+	for _, want := range []string{"flakegate report", "test_payment_times_out_under_load", "junit-old", "junit-gone", "expired"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q", want)
 		}
@@ -204,7 +209,7 @@ func TestReportEndToEnd(t *testing.T) {
 		Runs    int                            `json:"runs"`
 	}
 	json.Unmarshal(files["report.json"], &rep)
-	if rep.Runs != 25 || len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0].Error, "expired") {
+	if rep.Runs != 25 || len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Error+rep.Skipped[1].Error, "410") {
 		t.Errorf("report: runs %d, skipped %+v", rep.Runs, rep.Skipped)
 	}
 
