@@ -61,8 +61,9 @@ type Reader struct {
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
 
-	spans   []attr // attributes of the tag just scanned
-	scratch []byte // decoded attribute values of that tag
+	spans   []attr    // attributes of the tag just scanned, unless a testcase
+	ca      caseAttrs // the attributes of a testcase tag
+	scratch []byte    // decoded attribute values of that tag
 	totals  Totals
 }
 
@@ -599,6 +600,13 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 // until the next tag.
 type attr struct{ name, value []byte }
 
+// caseAttrs are the attributes flakegate reads from a <testcase>, valid
+// until the next tag. A nil value is an absent attribute.
+type caseAttrs struct {
+	isCase                                    bool
+	name, classname, file, line, time, status []byte
+}
+
 // errMore asks scanTag's caller to read more input and scan again.
 var errMore = errors.New("more input needed")
 
@@ -632,6 +640,9 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		i++
 	}
 	nameLen = i - 1
+	// A testcase's attributes go straight to their fields: it is the tag
+	// of nearly every result.
+	r.ca = caseAttrs{isCase: nameLen == 8 && string(b[1:9]) == "testcase"}
 	if i == len(b) {
 		return 0, 0, errMore
 	}
@@ -698,7 +709,24 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		if e < 0 {
 			return 0, 0, errMore
 		}
-		r.spans = append(r.spans, attr{name, b[i+1 : i+1+e]})
+		if v := b[i+1 : i+1+e]; r.ca.isCase {
+			switch string(name) {
+			case "name":
+				r.ca.name = v
+			case "classname":
+				r.ca.classname = v
+			case "file":
+				r.ca.file = v
+			case "line":
+				r.ca.line = v
+			case "time":
+				r.ca.time = v
+			case "status":
+				r.ca.status = v
+			}
+		} else {
+			r.spans = append(r.spans, attr{name, v})
+		}
 		i += e + 2
 	}
 }
@@ -713,10 +741,19 @@ func (r *Reader) values(tag []byte, at int) error {
 				return r.errf(at, "'<' in the value of attribute %s", clip(a.name, 40))
 			}
 		}
-		return r.errf(at, "'<' inside a tag")
+		return r.errf(at, "'<' in an attribute value")
 	}
 	if bytes.IndexByte(tag, '&') < 0 {
 		return nil
+	}
+	for _, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
+		if bytes.IndexByte(*f, '&') >= 0 {
+			v, err := r.decode(*f, at)
+			if err != nil {
+				return err
+			}
+			*f = v
+		}
 	}
 	for k := range r.spans {
 		a := &r.spans[k]
@@ -831,25 +868,20 @@ func (r *Reader) open(kind elemKind, at int) error {
 		}
 		r.inCase, r.caseLvl = true, depth
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
-		status := false
-		for _, a := range r.spans {
-			name, v := a.name, a.value
-			switch string(name) {
-			case "name":
-				r.cur.Name = r.caseName(v)
-			case "classname":
-				r.cur.Classname = r.strLast(v, &r.lastClass)
-			case "file":
-				r.cur.File = r.strLast(v, &r.lastFile)
-			case "line":
-				r.cur.line = append(r.cur.line[:0], v...)
-			case "time":
-				r.cur.time = append(r.cur.time[:0], v...)
-			case "status":
-				status = string(v) == "disabled" || string(v) == "notrun"
-			}
+		ca := &r.ca
+		if ca.name != nil {
+			r.cur.Name = r.caseName(ca.name)
 		}
-		r.statusSkip, r.primarySeen = status, false
+		if ca.classname != nil {
+			r.cur.Classname = r.strLast(ca.classname, &r.lastClass)
+		}
+		if ca.file != nil {
+			r.cur.File = r.strLast(ca.file, &r.lastFile)
+		}
+		r.cur.line = append(r.cur.line, ca.line...)
+		r.cur.time = append(r.cur.time, ca.time...)
+		r.statusSkip = string(ca.status) == "disabled" || string(ca.status) == "notrun"
+		r.primarySeen = false
 		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {
