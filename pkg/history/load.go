@@ -45,7 +45,12 @@ func Load(ctx context.Context, sources []Source, opts Options) (*History, error)
 	var wg sync.WaitGroup
 	for i := range builders {
 		b := NewBuilder()
+		// Merge keeps the first builder's tests and appends the others'
+		// cells to them: give those room for every run from the start.
 		b.cellHint = len(sources)/w + 1
+		if i == 0 {
+			b.cellHint = len(sources)
+		}
 		builders[i] = b
 		wg.Add(1)
 		go func() {
