@@ -53,6 +53,11 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 
+	if p.untrusted {
+		// The artifacts were made by a run of the PR's code: their contents
+		// are data to parse and escape, never paths, commands or markup.
+		a.log.Infof("results come from a run of pull request #%d's code and are treated as untrusted", p.number)
+	}
 	var in gate.Input
 	in.PRBody, in.Labels, in.Now = p.body, p.labels, a.env.Now().UTC()
 	var base, head, hist *history.History
@@ -302,15 +307,16 @@ func (a *run) diffAndLedger(ctx context.Context, p pr, in *gate.Input) error {
 	if in.BaseLedger, err = a.ledgerAt(ctx, p.baseSHA, false); err != nil {
 		return fmt.Errorf("ledger at base: %w", err)
 	}
-	if in.HeadLedger, err = a.ledgerAt(ctx, p.headSHA, true); err != nil {
+	if in.HeadLedger, err = a.ledgerAt(ctx, p.headSHA, !p.untrusted); err != nil {
 		return fmt.Errorf("ledger at head: %w", err)
 	}
 	return nil
 }
 
-// ledgerAt reads the ledger at a commit through the contents API, or from
-// the checkout for the head when there is no API. A missing file is nil.
-func (a *run) ledgerAt(ctx context.Context, sha string, head bool) (*ledger.Ledger, error) {
+// ledgerAt reads the ledger at a commit through the contents API, or, when
+// there is no API and checkout is true, from the workspace's checkout of the
+// head. A missing file is nil.
+func (a *run) ledgerAt(ctx context.Context, sha string, checkout bool) (*ledger.Ledger, error) {
 	path := a.cfg.LedgerPath
 	var data []byte
 	if a.cfg.GitHubToken.IsSet() && sha != "" {
@@ -326,7 +332,7 @@ func (a *run) ledgerAt(ctx context.Context, sha string, head bool) (*ledger.Ledg
 			return nil, err
 		}
 	} else {
-		if !head {
+		if !checkout {
 			return nil, nil
 		}
 		b, err := os.ReadFile(filepath.Join(a.cfg.GitHub.Workspace, path))

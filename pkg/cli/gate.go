@@ -100,7 +100,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	in.Tests = matrix.Join(sides["--base"], sides["--head"], sides["--history"])
 
 	if *diffFile != "" {
-		text, err := readArg(*diffFile, env)
+		text, err := readArg(*diffFile)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "flakegate gate: --diff: %v\n", err)
 			return 1
@@ -112,7 +112,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 		in.ChangesKnown = true
 	}
 	if *bodyFile != "" {
-		b, err := readArg(*bodyFile, env)
+		b, err := readArg(*bodyFile)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "flakegate gate: --pr-body: %v\n", err)
 			return 1
@@ -161,7 +161,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	return 0
 }
 
-func readArg(path string, env Env) ([]byte, error) {
+func readArg(path string) ([]byte, error) {
 	if path == "-" {
 		return nil, errors.New("reading stdin is not supported here; pass a file")
 	}
