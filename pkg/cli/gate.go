@@ -43,7 +43,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	flags.Var(&hist, "history", "JUnit files of base-branch runs, one per run, for the baseline failure rate p0 (repeatable)")
 	ledgerFile := flags.String("ledger", "", "the quarantine ledger at head (`FILE`)")
 	baseLedgerFile := flags.String("base-ledger", "", "the quarantine ledger at base (`FILE`); default: the same as --ledger")
-	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`, - for stdin), for the property checks")
+	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`), for the property checks")
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
 	flags.Var(&labels, "label", "a PR label (repeatable)")
 	flags.Var(&protected, "protected-paths", "paths whose edits need a declaration (default tests/**, conftest.py, pytest.ini)")
@@ -163,7 +163,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 
 func readArg(path string) ([]byte, error) {
 	if path == "-" {
-		return nil, errors.New("reading stdin is not supported here; pass a file")
+		return nil, errors.New("standard input is not accepted: pass a file (for example: git diff origin/main > pr.diff)")
 	}
 	return os.ReadFile(path)
 }
