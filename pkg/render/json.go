@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 
 	"github.com/flakegate/flakegate/pkg/history"
@@ -63,20 +64,19 @@ func writeJSON(w io.Writer, r *score.Report) error {
 			go func() {
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				var buf bytes.Buffer
+				buf := make([]byte, 0, chunk*1024)
 				for k := c * chunk; k < min(len(tests), (c+1)*chunk); k++ {
-					t, err := json.MarshalIndent(&tests[k], "    ", "  ")
-					if err != nil {
+					if err := checkFloats(&tests[k]); err != nil {
 						errs[c] = fmt.Errorf("test %q: %w", tests[k].Name, err)
 						break
 					}
-					buf.WriteString("\n    ")
-					buf.Write(t)
+					buf = append(buf, "\n    "...)
+					buf = appendTest(buf, &tests[k])
 					if k < len(tests)-1 {
-						buf.WriteByte(',')
+						buf = append(buf, ',')
 					}
 				}
-				out[c] <- buf.Bytes()
+				out[c] <- buf
 			}()
 		}
 		for c := range n {
@@ -94,6 +94,17 @@ func writeJSON(w io.Writer, r *score.Report) error {
 	}
 	bw.WriteByte('\n')
 	return bw.Flush() // a bufio.Writer keeps the first write error
+}
+
+// checkFloats refuses what encoding/json refuses: NaN and infinities.
+func checkFloats(t *score.Test) error {
+	for _, f := range []float64{t.Score, t.FailureRate, t.FlakeScore, t.RankScore,
+		t.ScoreInterval.Low, t.ScoreInterval.High, t.FailureInterval.Low, t.FailureInterval.High} {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("json: unsupported value: %v", f)
+		}
+	}
+	return nil
 }
 
 // withLists returns a shallow copy of r whose nil slices are empty.

@@ -1,0 +1,162 @@
+package render
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// appendTest appends t as json.MarshalIndent(t, "    ", "  ") writes it,
+// without reflection: the tests list is most of a report, and this is
+// several times faster. TestAppendTestMatchesEncodingJSON keeps the two
+// byte-for-byte equal.
+func appendTest(b []byte, t *score.Test) []byte {
+	const in1, in2, in3 = "\n      ", "\n        ", "\n          "
+	b = append(b, '{')
+	b = appendKey(b, in1, "name")
+	b = appendString(b, t.Name)
+	b = appendKey(b, ","+in1, "score")
+	b = appendFloat(b, t.Score)
+	b = appendKey(b, ","+in1, "commits")
+	b = strconv.AppendInt(b, int64(t.Commits), 10)
+	b = appendKey(b, ","+in1, "flaky_commits")
+	b = strconv.AppendInt(b, int64(t.FlakyCommits), 10)
+	b = appendKey(b, ","+in1, "is_flaky")
+	b = strconv.AppendBool(b, t.IsFlaky)
+	b = appendKey(b, ","+in1, "commits_where_flaky")
+	b = appendStrings(b, t.CommitsWhereFlaky, in1, in2)
+	b = appendKey(b, ","+in1, "error_messages")
+	b = appendStrings(b, t.ErrorMessages, in1, in2)
+	b = appendKey(b, ","+in1, "score_interval")
+	b = appendInterval(b, t.ScoreInterval, in1, in2)
+	b = appendKey(b, ","+in1, "runs")
+	b = strconv.AppendInt(b, int64(t.Runs), 10)
+	b = appendKey(b, ","+in1, "attempts")
+	b = strconv.AppendInt(b, int64(t.Attempts), 10)
+	b = appendKey(b, ","+in1, "failures")
+	b = strconv.AppendInt(b, int64(t.Failures), 10)
+	b = appendKey(b, ","+in1, "failure_rate")
+	b = appendFloat(b, t.FailureRate)
+	b = appendKey(b, ","+in1, "failure_rate_interval")
+	b = appendInterval(b, t.FailureInterval, in1, in2)
+	b = appendKey(b, ","+in1, "evidence")
+	b = appendStrings(b, t.Evidence, in1, in2)
+	b = appendKey(b, ","+in1, "failure_episodes")
+	b = strconv.AppendInt(b, int64(t.Episodes), 10)
+	b = appendKey(b, ","+in1, "intermittent_commits")
+	b = strconv.AppendInt(b, int64(t.IntermittentCommits), 10)
+	b = appendKey(b, ","+in1, "flake_score")
+	b = appendFloat(b, t.FlakeScore)
+	b = appendKey(b, ","+in1, "rank_score")
+	b = appendFloat(b, t.RankScore)
+	b = appendKey(b, ","+in1, "signatures")
+	if t.Signatures == nil {
+		b = append(b, "null"...)
+	} else if len(t.Signatures) == 0 {
+		b = append(b, "[]"...)
+	} else {
+		b = append(b, '[')
+		for i, s := range t.Signatures {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, in2...)
+			b = append(b, '{')
+			b = appendKey(b, in3, "hash")
+			b = appendString(b, s.Hash)
+			b = appendKey(b, ","+in3, "runs")
+			b = strconv.AppendInt(b, int64(s.Runs), 10)
+			b = appendKey(b, ","+in3, "failures")
+			b = strconv.AppendInt(b, int64(s.Failures), 10)
+			b = appendKey(b, ","+in3, "message")
+			b = appendString(b, s.Message)
+			b = append(b, in2...)
+			b = append(b, '}')
+		}
+		b = append(b, in1...)
+		b = append(b, ']')
+	}
+	if t.File != "" {
+		b = appendKey(b, ","+in1, "file")
+		b = appendString(b, t.File)
+	}
+	if t.Line != 0 {
+		b = appendKey(b, ","+in1, "line")
+		b = strconv.AppendInt(b, int64(t.Line), 10)
+	}
+	if t.Timeline != "" {
+		b = appendKey(b, ","+in1, "timeline")
+		b = appendString(b, t.Timeline)
+	}
+	b = append(b, "\n    }"...)
+	return b
+}
+
+func appendKey(b []byte, lead, key string) []byte {
+	b = append(b, lead...)
+	b = append(b, '"')
+	b = append(b, key...)
+	return append(b, `": `...)
+}
+
+func appendInterval(b []byte, iv score.Interval, in, inner string) []byte {
+	b = append(b, '{')
+	b = appendKey(b, inner, "low")
+	b = appendFloat(b, iv.Low)
+	b = appendKey(b, ","+inner, "high")
+	b = appendFloat(b, iv.High)
+	b = append(b, in...)
+	return append(b, '}')
+}
+
+func appendStrings(b []byte, ss []string, in, inner string) []byte {
+	switch {
+	case ss == nil:
+		return append(b, "null"...)
+	case len(ss) == 0:
+		return append(b, "[]"...)
+	}
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, inner...)
+		b = appendString(b, s)
+	}
+	b = append(b, in...)
+	return append(b, ']')
+}
+
+// appendFloat formats f as encoding/json does.
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// encoding/json writes e-9, not e-09.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString quotes s as encoding/json does, with HTML escaping. Plain
+// printable ASCII is copied; anything else goes through encoding/json.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
