@@ -11,9 +11,10 @@ import (
 )
 
 // FuzzParse feeds the reader arbitrary bytes, seeded from the conformance
-// corpus and the fixtures. Nothing may panic, the totals must add up, and a
+// corpus and the fixtures. Nothing may panic, the totals must add up, a
 // reader that returns one byte at a time must agree with one that returns
-// the whole input.
+// the whole input, and a Reader that has read earlier inputs (and reuses
+// their tags) must agree with a fresh one.
 func FuzzParse(f *testing.F) {
 	for _, dir := range []string{corpusDir, "../../fixtures"} {
 		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -42,6 +43,17 @@ func FuzzParse(f *testing.F) {
 		tot2, err2 := r2.Parse("fuzz.xml", iotest.OneByteReader(bytes.NewReader(data)), nil)
 		if (err == nil) != (err2 == nil) || tot != tot2 {
 			t.Fatalf("whole read: %+v, %v; one byte at a time: %+v, %v", tot, err, tot2, err2)
+		}
+		// r1 reuses tags of the inputs before; a fresh Reader must agree.
+		got, gotErr := parseWith(r1, "fuzz.xml", data)
+		want, wantErr := parseWith(NewReader(), "fuzz.xml", data)
+		if gotErr != wantErr || len(got) != len(want) {
+			t.Fatalf("reused reader: %d cases, %q; fresh: %d cases, %q", len(got), gotErr, len(want), wantErr)
+		}
+		for i := range got {
+			if got[i].ID != want[i].ID || got[i].File != want[i].File || got[i].Line != want[i].Line || got[i].Outcome != want[i].Outcome {
+				t.Fatalf("case %d: reused %+v, fresh %+v", i, got[i], want[i])
+			}
 		}
 	})
 }

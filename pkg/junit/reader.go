@@ -27,8 +27,8 @@ type Reader struct {
 	file                string
 	intern              map[string]string
 	lastClass, lastFile string
-	names, prevNames    []string // testcase names of this file and the last
-	cursor              int      // next expected position in prevNames
+	memo, prevMemo      []tagMemo // testcase tags of this file and the last, in order
+	cursor              int       // next expected position in prevMemo
 
 	// element stack: names live in nameArena, one entry per open element
 	stack     []frame
@@ -178,8 +178,8 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.propLvl, r.propsLvl, r.propDst, r.propsDst = 0, 0, nil, nil
 	r.text = r.text[:0]
 	r.totals = Totals{}
-	if len(r.names) > 0 {
-		r.prevNames, r.names = r.names, r.prevNames[:0]
+	if len(r.memo) > 0 {
+		r.prevMemo, r.memo = r.memo, r.prevMemo[:0]
 	}
 	r.cursor = 0
 	if len(r.intern) > 1<<16 {
@@ -605,6 +605,25 @@ type attr struct{ name, value []byte }
 type caseAttrs struct {
 	isCase                                    bool
 	name, classname, file, line, time, status []byte
+	// hit is the previous file's tag whose bytes this tag starts with: its
+	// attributes before prefixEnd are known without scanning them again.
+	hit *tagMemo
+	// prefixEnd ends the part of this tag that a later file may reuse: the
+	// white space before the time attribute, which differs from run to run,
+	// or the end of the attributes. 0 when the tag cannot be reused (an
+	// attribute after time, or an entity reference).
+	prefixEnd int
+	afterTime bool
+}
+
+// tagMemo is a testcase tag read before: the bytes up to its time
+// attribute and what they said. Runs of one suite write the same tests in
+// the same order with only the time changed, so most tags of a history
+// match the tag at the same place in the previous file.
+type tagMemo struct {
+	prefix                  string
+	name, class, file, line string
+	disabled                bool
 }
 
 // errMore asks scanTag's caller to read more input and scan again.
@@ -649,6 +668,17 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	if nameLen == 0 {
 		return 0, 0, r.errf(at, "malformed start tag %q", clip(b[1:], 40))
 	}
+	if r.ca.isCase {
+		// The same bytes as a tag already read mean the same attributes:
+		// skip to where they end.
+		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
+			m := &r.prevMemo[j]
+			if p := m.prefix; p != "" && len(b) > len(p) && string(b[:len(p)]) == p {
+				r.ca.hit, r.cursor, i = m, j+1, len(p)
+				break
+			}
+		}
+	}
 	for {
 		sp := i
 		for i < len(b) && isSpace(b[i]) {
@@ -659,6 +689,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		}
 		switch b[i] {
 		case '>':
+			r.endCase(sp)
 			return i, nameLen, r.values(b[:i], at)
 		case '/':
 			if i+1 == len(b) {
@@ -667,6 +698,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			if b[i+1] != '>' {
 				return 0, 0, r.errf(at, "malformed start tag near %q", clip(b[i:], 20))
 			}
+			r.endCase(sp)
 			return i + 1, nameLen, r.values(b[:i], at)
 		case '<':
 			return 0, 0, r.errf(at, "'<' inside a tag")
@@ -710,6 +742,9 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			return 0, 0, errMore
 		}
 		if v := b[i+1 : i+1+e]; r.ca.isCase {
+			if r.ca.prefixEnd > 0 {
+				r.ca.afterTime = true
+			}
 			switch string(name) {
 			case "name":
 				r.ca.name = v
@@ -721,6 +756,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 				r.ca.line = v
 			case "time":
 				r.ca.time = v
+				r.ca.prefixEnd, r.ca.afterTime = sp, false
 			case "status":
 				r.ca.status = v
 			}
@@ -728,6 +764,18 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			r.spans = append(r.spans, attr{name, v})
 		}
 		i += e + 2
+	}
+}
+
+// endCase fixes where a testcase tag's reusable part ends: before its time
+// attribute, or at the end of its attributes when it has none.
+func (r *Reader) endCase(end int) {
+	switch {
+	case !r.ca.isCase:
+	case r.ca.afterTime:
+		r.ca.prefixEnd = 0
+	case r.ca.time == nil:
+		r.ca.prefixEnd = end
 	}
 }
 
@@ -746,6 +794,7 @@ func (r *Reader) values(tag []byte, at int) error {
 	if bytes.IndexByte(tag, '&') < 0 {
 		return nil
 	}
+	r.ca.prefixEnd = 0 // decoded values are not the tag's bytes
 	for _, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
 		if bytes.IndexByte(*f, '&') >= 0 {
 			v, err := r.decode(*f, at)
@@ -804,18 +853,13 @@ func (r *Reader) str(b []byte) string { return r.intern1(b) }
 // position in the previous file: runs of one suite list tests in the same
 // order.
 func (r *Reader) caseName(b []byte) string {
-	s, ok := "", false
-	for j := r.cursor; j < r.cursor+2 && j < len(r.prevNames); j++ {
-		if r.prevNames[j] == string(b) {
-			s, ok, r.cursor = r.prevNames[j], true, j+1
-			break
+	for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
+		if r.prevMemo[j].name == string(b) {
+			r.cursor = j + 1
+			return r.prevMemo[j].name
 		}
 	}
-	if !ok {
-		s = r.intern1(b)
-	}
-	r.names = append(r.names, s)
-	return s
+	return r.intern1(b)
 }
 
 // strLast interns b, first checking the previous value of the same
@@ -869,19 +913,38 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.inCase, r.caseLvl = true, depth
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
 		ca := &r.ca
+		var m tagMemo
+		if ca.hit != nil {
+			m = *ca.hit
+		}
 		if ca.name != nil {
-			r.cur.Name = r.caseName(ca.name)
+			m.name = r.caseName(ca.name)
 		}
 		if ca.classname != nil {
-			r.cur.Classname = r.strLast(ca.classname, &r.lastClass)
+			m.class = r.strLast(ca.classname, &r.lastClass)
 		}
 		if ca.file != nil {
-			r.cur.File = r.strLast(ca.file, &r.lastFile)
+			m.file = r.strLast(ca.file, &r.lastFile)
 		}
-		r.cur.line = append(r.cur.line, ca.line...)
+		if ca.line != nil {
+			m.line = string(ca.line)
+		}
+		if ca.status != nil {
+			m.disabled = string(ca.status) == "disabled" || string(ca.status) == "notrun"
+		}
+		r.cur.Name, r.cur.Classname, r.cur.File = m.name, m.class, m.file
+		r.cur.line = append(r.cur.line, m.line...)
 		r.cur.time = append(r.cur.time, ca.time...)
-		r.statusSkip = string(ca.status) == "disabled" || string(ca.status) == "notrun"
-		r.primarySeen = false
+		r.statusSkip, r.primarySeen = m.disabled, false
+		switch {
+		case ca.hit != nil && ca.prefixEnd == len(ca.hit.prefix):
+			// Reused as it was.
+		case ca.prefixEnd > 0:
+			m.prefix = string(r.buf[r.pos : r.pos+ca.prefixEnd])
+		default:
+			m.prefix = ""
+		}
+		r.memo = append(r.memo, m)
 		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {

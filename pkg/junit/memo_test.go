@@ -1,0 +1,102 @@
+package junit
+
+import (
+	"bytes"
+
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// parseWith parses doc with r and returns the cases (flattened) and the
+// error text.
+func parseWith(r *Reader, name string, doc []byte) ([]flat, string) {
+	var got []flat
+	_, err := r.Parse(name, bytes.NewReader(doc), func(c *Case) error {
+		p, ts := c.Meta()
+		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line(), Outcome: c.Outcome, Duration: c.Duration(),
+			Detail: c.Detail, Reruns: append([]Outcome(nil), c.Reruns...), Props: p, Time: ts})
+		return nil
+	})
+	if err != nil {
+		return got, err.Error()
+	}
+	return got, ""
+}
+
+// TestReuseMatchesFreshParse: a Reader reuses the testcase tags of the
+// previous file when their bytes match. Whatever the previous file was, the
+// result must be what a fresh Reader gives.
+func TestReuseMatchesFreshParse(t *testing.T) {
+	base := `<testsuite name="s"><testcase classname="c" name="a" file="a.py" line="3" time="0.1"/><testcase classname="c" name="b" status="disabled" time="0.2"/><testcase classname="c" name="d"/></testsuite>`
+	variants := map[string]string{
+		"same":                base,
+		"new times":           strings.ReplaceAll(base, `time="0.`, `time="9.`),
+		"renamed":             strings.Replace(base, `name="a" file`, `name="a2" file`, 1),
+		"longer value":        strings.Replace(base, `name="a"`, `name="ab"`, 1),
+		"attr after time":     strings.Replace(base, `time="0.1"/>`, `time="0.1" name="late"/>`, 1),
+		"no time":             strings.Replace(base, ` time="0.1"`, ``, 1),
+		"time gained":         strings.Replace(base, `name="d"/>`, `name="d" time="3"/>`, 1),
+		"entity after prefix": strings.Replace(base, `time="0.1"`, `time="&#48;.1"`, 1),
+		"entity in prefix":    strings.Replace(base, `name="a"`, `name="&lt;a&gt;"`, 1),
+		"unquoted time":       strings.Replace(base, `time="0.1"`, `time=0.1`, 1),
+		"glued attribute":     strings.Replace(base, `line="3" time`, `line="3"time`, 1),
+		"lt after prefix":     strings.Replace(base, `time="0.1"`, `time="<"`, 1),
+		"failure child":       strings.Replace(base, `time="0.1"/>`, `time="0.1"><failure message="m"/></testcase>`, 1),
+		"inserted retry":      strings.Replace(base, `<testcase classname="c" name="b"`, `<testcase classname="c" name="a" file="a.py" line="3" time="0.5"><failure/></testcase><testcase classname="c" name="b"`, 1),
+		"dropped test":        strings.Replace(base, `<testcase classname="c" name="a" file="a.py" line="3" time="0.1"/>`, ``, 1),
+		"status dropped":      strings.Replace(base, ` status="disabled"`, ``, 1),
+		"single quotes":       strings.ReplaceAll(base, `"`, `'`),
+		"truncated in tag":    base[:strings.Index(base, `time="0.2"`)+3],
+	}
+	docs := [][]byte{[]byte(base)}
+	for _, v := range variants {
+		docs = append(docs, []byte(v))
+	}
+	// Every ordered pair: the second document read after the first.
+	for i, first := range docs {
+		for j, second := range docs {
+			shared := NewReader()
+			parseWith(shared, "first.xml", first)
+			got, gotErr := parseWith(shared, "second.xml", second)
+			want, wantErr := parseWith(NewReader(), "second.xml", second)
+			if gotErr != wantErr {
+				t.Fatalf("after doc %d, doc %d: error %q, fresh reader %q", i, j, gotErr, wantErr)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("after doc %d, doc %d (-fresh +reused):\n%s\n%s", i, j, diff, second)
+			}
+		}
+	}
+}
+
+// TestReuseOverCorpus reads the whole corpus, and the benchmark-like
+// sample history, with one Reader and compares every file with a fresh
+// Reader's result.
+func TestReuseOverCorpus(t *testing.T) {
+	var paths []string
+	for _, e := range loadExpectations(t, corpusDir) {
+		paths = append(paths, filepath.Join(corpusDir, e.Path))
+	}
+	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
+	paths = append(paths, hist...)
+	shared := NewReader()
+	for pass := 0; pass < 2; pass++ {
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := parseWith(shared, p, b)
+			want, wantErr := parseWith(NewReader(), p, b)
+			if gotErr != wantErr || !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+				t.Fatalf("%s (pass %d): reused reader differs from a fresh one: %v / %v\n%s", p, pass, gotErr, wantErr,
+					cmp.Diff(want, got, cmpopts.EquateEmpty()))
+			}
+		}
+	}
+}
