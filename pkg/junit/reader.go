@@ -61,6 +61,7 @@ type Reader struct {
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
 
+	scans   int       // start-tag scans, for tests
 	spans   []attr    // attributes of the tag just scanned, unless a testcase
 	ca      caseAttrs // the attributes of a testcase tag
 	scratch []byte    // decoded attribute values of that tag
@@ -506,10 +507,12 @@ func (r *Reader) bang() error {
 // tagEnd finds the '>' closing the end tag at pos, reading more input as
 // needed, and returns its offset from pos.
 func (r *Reader) tagEnd() (int, error) {
+	from := 0 // bytes already searched, kept across reads
 	for {
-		if i := bytes.IndexByte(r.buf[r.pos:r.end], '>'); i >= 0 {
-			return i, nil
+		if i := bytes.IndexByte(r.buf[r.pos+from:r.end], '>'); i >= 0 {
+			return from + i, nil
 		}
+		from = r.end - r.pos
 		if r.end-r.pos > maxTagBytes {
 			return 0, r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
 		}
@@ -607,7 +610,8 @@ type caseAttrs struct {
 	name, classname, file, line, time, status []byte
 	// hit is the previous file's tag whose bytes this tag starts with: its
 	// attributes before prefixEnd are known without scanning them again.
-	hit *tagMemo
+	hit     *tagMemo
+	hitNext int // the position after hit in prevMemo, for the cursor
 	// prefixEnd ends the part of this tag that a later file may reuse: the
 	// white space before the time attribute, which differs from run to run,
 	// or the end of the attributes. 0 when the tag cannot be reused (an
@@ -634,22 +638,63 @@ var errMore = errors.New("more input needed")
 // offset of the closing '>' from pos and the name's length. A tag that
 // runs past the window is scanned again after reading more.
 func (r *Reader) scanTag() (gt, nameLen int, err error) {
+	gt, nameLen, err = r.scanTagOnce()
+	if err != errMore {
+		return gt, nameLen, err
+	}
+	// Read until the whole tag is in the window, then scan it once more:
+	// scanning again after every read would be quadratic in the tag's
+	// length when the input arrives in small pieces.
+	if err := r.bufferTag(); err != nil {
+		return 0, 0, err
+	}
+	gt, nameLen, err = r.scanTagOnce()
+	if err == errMore {
+		return 0, 0, r.errf(r.pos, "unexpected end of file inside a tag (truncated file?)")
+	}
+	return gt, nameLen, err
+}
+
+// bufferTag reads until the window holds the '>' that closes the tag at
+// pos (outside quotes), or a '<' that a scan will refuse. It resumes where
+// it stopped after each read.
+func (r *Reader) bufferTag() error {
+	var quote byte
+	i := 1
 	for {
-		gt, nameLen, err = r.scanTagOnce()
-		if err != errMore {
-			return gt, nameLen, err
+		b := r.buf[r.pos:r.end]
+		for i < len(b) {
+			c := b[i]
+			if quote != 0 {
+				j := bytes.IndexByte(b[i:], quote)
+				if j < 0 {
+					i = len(b)
+					break
+				}
+				i += j + 1
+				quote = 0
+				continue
+			}
+			switch c {
+			case '"', '\'':
+				quote = c
+			case '>', '<':
+				return nil
+			}
+			i++
 		}
-		if r.end-r.pos > maxTagBytes {
-			return 0, 0, r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
+		if i > maxTagBytes {
+			return r.errf(r.pos, "tag longer than %d bytes", maxTagBytes)
 		}
 		if !r.fill(r.pos) {
 			// fill kept the tag: pos is still its start.
-			return 0, 0, r.errf(r.pos, "unexpected end of file inside a tag (truncated file?)")
+			return r.errf(r.pos, "unexpected end of file inside a tag (truncated file?)")
 		}
 	}
 }
 
 func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
+	r.scans++
 	b := r.buf[r.pos:r.end]
 	at := r.pos
 	r.spans = r.spans[:0]
@@ -674,7 +719,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
 			m := &r.prevMemo[j]
 			if p := m.prefix; p != "" && len(b) > len(p) && string(b[:len(p)]) == p {
-				r.ca.hit, r.cursor, i = m, j+1, len(p)
+				r.ca.hit, r.ca.hitNext, i = m, j+1, len(p)
 				break
 			}
 		}
@@ -915,7 +960,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 		ca := &r.ca
 		var m tagMemo
 		if ca.hit != nil {
-			m = *ca.hit
+			m, r.cursor = *ca.hit, ca.hitNext
 		}
 		if ca.name != nil {
 			m.name = r.caseName(ca.name)
