@@ -88,9 +88,16 @@ type Builder struct {
 	locs     []location    // new file locations of this document's cases
 	props    []junit.Props // testcase-level properties of this document
 	key      []byte
-	names    [][2]string       // per test: classname and name as read
-	cellOf   []int32           // per pending case: its cell's index in the test's Cells
-	cellHint int               // documents this builder expects: the first Cells capacity
+	names    [][2]string // per test: classname and name as read
+	cellOf   []int32     // per pending case: its cell's index in the test's Cells
+	cellHint int         // documents this builder expects: the first Cells capacity
+	// cells and files hold each test's cells and file densely, for the
+	// per-case work; Test.Cells is set from cells when the builder is
+	// merged. Cells come from slab chunks at a fixed stride, which keeps
+	// one document's writes in a pattern the CPU can prefetch.
+	cells    [][]Cell
+	files    []string
+	slab     []Cell
 	sigCache map[string]string // failure text to signature
 	prevSeq  []int32           // tests of the last document, in document order
 	cursor   int               // next expected position in prevSeq
@@ -195,11 +202,13 @@ func (b *Builder) onCase(c *junit.Case) error {
 			b.tests = append(b.tests, &Test{ID: id})
 			b.order = append(b.order, order{})
 			b.names = append(b.names, [2]string{cls, c.Name})
+			b.cells = append(b.cells, b.newCells())
+			b.files = append(b.files, "")
 		}
 	}
 	pass, fail, skip := c.Attempts()
 	p := pending{test: ti, suite: c.Suite, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
-	if c.File != "" && c.File != b.tests[ti].File {
+	if c.File != "" && c.File != b.files[ti] {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
 	}
@@ -314,20 +323,20 @@ func (b *Builder) commit(src Source) {
 	for i := range b.pend {
 		p := &b.pend[i]
 		res := resolve(p)
-		t := b.tests[p.test]
-		if n := len(t.Cells); n > 0 && t.Cells[n-1].Run == res.run {
-			c := &t.Cells[n-1]
+		cells := b.cells[p.test]
+		if n := len(cells); n > 0 && cells[n-1].Run == res.run {
+			c := &cells[n-1]
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
-			if len(t.Cells) == cap(t.Cells) && len(t.Cells) < b.cellHint {
-				t.Cells = slices.Grow(t.Cells, b.cellHint-len(t.Cells))
-			}
-			t.Cells = append(t.Cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
+			cells = append(cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
+			b.cells[p.test] = cells
 		}
-		b.cellOf = append(b.cellOf, int32(len(t.Cells)-1))
-		if p.loc > 0 && (t.File == "" || res.order.less(b.order[p.test])) {
+		b.cellOf = append(b.cellOf, int32(len(cells)-1))
+		if p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])) {
 			l := b.locs[p.loc-1]
+			t := b.tests[p.test]
 			t.File, t.Line, b.order[p.test] = l.file, l.line, res.order
+			b.files[p.test] = l.file
 		}
 	}
 	for _, s := range b.pendSigs {
@@ -335,10 +344,25 @@ func (b *Builder) commit(src Source) {
 		res := resolve(p)
 		t := b.tests[p.test]
 		k := addSig(t, Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
-		if c := &t.Cells[b.cellOf[s.pend]]; c.Sig == 0 {
+		if c := &b.cells[p.test][b.cellOf[s.pend]]; c.Sig == 0 {
 			c.Sig = k
 		}
 	}
+}
+
+// slabTests is how many tests' cells one slab chunk holds.
+const slabTests = 256
+
+// newCells returns an empty cell list with room for the documents this
+// builder expects, carved from the current slab chunk.
+func (b *Builder) newCells() []Cell {
+	n := max(b.cellHint, 4)
+	if cap(b.slab)-len(b.slab) < n {
+		b.slab = make([]Cell, 0, slabTests*n)
+	}
+	k := len(b.slab)
+	b.slab = b.slab[:k+n]
+	return b.slab[k : k : k+n]
 }
 
 func satAdd(a, b uint16) uint16 {
@@ -395,6 +419,11 @@ func addSig(t *Test, s Sig) uint16 {
 
 // Merge joins partial histories into one, sorted and with run totals.
 func Merge(builders ...*Builder) *History {
+	for _, b := range builders {
+		for i, t := range b.tests {
+			t.Cells = b.cells[i]
+		}
+	}
 	h := &History{}
 	total := map[string]int{}
 	if len(builders) > 1 {
