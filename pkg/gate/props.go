@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/flakegate/flakegate/pkg/ledger"
 )
@@ -249,41 +250,44 @@ func hasExt(exts ...string) func(string) bool {
 	return func(p string) bool { return slices.Contains(exts, path.Ext(p)) }
 }
 
-var markerLangs = []markerLang{
-	{
-		name: "pytest/unittest", applies: hasExt(".py"), comment: "#", quotes: `"'`,
-		rules: []*regexp.Regexp{
-			regexp.MustCompile(`\bpytest\.mark\.(skip|skipif|xfail)\b`),
-			regexp.MustCompile(`\bpytest\.(skip|xfail|importorskip)\s*\(`),
-			regexp.MustCompile(`@(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b`),
-			regexp.MustCompile(`\bself\.skipTest\s*\(`),
-			regexp.MustCompile(`\braise\s+(unittest\.)?SkipTest\b`),
+// markerLangs are compiled on first use: most runs check no diff.
+var markerLangs = sync.OnceValue(func() []markerLang {
+	return []markerLang{
+		{
+			name: "pytest/unittest", applies: hasExt(".py"), comment: "#", quotes: `"'`,
+			rules: []*regexp.Regexp{
+				regexp.MustCompile(`\bpytest\.mark\.(skip|skipif|xfail)\b`),
+				regexp.MustCompile(`\bpytest\.(skip|xfail|importorskip)\s*\(`),
+				regexp.MustCompile(`@(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b`),
+				regexp.MustCompile(`\bself\.skipTest\s*\(`),
+				regexp.MustCompile(`\braise\s+(unittest\.)?SkipTest\b`),
+			},
 		},
-	},
-	{
-		name: "Go", applies: func(p string) bool { return strings.HasSuffix(p, "_test.go") }, comment: "//", quotes: "\"`'",
-		rules: []*regexp.Regexp{regexp.MustCompile(`\b\w+\.Skip(f|Now)?\s*\(`)},
-	},
-	{
-		name: "JUnit", applies: hasExt(".java", ".kt", ".kts", ".scala", ".groovy"), comment: "//", quotes: `"'`,
-		rules: []*regexp.Regexp{regexp.MustCompile(`@([\w.]+\.)?(Disabled\w*|Ignore)\b`)},
-	},
-	{
-		name: "Jest/Mocha", applies: hasExt(".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"), comment: "//", quotes: "\"'`",
-		rules: []*regexp.Regexp{
-			regexp.MustCompile(`\b(it|test|describe|context|suite|specify)\.(skip|fixme)\b`),
-			regexp.MustCompile(`\bx(it|test|describe|context|specify)\s*\(`),
+		{
+			name: "Go", applies: func(p string) bool { return strings.HasSuffix(p, "_test.go") }, comment: "//", quotes: "\"`'",
+			rules: []*regexp.Regexp{regexp.MustCompile(`\b\w+\.Skip(f|Now)?\s*\(`)},
 		},
-	},
-	{
-		name: "RSpec", applies: hasExt(".rb"), comment: "#", quotes: `"'`,
-		rules: []*regexp.Regexp{
-			regexp.MustCompile(`^\s*(skip|pending)(\s*$|\s*\(|\s+[^=\s])`),
-			regexp.MustCompile(`\bx(it|describe|context|specify|example|scenario|feature)\b`),
-			regexp.MustCompile(`,\s*:?(skip|pending)\s*(:|=>)`),
+		{
+			name: "JUnit", applies: hasExt(".java", ".kt", ".kts", ".scala", ".groovy"), comment: "//", quotes: `"'`,
+			rules: []*regexp.Regexp{regexp.MustCompile(`@([\w.]+\.)?(Disabled\w*|Ignore)\b`)},
 		},
-	},
-}
+		{
+			name: "Jest/Mocha", applies: hasExt(".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"), comment: "//", quotes: "\"'`",
+			rules: []*regexp.Regexp{
+				regexp.MustCompile(`\b(it|test|describe|context|suite|specify)\.(skip|fixme)\b`),
+				regexp.MustCompile(`\bx(it|test|describe|context|specify)\s*\(`),
+			},
+		},
+		{
+			name: "RSpec", applies: hasExt(".rb"), comment: "#", quotes: `"'`,
+			rules: []*regexp.Regexp{
+				regexp.MustCompile(`^\s*(skip|pending)(\s*$|\s*\(|\s+[^=\s])`),
+				regexp.MustCompile(`\bx(it|describe|context|specify|example|scenario|feature)\b`),
+				regexp.MustCompile(`,\s*:?(skip|pending)\s*(:|=>)`),
+			},
+		},
+	}
+})
 
 // SkipMarkers finds skip/xfail markers in the added lines of the changes,
 // by language: pytest and unittest (.py), Go (_test.go), JUnit (@Disabled,
@@ -295,9 +299,10 @@ func SkipMarkers(changes []FileChange) []Violation {
 	var out []Violation
 	for _, c := range changes {
 		var lang *markerLang
-		for i := range markerLangs {
-			if markerLangs[i].applies(c.Path) {
-				lang = &markerLangs[i]
+		langs := markerLangs()
+		for i := range langs {
+			if langs[i].applies(c.Path) {
+				lang = &langs[i]
 				break
 			}
 		}

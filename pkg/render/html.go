@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/flakegate/flakegate/pkg/score"
 )
@@ -14,7 +15,10 @@ import (
 //go:embed report.html.tmpl
 var htmlSource string
 
-var htmlTemplate = template.Must(template.New("report").Parse(htmlSource))
+// htmlTemplate is parsed on first use, not at start-up.
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(htmlSource))
+})
 
 const (
 	// htmlStrips is how many flagged tests get an outcome strip and their
@@ -148,7 +152,7 @@ func HTML(w io.Writer, r *score.Report) error {
 		return fmt.Errorf("html report: %w", errNilReport)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := htmlTemplate.Execute(bw, htmlData(r)); err != nil {
+	if err := htmlTemplate().Execute(bw, htmlData(r)); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
