@@ -27,7 +27,8 @@ type Reader struct {
 	file                string
 	intern              map[string]string
 	lastClass, lastFile string
-	memo, prevMemo      []tagMemo // testcase tags of this file and the last, in order
+	pool                []tagMemo // testcase tags read, referred to by index
+	memo, prevMemo      []int32   // pool indexes of the testcase tags of this file and the last
 	cursor              int       // next expected position in prevMemo
 
 	// element stack: names live in nameArena, one entry per open element
@@ -181,6 +182,10 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.totals = Totals{}
 	if len(r.memo) > 0 {
 		r.prevMemo, r.memo = r.memo, r.prevMemo[:0]
+	}
+	if len(r.pool) > maxPool {
+		// A history whose tags keep changing: start over.
+		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], r.prevMemo[:0]
 	}
 	r.cursor = 0
 	if len(r.intern) > 1<<16 {
@@ -611,7 +616,8 @@ type caseAttrs struct {
 	// hit is the previous file's tag whose bytes this tag starts with: its
 	// attributes before prefixEnd are known without scanning them again.
 	hit     *tagMemo
-	hitNext int // the position after hit in prevMemo, for the cursor
+	hitIdx  int32 // hit's index in the pool
+	hitNext int   // the position after hit in prevMemo, for the cursor
 	// prefixEnd ends the part of this tag that a later file may reuse: the
 	// white space before the time attribute, which differs from run to run,
 	// or the end of the attributes. 0 when the tag cannot be reused (an
@@ -619,6 +625,9 @@ type caseAttrs struct {
 	prefixEnd int
 	afterTime bool
 }
+
+// maxPool bounds the testcase tags a Reader remembers.
+const maxPool = 1 << 16
 
 // tagMemo is a testcase tag read before: the bytes up to its time
 // attribute and what they said. Runs of one suite write the same tests in
@@ -713,13 +722,15 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	if nameLen == 0 {
 		return 0, 0, r.errf(at, "malformed start tag %q", clip(b[1:], 40))
 	}
+	checked := 1 // bytes of the tag already known free of '<' and '&'
 	if r.ca.isCase {
 		// The same bytes as a tag already read mean the same attributes:
 		// skip to where they end.
 		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
-			m := &r.prevMemo[j]
+			m := &r.pool[r.prevMemo[j]]
 			if p := m.prefix; p != "" && len(b) > len(p) && string(b[:len(p)]) == p {
-				r.ca.hit, r.ca.hitNext, i = m, j+1, len(p)
+				r.ca.hit, r.ca.hitIdx, r.ca.hitNext, i = m, r.prevMemo[j], j+1, len(p)
+				checked = i
 				break
 			}
 		}
@@ -735,7 +746,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		switch b[i] {
 		case '>':
 			r.endCase(sp)
-			return i, nameLen, r.values(b[:i], at)
+			return i, nameLen, r.values(b[:i], at, checked)
 		case '/':
 			if i+1 == len(b) {
 				return 0, 0, errMore
@@ -744,7 +755,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 				return 0, 0, r.errf(at, "malformed start tag near %q", clip(b[i:], 20))
 			}
 			r.endCase(sp)
-			return i + 1, nameLen, r.values(b[:i], at)
+			return i + 1, nameLen, r.values(b[:i], at, checked)
 		case '<':
 			return 0, 0, r.errf(at, "'<' inside a tag")
 		}
@@ -827,8 +838,8 @@ func (r *Reader) endCase(end int) {
 // values checks the attribute values of a whole tag at once, which is
 // cheaper than value by value: no '<' anywhere (outside values it ended
 // the tag already), and entity references decoded where there are any.
-func (r *Reader) values(tag []byte, at int) error {
-	if bytes.IndexByte(tag[1:], '<') >= 0 {
+func (r *Reader) values(tag []byte, at, checked int) error {
+	if bytes.IndexByte(tag[checked:], '<') >= 0 {
 		for _, a := range r.spans {
 			if bytes.IndexByte(a.value, '<') >= 0 {
 				return r.errf(at, "'<' in the value of attribute %s", clip(a.name, 40))
@@ -836,7 +847,7 @@ func (r *Reader) values(tag []byte, at int) error {
 		}
 		return r.errf(at, "'<' in an attribute value")
 	}
-	if bytes.IndexByte(tag, '&') < 0 {
+	if bytes.IndexByte(tag[checked:], '&') < 0 {
 		return nil
 	}
 	r.ca.prefixEnd = 0 // decoded values are not the tag's bytes
@@ -899,9 +910,9 @@ func (r *Reader) str(b []byte) string { return r.intern1(b) }
 // order.
 func (r *Reader) caseName(b []byte) string {
 	for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
-		if r.prevMemo[j].name == string(b) {
+		if n := r.pool[r.prevMemo[j]].name; n == string(b) {
 			r.cursor = j + 1
-			return r.prevMemo[j].name
+			return n
 		}
 	}
 	return r.intern1(b)
@@ -958,6 +969,17 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.inCase, r.caseLvl = true, depth
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
 		ca := &r.ca
+		if h := ca.hit; h != nil && ca.prefixEnd == len(h.prefix) &&
+			ca.name == nil && ca.classname == nil && ca.file == nil && ca.line == nil && ca.status == nil {
+			// The tag as read before, but for its time.
+			r.cursor = ca.hitNext
+			r.cur.Name, r.cur.Classname, r.cur.File = h.name, h.class, h.file
+			r.cur.line = append(r.cur.line, h.line...)
+			r.cur.time = append(r.cur.time, ca.time...)
+			r.statusSkip, r.primarySeen = h.disabled, false
+			r.memo = append(r.memo, ca.hitIdx)
+			return nil
+		}
 		var m tagMemo
 		if ca.hit != nil {
 			m, r.cursor = *ca.hit, ca.hitNext
@@ -981,15 +1003,12 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.cur.line = append(r.cur.line, m.line...)
 		r.cur.time = append(r.cur.time, ca.time...)
 		r.statusSkip, r.primarySeen = m.disabled, false
-		switch {
-		case ca.hit != nil && ca.prefixEnd == len(ca.hit.prefix):
-			// Reused as it was.
-		case ca.prefixEnd > 0:
+		m.prefix = ""
+		if ca.prefixEnd > 0 {
 			m.prefix = string(r.buf[r.pos : r.pos+ca.prefixEnd])
-		default:
-			m.prefix = ""
 		}
-		r.memo = append(r.memo, m)
+		r.pool = append(r.pool, m)
+		r.memo = append(r.memo, int32(len(r.pool)-1))
 		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {
