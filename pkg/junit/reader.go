@@ -611,7 +611,9 @@ type attr struct{ name, value []byte }
 // caseAttrs are the attributes flakegate reads from a <testcase>, valid
 // until the next tag. A nil value is an absent attribute.
 type caseAttrs struct {
-	isCase                                    bool
+	isCase bool
+	set    uint8 // which of the fields below this tag has: caName, …
+
 	name, classname, file, line, time, status []byte
 	// hit is the previous file's tag whose bytes this tag starts with: its
 	// attributes before prefixEnd are known without scanning them again.
@@ -628,6 +630,16 @@ type caseAttrs struct {
 
 // maxPool bounds the testcase tags a Reader remembers.
 const maxPool = 1 << 16
+
+// Bits of caseAttrs.set, in the order of its fields.
+const (
+	caName uint8 = 1 << iota
+	caClass
+	caFile
+	caLine
+	caTime
+	caStatus
+)
 
 // tagMemo is a testcase tag read before: the bytes up to its time
 // attribute and what they said. Runs of one suite write the same tests in
@@ -709,13 +721,18 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	r.spans = r.spans[:0]
 	r.scratch = r.scratch[:0]
 	i := 1
+	isCase := len(b) > 9 && string(b[1:9]) == "testcase" && !nameByte[b[9]]
+	if isCase {
+		i = 9 // the tag of nearly every result
+	}
 	for i < len(b) && nameByte[b[i]] {
 		i++
 	}
 	nameLen = i - 1
-	// A testcase's attributes go straight to their fields: it is the tag
-	// of nearly every result.
-	r.ca = caseAttrs{isCase: nameLen == 8 && string(b[1:9]) == "testcase"}
+	// A testcase's attributes go straight to their fields. Only the set
+	// mask is cleared: the fields it does not name are stale.
+	ca := &r.ca
+	ca.isCase, ca.set, ca.hit, ca.prefixEnd, ca.afterTime = isCase, 0, nil, 0, false
 	if i == len(b) {
 		return 0, 0, errMore
 	}
@@ -803,18 +820,18 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			}
 			switch string(name) {
 			case "name":
-				r.ca.name = v
+				r.ca.name, r.ca.set = v, r.ca.set|caName
 			case "classname":
-				r.ca.classname = v
+				r.ca.classname, r.ca.set = v, r.ca.set|caClass
 			case "file":
-				r.ca.file = v
+				r.ca.file, r.ca.set = v, r.ca.set|caFile
 			case "line":
-				r.ca.line = v
+				r.ca.line, r.ca.set = v, r.ca.set|caLine
 			case "time":
-				r.ca.time = v
+				r.ca.time, r.ca.set = v, r.ca.set|caTime
 				r.ca.prefixEnd, r.ca.afterTime = sp, false
 			case "status":
-				r.ca.status = v
+				r.ca.status, r.ca.set = v, r.ca.set|caStatus
 			}
 		} else {
 			r.spans = append(r.spans, attr{name, v})
@@ -830,7 +847,7 @@ func (r *Reader) endCase(end int) {
 	case !r.ca.isCase:
 	case r.ca.afterTime:
 		r.ca.prefixEnd = 0
-	case r.ca.time == nil:
+	case r.ca.set&caTime == 0:
 		r.ca.prefixEnd = end
 	}
 }
@@ -851,8 +868,8 @@ func (r *Reader) values(tag []byte, at, checked int) error {
 		return nil
 	}
 	r.ca.prefixEnd = 0 // decoded values are not the tag's bytes
-	for _, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
-		if bytes.IndexByte(*f, '&') >= 0 {
+	for k, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
+		if r.ca.set&(1<<k) != 0 && bytes.IndexByte(*f, '&') >= 0 {
 			v, err := r.decode(*f, at)
 			if err != nil {
 				return err
@@ -970,12 +987,14 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
 		ca := &r.ca
 		if h := ca.hit; h != nil && ca.prefixEnd == len(h.prefix) &&
-			ca.name == nil && ca.classname == nil && ca.file == nil && ca.line == nil && ca.status == nil {
+			ca.set&^caTime == 0 {
 			// The tag as read before, but for its time.
 			r.cursor = ca.hitNext
 			r.cur.Name, r.cur.Classname, r.cur.File = h.name, h.class, h.file
 			r.cur.line = append(r.cur.line, h.line...)
-			r.cur.time = append(r.cur.time, ca.time...)
+			if ca.set&caTime != 0 {
+				r.cur.time = append(r.cur.time, ca.time...)
+			}
 			r.statusSkip, r.primarySeen = h.disabled, false
 			r.memo = append(r.memo, ca.hitIdx)
 			return nil
@@ -984,24 +1003,26 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if ca.hit != nil {
 			m, r.cursor = *ca.hit, ca.hitNext
 		}
-		if ca.name != nil {
+		if ca.set&caName != 0 {
 			m.name = r.caseName(ca.name)
 		}
-		if ca.classname != nil {
+		if ca.set&caClass != 0 {
 			m.class = r.strLast(ca.classname, &r.lastClass)
 		}
-		if ca.file != nil {
+		if ca.set&caFile != 0 {
 			m.file = r.strLast(ca.file, &r.lastFile)
 		}
-		if ca.line != nil {
+		if ca.set&caLine != 0 {
 			m.line = string(ca.line)
 		}
-		if ca.status != nil {
+		if ca.set&caStatus != 0 {
 			m.disabled = string(ca.status) == "disabled" || string(ca.status) == "notrun"
 		}
 		r.cur.Name, r.cur.Classname, r.cur.File = m.name, m.class, m.file
 		r.cur.line = append(r.cur.line, m.line...)
-		r.cur.time = append(r.cur.time, ca.time...)
+		if ca.set&caTime != 0 {
+			r.cur.time = append(r.cur.time, ca.time...)
+		}
 		r.statusSkip, r.primarySeen = m.disabled, false
 		m.prefix = ""
 		if ca.prefixEnd > 0 {
