@@ -83,14 +83,16 @@ type Builder struct {
 	totals  junit.Totals
 	skipped []Skipped
 
-	pend     []pending
-	pendSigs []pendingSig
-	locs     []location    // new file locations of this document's cases
-	props    []junit.Props // testcase-level properties of this document
-	key      []byte
-	names    [][2]string // per test: classname and name as read
-	cellOf   []int32     // per pending case: its cell's index in the test's Cells
-	cellHint int         // documents this builder expects: the first Cells capacity
+	pend      []pending
+	pendSigs  []pendingSig
+	locs      []location     // new file locations of this document's cases
+	props     []junit.Props  // testcase-level properties of this document
+	suites    []*junit.Suite // suites of this document's cases, in order met
+	lastSuite *junit.Suite
+	key       []byte
+	names     [][2]string // per test: classname and name as read
+	cellOf    []int32     // per pending case: its cell's index in the test's Cells
+	cellHint  int         // documents this builder expects: the first Cells capacity
 	// cells and files hold each test's cells and file densely, for the
 	// per-case work; Test.Cells is set from cells when the builder is
 	// merged. Cells come from slab chunks at a fixed stride, which keeps
@@ -106,7 +108,7 @@ type Builder struct {
 type pending struct {
 	test       int32
 	loc        int32 // index+1 into locs when the case named a new file; 0 otherwise
-	suite      *junit.Suite
+	suite      int32 // index into the document's suites
 	props      int32 // index+1 into props for testcase-level properties; 0 otherwise
 	pass, fail uint16
 	skip       uint16
@@ -142,6 +144,7 @@ func (b *Builder) add(src Source) error {
 	}
 	defer rc.Close()
 	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
+	b.suites, b.lastSuite = b.suites[:0], nil
 	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
 	if err != nil {
 		var pe *junit.ParseError
@@ -207,7 +210,11 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	pass, fail, skip := c.Attempts()
-	p := pending{test: ti, suite: c.Suite, pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
+	if c.Suite != b.lastSuite || len(b.suites) == 0 {
+		b.suites = append(b.suites, c.Suite)
+		b.lastSuite = c.Suite
+	}
+	p := pending{test: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
 	if c.File != "" && c.File != b.files[ti] {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
@@ -273,20 +280,15 @@ func (b *Builder) commit(src Source) {
 		run   int32
 		order order
 	}
-	var lastSuite *junit.Suite
-	var last resolved
-	bySuite := map[*junit.Suite]resolved{}
+	// Each suite's run, resolved once it is needed; a case with
+	// properties of its own is resolved alone.
+	bySuite := make([]resolved, len(b.suites))
+	done := make([]bool, len(b.suites))
 	resolve := func(p *pending) resolved {
-		if p.props == 0 {
-			if p.suite == lastSuite {
-				return last
-			}
-			if r, ok := bySuite[p.suite]; ok {
-				lastSuite, last = p.suite, r
-				return r
-			}
+		if p.props == 0 && done[p.suite] {
+			return bySuite[p.suite]
 		}
-		props, ts := p.suite.Meta()
+		props, ts := b.suites[p.suite].Meta()
 		if p.props > 0 {
 			own := b.props[p.props-1]
 			if own.CommitSHA != "" {
@@ -314,8 +316,7 @@ func (b *Builder) commit(src Source) {
 		}
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
 		if p.props == 0 {
-			bySuite[p.suite] = res
-			lastSuite, last = p.suite, res
+			bySuite[p.suite], done[p.suite] = res, true
 		}
 		return res
 	}
