@@ -55,7 +55,7 @@ func newRunner(t *testing.T, s *ghfake.Server, runID int64, event string, payloa
 	for k, v := range map[string]string{
 		"GITHUB_ACTIONS": "true", "CI": "true", "HOME": filepath.Join(dir, "home"),
 		"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": filepath.Join(dir, "workflow", "event.json"),
-		"GITHUB_REPOSITORY": repoName, "GITHUB_REPOSITORY_OWNER": "acme", "GITHUB_SHA": ghfake.SHA("merge"), "GITHUB_REF": "refs/heads/main",
+		"GITHUB_REPOSITORY": repoName, "GITHUB_REPOSITORY_OWNER": "acme", "GITHUB_SHA": ghfake.SHA("merge"), "GITHUB_REF": "refs/heads/main", "GITHUB_REF_NAME": "main",
 		"GITHUB_WORKFLOW": "flakegate", "GITHUB_WORKFLOW_REF": repoName + "/.github/workflows/flakegate.yml@refs/heads/main",
 		"GITHUB_RUN_ID": fmt.Sprint(runID), "GITHUB_RUN_ATTEMPT": "1", "GITHUB_RUN_NUMBER": "7", "GITHUB_JOB": "flakegate", "GITHUB_ACTOR": "octocat",
 		"GITHUB_API_URL": strings.TrimSuffix(s.URL, "/"), "GITHUB_SERVER_URL": "https://github.com", "GITHUB_GRAPHQL_URL": s.URL + "graphql",
@@ -143,6 +143,10 @@ func TestReportEndToEnd(t *testing.T) {
 	s.SetClock(func() time.Time { return now })
 	repo := s.Repo(repoName)
 	addHistory(t, repo, 0, 25)
+	// A PR branch's run, broken by its patch: not the default branch, so
+	// not read.
+	prRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadBranch: "feature", CreatedAt: now.Add(-time.Hour)})
+	repo.AddArtifact(ghfake.Artifact{RunID: prRun.ID, Name: "junit-results", Files: map[string][]byte{"j.xml": []byte(`<testsuite name="s"><testcase classname="x" name="from_a_branch"/></testsuite>`)}})
 	expiredRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", CreatedAt: now.Add(-2 * time.Hour)})
 	repo.AddArtifact(ghfake.Artifact{RunID: expiredRun.ID, Name: "junit-old", Expired: true, Files: map[string][]byte{"a.xml": []byte("<testsuite/>")}})
 	// An artifact listed as live that has expired by the time it is
@@ -167,6 +171,9 @@ func TestReportEndToEnd(t *testing.T) {
 		t.Errorf("report-json: %v", err)
 	}
 	sum := r.summary()
+	if strings.Contains(r.summary(), "from_a_branch") || strings.Contains(r.stdout.String(), "from_a_branch") {
+		t.Error("a feature branch's run was read")
+	}
 	for _, want := range []string{"flakegate report", "test_payment_times_out_under_load", "junit-old", "junit-gone", "expired"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("summary lacks %q", want)

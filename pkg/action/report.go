@@ -295,8 +295,16 @@ func (a *run) collectRuns(ctx context.Context, carried *history.History, now tim
 	if carried != nil {
 		known = carried.Keys()
 	}
+	// An empty branch input means the default branch: the branch a
+	// scheduled workflow runs on. Runs of every branch would mix PR
+	// branches' breakage into the history.
+	branch := a.cfg.Branch
+	if branch == "" {
+		branch = a.cfg.GitHub.RefName
+	}
+	a.log.Infof("reading runs on branch %q from the last %d days", branch, a.cfg.LookbackDays)
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
-		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: a.cfg.Branch,
+		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
 		Since: now.AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
 		Match: a.cfg.MatchArtifact, Known: known,
 	})
