@@ -223,6 +223,12 @@ func TestReportEndToEnd(t *testing.T) {
 	// A week later: five new runs. The report run before is the previous
 	// report; only the new runs' artifacts are downloaded.
 	addHistory(t, repo, 25, 30)
+	// The same workflow gated a pull request in between: its artifact has
+	// no report and must not hide the last report.
+	gateRun := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "pull_request", CreatedAt: now.Add(-time.Hour)})
+	repo.AddArtifact(ghfake.Artifact{RunID: gateRun.ID, Name: "flakegate-report", Files: map[string][]byte{"gate.json": []byte("{}")}})
+	gateRun2 := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "workflow_dispatch", CreatedAt: now.Add(-30 * time.Minute)})
+	repo.AddArtifact(ghfake.Artifact{RunID: gateRun2.ID, Name: "flakegate-report", Files: map[string][]byte{"gate.json": []byte("{}")}})
 	report2 := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
 	before := len(s.Requests(ghfake.HostBlob))
 	r2 := newRunner(t, s, report2.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, inputs)
@@ -235,9 +241,10 @@ func TestReportEndToEnd(t *testing.T) {
 			downloads++
 		}
 	}
-	// The previous report artifact, then the five new runs' artifacts.
-	if downloads != 1+5 {
-		t.Errorf("second report downloaded %d blobs, want 6 (the previous report and 5 new runs)", downloads)
+	// A gate run's artifact (no report in it), the previous report
+	// artifact, then the five new runs' artifacts.
+	if downloads != 1+1+5 {
+		t.Errorf("second report downloaded %d blobs, want 7 (a gate artifact, the previous report and 5 new runs)", downloads)
 	}
 	if sum := r2.summary(); !strings.Contains(sum, "Trend since the report of") {
 		t.Errorf("second summary has no trend:\n%s", sum)

@@ -39,6 +39,9 @@ const (
 	maxIssueBody = 65536 - 1024
 )
 
+// errNoReport is an artifact without report.json: a gate run's.
+var errNoReport = errors.New("no " + reportFile + " in the artifact")
+
 // previous is what the last successful report run left.
 type previous struct {
 	report  *score.Report
@@ -214,6 +217,12 @@ func (a *run) previousReport(ctx context.Context) (previous, error) {
 		return previous{}, err
 	}
 	for _, r := range runs {
+		// One workflow may both gate pull requests and report on a
+		// schedule: only report runs leave a report.
+		switch r.GetEvent() {
+		case "pull_request", "pull_request_target", "workflow_run":
+			continue
+		}
 		if r.GetID() == a.cfg.GitHub.RunID {
 			continue
 		}
@@ -233,6 +242,9 @@ func (a *run) previousReport(ctx context.Context) (previous, error) {
 				return previous{}, fmt.Errorf("artifact %q of run %d: %w", art.GetName(), r.GetID(), err)
 			}
 			p, err := readReportArtifact(data)
+			if errors.Is(err, errNoReport) {
+				continue // a gate run's artifact
+			}
 			if err != nil {
 				return previous{}, fmt.Errorf("artifact %q of run %d: %w", art.GetName(), r.GetID(), err)
 			}
@@ -279,7 +291,7 @@ func readReportArtifact(data []byte) (previous, error) {
 		}
 	}
 	if p.report == nil {
-		return previous{}, fmt.Errorf("no %s in the artifact", reportFile)
+		return previous{}, errNoReport
 	}
 	return p, nil
 }
