@@ -160,6 +160,8 @@ func TestReportEndToEnd(t *testing.T) {
 	report1 := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-7 * 24 * time.Hour)})
 	inputs := map[string]string{"lookback-days": "7", "tracking-issue": "true"}
 	r := newRunner(t, s, report1.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, inputs)
+	os.MkdirAll(filepath.Join(r.env["GITHUB_WORKSPACE"], ".github"), 0o755)
+	os.WriteFile(filepath.Join(r.env["GITHUB_WORKSPACE"], ".github", "CODEOWNERS"), []byte("tests/ @acme/qa\n"), 0o644)
 	if code := r.run(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r.stdout.String())
 	}
@@ -214,8 +216,18 @@ func TestReportEndToEnd(t *testing.T) {
 	var rep struct {
 		Skipped []struct{ Path, Error string } `json:"skipped_files"`
 		Runs    int                            `json:"runs"`
+		Tests   []struct {
+			Name   string
+			Owners []string
+		}
 	}
 	json.Unmarshal(files["report.json"], &rep)
+	if len(rep.Tests) == 0 || len(rep.Tests[0].Owners) != 1 || rep.Tests[0].Owners[0] != "@acme/qa" {
+		t.Errorf("owners from CODEOWNERS: %+v", rep.Tests[:min(1, len(rep.Tests))])
+	}
+	if !strings.Contains(sum, "Owners (CODEOWNERS): @\u200bacme/qa") {
+		t.Error("summary does not show the owners (neutralised, not mentioned)")
+	}
 	if rep.Runs != 25 || len(rep.Skipped) != 2 || !strings.Contains(rep.Skipped[0].Error+rep.Skipped[1].Error, "410") {
 		t.Errorf("report: runs %d, skipped %+v", rep.Runs, rep.Skipped)
 	}

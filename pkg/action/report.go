@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -19,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -105,6 +107,11 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	rep, err := score.Score(window, opts)
 	if err != nil {
 		return outcome{}, fmt.Errorf("score: %w", err)
+	}
+	if f, name, err := owners.Find(a.cfg.GitHub.Workspace, os.ReadFile); err != nil {
+		a.log.Warningf("%s: %v; owners are left out", name, err)
+	} else if f != nil {
+		f.Annotate(rep.Tests, a.cfg.GitHub.Workspace)
 	}
 	trend := score.Compare(prev.report, rep)
 	for _, s := range rep.SkippedFiles {

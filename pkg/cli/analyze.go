@@ -13,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
 )
@@ -89,6 +90,7 @@ func analyze(ctx context.Context, env Env, args []string) int {
 	out := fs.String("out", "", "also write report.json, report.csv, report.md and report.html into `DIR`")
 	jsonFile := fs.String("json", "", "also write the JSON report to `FILE`")
 	workers := fs.Int("workers", 0, "files parsed at once (default: number of CPUs)")
+	codeowners := fs.String("codeowners", "", "CODEOWNERS `FILE` for test owners (default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS here)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: flakegate analyze [flags] PATH...\n\nPATH is a JUnit XML file, a directory (searched recursively for *.xml) or a glob (** matches directories).\n\n")
 		fs.PrintDefaults()
@@ -129,6 +131,10 @@ func analyze(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "flakegate analyze: %v\n", err)
 		return 2
 	}
+	if err := addOwners(rep, *codeowners); err != nil {
+		fmt.Fprintf(env.Stderr, "flakegate analyze: --codeowners: %v\n", err)
+		return 2
+	}
 	if rep.ResultsWithoutCommit > 0 {
 		fmt.Fprintf(env.Stderr, "flakegate: %d results have no commit_sha and cannot be compared across commits; add <property name=\"commit_sha\" value=\"...\"/> to the suite properties\n", rep.ResultsWithoutCommit)
 	}
@@ -153,6 +159,28 @@ func analyze(ctx context.Context, env Env, args []string) int {
 		}
 	}
 	return 0
+}
+
+// addOwners maps tests' files to their CODEOWNERS owners: the file given,
+// or the first of GitHub's places in the current directory.
+func addOwners(rep *score.Report, file string) error {
+	var f *owners.File
+	var err error
+	if file != "" {
+		b, rerr := os.ReadFile(file)
+		if rerr != nil {
+			return rerr
+		}
+		f, err = owners.Parse(string(b))
+	} else {
+		f, _, err = owners.Find("", os.ReadFile)
+	}
+	if err != nil {
+		return err
+	}
+	wd, _ := os.Getwd()
+	f.Annotate(rep.Tests, wd)
+	return nil
 }
 
 // now reads the clock, or SOURCE_DATE_EPOCH for reproducible reports.

@@ -243,3 +243,32 @@ func TestReadmeSample(t *testing.T) {
 		t.Errorf("README shows:\n%s\nthe command prints:\n%s", want, r.stdout)
 	}
 }
+
+func TestAnalyzeCodeowners(t *testing.T) {
+	dir := t.TempDir()
+	co := filepath.Join(dir, "CODEOWNERS")
+	os.WriteFile(co, []byte("*  @acme/all\ntests/ @acme/qa\n"), 0o644)
+	r := run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Tests []struct {
+			Name   string
+			File   string
+			Owners []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range rep.Tests {
+		if x.File != "" && (len(x.Owners) != 1 || x.Owners[0] != "@acme/qa") {
+			t.Fatalf("%s (%s): owners %v", x.Name, x.File, x.Owners)
+		}
+	}
+	os.WriteFile(co, []byte("!negated @x\n"), 0o644)
+	if r := run(t, nil, "analyze", "--codeowners", co, "../../fixtures/history"); r.code != 2 || !strings.Contains(r.stderr, "CODEOWNERS line 1") {
+		t.Errorf("bad CODEOWNERS: exit %d, %s", r.code, r.stderr)
+	}
+}

@@ -86,6 +86,10 @@ func appendTest(b []byte, t *score.Test) []byte {
 		b = appendKey(b, ","+in1, "line")
 		b = strconv.AppendInt(b, int64(t.Line), 10)
 	}
+	if len(t.Owners) > 0 {
+		b = appendKey(b, ","+in1, "owners")
+		b = appendStrings(b, t.Owners, in1, in2)
+	}
 	if t.Timeline != "" {
 		b = appendKey(b, ","+in1, "timeline")
 		b = appendString(b, t.Timeline)

@@ -47,7 +47,7 @@ func TestAppendTestMatchesEncodingJSON(t *testing.T) {
 			}
 		}
 		if rng.IntN(2) == 0 {
-			tc.File, tc.Line, tc.Timeline = pick(), rng.IntN(3), pick()
+			tc.File, tc.Line, tc.Timeline, tc.Owners = pick(), rng.IntN(3), pick(), list()
 		}
 		want, err := json.MarshalIndent(&tc, "    ", "  ")
 		if err != nil {

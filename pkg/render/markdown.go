@@ -366,6 +366,14 @@ func mdDetails(rank int, t *score.Test) string {
 		}
 		b.WriteString("\n\n")
 	}
+	if len(t.Owners) > 0 {
+		// Shown, not mentioned: a weekly report should not page anyone.
+		owners := make([]string, len(t.Owners))
+		for i, o := range t.Owners {
+			owners[i] = EscapeMarkdown(Truncate(o, 100))
+		}
+		fmt.Fprintf(&b, "Owners (CODEOWNERS): %s\n\n", strings.Join(owners, ", "))
+	}
 	for i, s := range t.Signatures {
 		if i == sigsPerTest {
 			fmt.Fprintf(&b, "… and %s more.\n\n", plural(len(t.Signatures)-i, "signature", "signatures"))

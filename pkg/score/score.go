@@ -150,6 +150,8 @@ type Test struct {
 	Signatures []Signature `json:"signatures"`
 	File       string      `json:"file,omitempty"`
 	Line       int         `json:"line,omitempty"`
+	// Owners are the file's owners in CODEOWNERS, when both are known.
+	Owners []string `json:"owners,omitempty"`
 	// Timeline has one letter per commit of Report.Commits: P passed, F
 	// failed, M both, '.' no result. Set for tests that failed at least once.
 	Timeline string `json:"timeline,omitempty"`
