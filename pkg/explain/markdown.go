@@ -5,15 +5,13 @@ import (
 	"regexp"
 	"strings"
 	"unicode"
+
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // maxMarkdownBytes caps the rendered section; a PR comment holds 65,536
 // characters in all (GitHub: "Body is too long (maximum is 65536 characters)").
 const maxMarkdownBytes = 16 << 10
-
-// zwj is inserted to break GitHub's autolinking of @mentions, #references and
-// URLs without changing how the text reads.
-const zwj = "\u200d"
 
 // Markdown renders a Result for a PR comment or job summary. The text is the
 // model's and therefore untrusted: it is put on one line per item, raw HTML is
@@ -83,55 +81,16 @@ func rootCauseItem(n int, c RootCause) string {
 var (
 	// htmlRE matches HTML comments and tags, which are removed outright.
 	htmlRE = regexp.MustCompile(`(?s)<!--.*?-->|</?[A-Za-z!?][^<>]*>`)
-	// orderedRE matches text that would start an ordered list.
-	orderedRE = regexp.MustCompile(`^(\d{1,9})([.)])`)
 )
 
-// escapeText makes untrusted text inert inline Markdown, at most max runes
-// before escaping.
+// escapeText makes untrusted text inert inline Markdown, at most limit
+// runes before escaping: raw HTML is removed, then the text is escaped as
+// every report escapes untrusted text (render.EscapeMarkdown: Markdown and
+// HTML syntax, @mentions, #123 references and autolinks).
 func escapeText(s string, limit int) string {
-	s = oneLine(s)
-	s = htmlRE.ReplaceAllString(s, "")
+	s = htmlRE.ReplaceAllString(oneLine(s), "")
 	s = strings.Join(strings.Fields(s), " ")
-	s = truncateRunes(s, limit)
-	listMark := -1 // index of the '.' or ')' in a leading "12." that would start a list
-	if m := orderedRE.FindStringSubmatchIndex(s); m != nil {
-		listMark = m[4] // digits are ASCII: byte and rune indexes agree
-	}
-
-	var b strings.Builder
-	rs := []rune(s)
-	for i, r := range rs {
-		next := rune(0)
-		if i+1 < len(rs) {
-			next = rs[i+1]
-		}
-		switch {
-		case r == '&':
-			b.WriteString("&amp;")
-		case r == '<':
-			b.WriteString("&lt;")
-		case r == '>':
-			b.WriteString("&gt;")
-		case i == listMark, i == 0 && (r == '-' || r == '+' || r == '='):
-			b.WriteString(`\` + string(r))
-		case strings.ContainsRune("\\`*_[]|~#!(){}$", r):
-			b.WriteString(`\` + string(r))
-		default:
-			b.WriteRune(r)
-		}
-		switch {
-		case r == '@' && isWordRune(next):
-			b.WriteString(zwj) // @user, @org/team
-		case r == '#' && unicode.IsDigit(next):
-			b.WriteString(zwj) // #123 issue and PR references
-		case r == ':' && next == '/' && i+2 < len(rs) && rs[i+2] == '/':
-			b.WriteString(zwj) // https:// autolinks
-		case startsWWW(rs, i):
-			b.WriteString(zwj) // www. autolinks
-		}
-	}
-	return b.String()
+	return render.EscapeMarkdown(truncateRunes(s, limit))
 }
 
 // codeSpan shows s verbatim as inline code: no Markdown, HTML or mention is
@@ -171,21 +130,4 @@ func oneLine(s string) string {
 		}
 		return r
 	}, s)
-}
-
-func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'
-}
-
-// startsWWW reports whether rs[i:] starts a "www." word.
-func startsWWW(rs []rune, i int) bool {
-	if i+3 >= len(rs) || (i > 0 && isWordRune(rs[i-1])) {
-		return false
-	}
-	for j := range 3 {
-		if unicode.ToLower(rs[i+j]) != 'w' {
-			return false
-		}
-	}
-	return rs[i+3] == '.'
 }

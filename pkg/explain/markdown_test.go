@@ -68,7 +68,7 @@ func TestPromptInjectionIsNeutralised(t *testing.T) {
 		{`#[0-9]`, "a live #reference"},
 		{`(?i)https?://`, "a live URL"},
 		{`(?i)(^|[^a-z])www\.`, "a live www. link"},
-		{`\]\(`, "a Markdown link"},
+		{`(^|[^\\])\]\(`, "a Markdown link"}, // \](…) is an escaped bracket, not a link
 		{`(?m)^#`, "a heading"},
 		{`(?m)^\|`, "a table row"},
 	}
@@ -80,7 +80,7 @@ func TestPromptInjectionIsNeutralised(t *testing.T) {
 	if !strings.Contains(md, "AI-generated") {
 		t.Errorf("Markdown is not labelled as AI-generated:\n%s", md)
 	}
-	if !strings.Contains(md, "@"+zwj+"mention everyone") {
+	if !strings.Contains(md, "@"+zwsp+"mention everyone") {
 		t.Errorf("the mention was dropped rather than neutralised:\n%s", md)
 	}
 	// The invented test name "@everyone" was not in the input, so it is dropped;
@@ -115,24 +115,28 @@ func TestMarkdown(t *testing.T) {
 		"\n" +
 		"1. **Timeouts talking to the DB** (confidence: high)\n" +
 		"   - Tests: `pkg/db::TestPool`, `a::b`\n" +
-		"   - Evidence: dial tcp: i/o timeout \\(3 of 4\\)\n" +
+		"   - Evidence: dial tcp: i/o timeout (3 of 4)\n" +
 		"2. **Shared temp dir** (confidence: low)\n" +
 		"\n" +
 		"**Recommendations**\n" +
 		"\n" +
 		"- Raise the pool timeout to 5s &amp; retry once.\n" +
-		"- Use t.TempDir\\(\\).\n"
+		"- Use t.TempDir().\n"
 	if diff := cmp.Diff(want, Markdown(Result{Analysis: a})); diff != "" {
 		t.Errorf("Markdown (-want +got):\n%s", diff)
 	}
 
 	gotNote := Markdown(Result{Note: Note(&Error{Kind: KindRateLimited, Msg: "quota <b>exhausted</b> for @someone"})})
-	wantNote := "**AI root causes (AI-generated):** AI root causes are not available: quota exhausted for @" + zwj +
+	wantNote := "**AI root causes (AI-generated):** AI root causes are not available: quota exhausted for @" + zwsp +
 		"someone. The verdict does not depend on them.\n"
 	if gotNote != wantNote {
 		t.Errorf("note Markdown:\n got %q\nwant %q", gotNote, wantNote)
 	}
 }
+
+// zwsp is what render.EscapeMarkdown puts after an @ or # to break a
+// mention or reference.
+const zwsp = "\u200b"
 
 func TestEscapeText(t *testing.T) {
 	tests := []struct{ in, want string }{
@@ -142,12 +146,12 @@ func TestEscapeText(t *testing.T) {
 		{"line1\nline2\r\n\tline3", "line1 line2 line3"},
 		{"- starts a list", `\- starts a list`},
 		{"12. starts a list", `12\. starts a list`},
-		{"cc @alice and @org/team", "cc @" + zwj + "alice and @" + zwj + "org/team"},
-		{"mail me@example.com", "mail me@" + zwj + "example.com"},
-		{"fixes #12 and GH#3", `fixes \#` + zwj + `12 and GH\#` + zwj + `3`},
-		{"see https://x.test/a_b", "see https:" + zwj + "//x.test/a\\_b"},
-		{"see WWW.x.test", "see W" + zwj + "WW.x.test"},
-		{"[a](b) ![c](d)", `\[a\]\(b\) \!\[c\]\(d\)`},
+		{"cc @alice and @org/team", "cc @" + zwsp + "alice and @" + zwsp + "org/team"},
+		{"mail me@example.com", "mail me@" + zwsp + "example.com"},
+		{"fixes #12 and GH#3", `fixes \#` + zwsp + `12 and GH\#` + zwsp + `3`},
+		{"see https://x.test/a_b", "see https:" + zwsp + "//x.test/a\\_b"},
+		{"see WWW.x.test", "see W" + zwsp + "WW.x.test"},
+		{"[a](b) ![c](d)", `\[a\](b) !\[c\](d)`},
 		{"pipes | and `ticks` and ~strike~ and $math$", `pipes \| and \` + "`" + `ticks\` + "`" + ` and \~strike\~ and \$math\$`},
 		{"bidi \u202egnp.exe and zero\u200bwidth", "bidi gnp.exe and zerowidth"},
 		{"invalid \xff utf8", "invalid \uFFFD utf8"},
