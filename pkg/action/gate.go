@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/matrix"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
+	"github.com/flakegate/flakegate/pkg/score"
 )
 
 const (
@@ -61,6 +62,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	var in gate.Input
 	in.PRBody, in.Labels, in.Now = p.body, p.labels, a.env.Now().UTC()
 	var base, head, hist *history.History
+	var lastReport *score.Report
 	if err := a.stage("Collect evidence", func() error {
 		var err error
 		if base, err = a.side(ctx, "base-results", a.cfg.BaseResults, p.baseSHA); err != nil {
@@ -69,7 +71,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		if head, err = a.side(ctx, "head-results", a.cfg.HeadResults, p.headSHA); err != nil {
 			return err
 		}
-		hist, err = a.baseHistory(ctx)
+		hist, lastReport, err = a.baseHistory(ctx)
 		return err
 	}); err != nil {
 		return outcome{}, err
@@ -104,7 +106,11 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	if err := enc.Encode(res); err != nil {
 		return outcome{}, err
 	}
-	meta := render.GateMeta{Repository: a.cfg.GitHub.Repository, PR: p.number, HeadSHA: p.headSHA, BaseSHA: p.baseSHA,
+	var flaky []score.Test
+	if lastReport != nil {
+		flaky = lastReport.Flaky()
+	}
+	meta := render.GateMeta{Repository: a.cfg.GitHub.Repository, PR: p.number, HeadSHA: p.headSHA, BaseSHA: p.baseSHA, Flaky: flaky,
 		RunURL: a.runURL(), ArtifactHint: fmt.Sprintf("the %s artifact and the job summary", a.cfg.ArtifactName)}
 	var full bytes.Buffer
 	if err := render.GateMarkdown(&full, res, meta, 0); err != nil {
@@ -265,12 +271,12 @@ func (a *run) side(ctx context.Context, input string, globs []string, sha string
 
 // baseHistory is the base branch's recent runs, for p0: the history input,
 // and the history carried in the last report artifact.
-func (a *run) baseHistory(ctx context.Context) (*history.History, error) {
+func (a *run) baseHistory(ctx context.Context) (*history.History, *score.Report, error) {
 	var h *history.History
 	if len(a.cfg.History) > 0 {
 		local, err := a.readLocal(ctx, a.cfg.History)
 		if err != nil {
-			return nil, fmt.Errorf("input history: %w", err)
+			return nil, nil, fmt.Errorf("input history: %w", err)
 		}
 		h = local
 	}
@@ -279,10 +285,11 @@ func (a *run) baseHistory(ctx context.Context) (*history.History, error) {
 		if err != nil {
 			a.log.Noticef("base-branch history: %v; p0 rests on the base runs and the history input", err)
 		} else if prev.history != nil {
-			return history.Combine(prev.history, h, a.env.Now().Add(-keepHistory))
+			combined, err := history.Combine(prev.history, h, a.env.Now().Add(-keepHistory))
+			return combined, prev.report, err
 		}
 	}
-	return h, nil
+	return h, nil, nil
 }
 
 // diffAndLedger fills the diff, the collected counts and both ledgers.

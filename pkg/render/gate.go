@@ -20,7 +20,13 @@ type GateMeta struct {
 	// ArtifactHint names where the full report is, e.g. "the
 	// flakegate-report artifact".
 	ArtifactHint string
+	// Flaky are the flaky tests of the last report on the base branch, in
+	// rank order; the comment shows the top of them.
+	Flaky []score.Test
 }
+
+// maxRankingRows is how much of the last report's ranking a comment shows.
+const maxRankingRows = 10
 
 // gateLevel is how much of each section a rendering keeps.
 type gateLevel struct {
@@ -134,6 +140,14 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	section(&b, "Red base: attribution undefined", by[gate.Invalid], lv, false)
 	section(&b, "Exempt by the ledger", by[gate.Exempt], lv, false)
 	section(&b, "Pre-existing flakes (not blocking)", preexisting, lv, true)
+	if len(m.Flaky) > 0 && lv.traces {
+		n := min(len(m.Flaky), maxRankingRows)
+		fmt.Fprintf(&b, "\n<details><summary>Top %d of %d flaky tests on the base branch (last report)</summary>\n\n| # | test | flake score | evidence |\n|--:|---|---|---|\n", n, len(m.Flaky))
+		for i, t := range m.Flaky[:n] {
+			fmt.Fprintf(&b, "| %d | %s | %.3f | %s |\n", i+1, cell(t.Name, 120), t.FlakeScore, EscapeMarkdown(strings.Join(t.Evidence, ", ")))
+		}
+		b.WriteString("\n</details>\n")
+	}
 	if len(r.Reasons) > 0 && lv.traces {
 		b.WriteString("\n<details><summary>Reasons for the verdict</summary>\n\n")
 		for _, s := range r.Reasons {

@@ -108,3 +108,23 @@ func TestTrendMarkdown(t *testing.T) {
 		t.Errorf("unescaped name:\n%s", out)
 	}
 }
+
+func TestGateMarkdownRanking(t *testing.T) {
+	m := meta
+	for i := 0; i < 15; i++ {
+		m.Flaky = append(m.Flaky, score.Test{Name: fmt.Sprintf("t::test_%02d @team <b>", i), FlakeScore: 0.5 - float64(i)/100, Evidence: []string{"retry"}})
+	}
+	var b bytes.Buffer
+	if err := GateMarkdown(&b, gateResult(t), m, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"Top 10 of 15 flaky tests on the base branch", "| 1 | t::test\\_00", "| 10 | t::test\\_09", "0.500 | retry"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "test\\_10") || strings.Contains(out, "@team") || strings.Contains(out, "<b>") {
+		t.Error("ranking shows more than 10 rows or unescaped names")
+	}
+}
