@@ -152,3 +152,38 @@ func TestFailedDocumentLeavesNoTests(t *testing.T) {
 		t.Errorf("tests = %v, skipped = %v", h.Tests, h.Skipped)
 	}
 }
+
+// TestMemoryFollowsTestsByRuns: twenty attempts of every test in every run
+// take the same cells as one: what is kept grows with tests × runs, not
+// with the number of results.
+func TestMemoryFollowsTestsByRuns(t *testing.T) {
+	doc := func(run, attempts int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, run, run)
+		for test := 0; test < 50; test++ {
+			for a := 0; a < attempts; a++ {
+				fmt.Fprintf(&b, `<testcase classname="k" name="t%d"/>`, test)
+			}
+		}
+		return b.String() + `</testsuite>`
+	}
+	cells := func(attempts int) (n, results int) {
+		var srcs []Source
+		for run := 0; run < 30; run++ {
+			srcs = append(srcs, stringSource(fmt.Sprintf("r%d.xml", run), doc(run, attempts)))
+		}
+		h, err := Load(context.Background(), srcs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, x := range h.Tests {
+			n += len(x.Cells)
+		}
+		return n, h.Totals.Testcases
+	}
+	one, r1 := cells(1)
+	twenty, r20 := cells(20)
+	if one != 50*30 || twenty != one || r20 != 20*r1 {
+		t.Errorf("cells: %d for %d results, %d for %d results; want 1,500 both", one, r1, twenty, r20)
+	}
+}
