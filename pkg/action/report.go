@@ -48,7 +48,6 @@ var errNoReport = errors.New("no " + reportFile + " in the artifact")
 type previous struct {
 	report  *score.Report
 	history *history.History
-	runID   int64
 }
 
 func (a *run) report(ctx context.Context) (outcome, error) {
@@ -255,7 +254,6 @@ func (a *run) previousReport(ctx context.Context) (previous, error) {
 			if err != nil {
 				return previous{}, fmt.Errorf("artifact %q of run %d: %w", art.GetName(), r.GetID(), err)
 			}
-			p.runID = r.GetID()
 			a.log.Infof("previous report: run %d (%s)", r.GetID(), r.GetCreatedAt().Format(time.RFC3339))
 			return p, nil
 		}

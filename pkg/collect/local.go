@@ -59,7 +59,7 @@ func expand(p string) ([]string, error) {
 		}
 		return walkXML(p, nil)
 	}
-	re, root, err := Compile(p)
+	re, root, err := compileGlob(p)
 	if err != nil {
 		return nil, err
 	}
@@ -100,11 +100,11 @@ func walkXML(dir string, out []string) ([]string, error) {
 	return out, err
 }
 
-// Compile turns a glob into a regular expression over slash-separated
+// compileGlob turns a glob into a regular expression over slash-separated
 // paths, and returns the directory to walk: the glob's longest prefix
 // without wildcards. "*" and "?" do not cross "/", "**" does, and
 // character classes follow path.Match.
-func Compile(glob string) (*regexp.Regexp, string, error) {
+func compileGlob(glob string) (*regexp.Regexp, string, error) {
 	g := filepath.ToSlash(filepath.Clean(glob))
 	if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
 		return nil, "", fmt.Errorf("malformed glob %q: %w (accepted: *, ?, **, [class])", glob, err)

@@ -539,8 +539,6 @@ var nameByte = func() (t [256]bool) {
 	return t
 }()
 
-func isNameByte(c byte) bool { return nameByte[c] }
-
 // valueSpecial marks the bytes that end or need care in an attribute value.
 var valueSpecial = func() (t [256]bool) {
 	for _, c := range []byte(`"'<&`) {
