@@ -61,6 +61,7 @@ const (
 // Defaults for Options' zero values.
 const (
 	DefaultMaxRuns       = 20
+	DefaultAlphaPR       = 0.05
 	DefaultDeclareLabel  = "test-changes-declared"
 	DefaultApprovalLabel = "flaky-ledger-approved"
 )
@@ -75,6 +76,9 @@ type Options struct {
 	P1    float64 // regression failure rate, H1 of the SPRT; default 0.9
 	Alpha float64 // default 0.05
 	Beta  float64 // default 0.05
+	// AlphaPR bounds the chance that a PR that changes nothing is blocked,
+	// over all its tests together; default DefaultAlphaPR (0.05).
+	AlphaPR float64
 	// OnInconclusive decides the PR verdict when a test stays inconclusive:
 	// fail (default), pass or neutral.
 	OnInconclusive Policy
@@ -111,6 +115,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Beta == 0 {
 		o.Beta = sprt.DefaultBeta
+	}
+	if o.AlphaPR == 0 {
+		o.AlphaPR = DefaultAlphaPR
 	}
 	if o.OnInconclusive == "" {
 		o.OnInconclusive = PolicyFail
