@@ -3,7 +3,6 @@ package history
 import (
 	"compress/gzip"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -141,13 +140,27 @@ func (h *History) Keys() map[string]bool {
 
 // Combine joins an older history with a newer one. A run present in both
 // is taken from the newer. Runs older than since are dropped (zero keeps
-// everything), and so are tests left with no cells.
+// everything), and so are tests left with no cells. A nil history counts as
+// an empty one: with both nil the result is empty, never nil. The totals
+// and skipped inputs are the newer history's.
 func Combine(older, newer *History, since time.Time) (*History, error) {
+	return combine(older, newer, func(r model.Run) bool {
+		return since.IsZero() || r.Time.IsZero() || !r.Time.Before(since)
+	}), nil
+}
+
+// Filter returns the runs of h that keep accepts, and the tests left with
+// cells in them. h is not changed; a nil h gives an empty history.
+func Filter(h *History, keep func(model.Run) bool) *History {
+	return combine(nil, h, keep)
+}
+
+func combine(older, newer *History, keep func(model.Run) bool) *History {
 	if older == nil {
-		return newer, nil
+		older = &History{}
 	}
 	if newer == nil {
-		return nil, errors.New("combine: no history")
+		newer = &History{}
 	}
 	out := &History{Totals: newer.Totals, Skipped: newer.Skipped}
 	keys := map[string]int32{}
@@ -156,7 +169,7 @@ func Combine(older, newer *History, since time.Time) (*History, error) {
 		remap := make([]int32, len(h.Runs))
 		for i, r := range h.Runs {
 			k := RunKey(r.Run)
-			if !since.IsZero() && !r.Time.IsZero() && r.Time.Before(since) {
+			if !keep(r.Run) {
 				remap[i] = -1
 				continue
 			}
@@ -202,5 +215,5 @@ func Combine(older, newer *History, since time.Time) (*History, error) {
 	}
 	out.Tests = slices.DeleteFunc(out.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	out.finalize()
-	return out, nil
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/synth"
 )
 
@@ -103,5 +104,71 @@ func TestDecodeRejects(t *testing.T) {
 		if _, err := Decode(bytes.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
 		}
+	}
+}
+
+// TestCombineNil: a missing history on either side counts as empty. The
+// gate combines the last report's carried history with base-branch runs
+// that may not exist (it once failed with "combine: no history").
+func TestCombineNil(t *testing.T) {
+	h := synthHistory(t, 6, 3)
+	since := h.Runs[4].Time
+	for _, tc := range []struct {
+		name          string
+		older, newer  *History
+		since         time.Time
+		wantRuns      int
+		wantSameTests bool
+	}{
+		{name: "newer nil", older: h, wantRuns: len(h.Runs), wantSameTests: true},
+		{name: "older nil", newer: h, wantRuns: len(h.Runs), wantSameTests: true},
+		{name: "newer nil, pruned", older: h, since: since, wantRuns: len(h.Runs) - 4},
+		{name: "older nil, pruned", newer: h, since: since, wantRuns: len(h.Runs) - 4},
+		{name: "both nil", wantRuns: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Combine(tc.older, tc.newer, tc.since)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got == nil {
+				t.Fatal("Combine returned nil")
+			}
+			if len(got.Runs) != tc.wantRuns {
+				t.Errorf("runs = %d, want %d", len(got.Runs), tc.wantRuns)
+			}
+			if tc.wantSameTests {
+				if diff := cmp.Diff(h, got, historyCmp); diff != "" {
+					t.Errorf("combined with nil (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestFilter(t *testing.T) {
+	h := synthHistory(t, 6, 4)
+	drop := h.Runs[0].CommitSHA
+	got := Filter(h, func(r model.Run) bool { return r.CommitSHA != drop })
+	if n := len(h.Runs) - len(got.Runs); n != 2 { // two runs per commit
+		t.Errorf("dropped %d runs, want the 2 of commit %s", n, drop)
+	}
+	for _, r := range got.Runs {
+		if r.CommitSHA == drop {
+			t.Errorf("run %s of the dropped commit kept", r.RunID)
+		}
+	}
+	for _, tt := range got.Tests {
+		for _, c := range tt.Cells {
+			if int(c.Run) >= len(got.Runs) {
+				t.Fatalf("test %s: cell points at run %d of %d", tt.ID, c.Run, len(got.Runs))
+			}
+		}
+	}
+	if len(h.Runs) != 12 {
+		t.Errorf("Filter changed its input: %d runs", len(h.Runs))
+	}
+	if empty := Filter(nil, func(model.Run) bool { return true }); empty == nil || len(empty.Runs) != 0 {
+		t.Errorf("Filter(nil) = %+v", empty)
 	}
 }
