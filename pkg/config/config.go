@@ -40,9 +40,9 @@ const (
 type Inconclusive string
 
 const (
+	InconclusiveNeutral Inconclusive = "neutral" // the default: verdict inconclusive, exit zero; a check run, if any, concludes "neutral"
 	InconclusiveFail    Inconclusive = "fail"    // exit non-zero, as a block would
 	InconclusivePass    Inconclusive = "pass"    // exit zero
-	InconclusiveNeutral Inconclusive = "neutral" // exit zero; a check run, if any, concludes "neutral"
 )
 
 // Bounds on inputs, with their source.
@@ -73,8 +73,14 @@ type Config struct {
 	// such as ".github/workflows/ci.yml" is reduced to its file name.
 	Workflows []string
 	// Branch (branch) is the branch whose runs are read. "" means the
-	// repository's default branch; in gate mode, the PR's base branch.
+	// repository's default branch (DefaultBranch); in gate mode, the PR's
+	// base branch.
 	Branch string
+	// DefaultBranch is the repository's default branch as the runner's
+	// context tells it: the event's repository.default_branch, or, for a
+	// schedule event (which runs on the default branch), GITHUB_REF_NAME.
+	// "" when neither says.
+	DefaultBranch string
 	// LookbackDays (lookback-days) and MaxRuns (max-runs) bound the runs read.
 	LookbackDays int
 	MaxRuns      int
@@ -87,8 +93,9 @@ type Config struct {
 	// are analysed instead of downloading run artifacts. BaseResults and
 	// HeadResults (base-results, head-results): the K repetitions on the PR's
 	// base and head. History (history): earlier base-branch results used to
-	// estimate the baseline failure rate p0; when empty it comes from recent
-	// runs' artifacts.
+	// estimate the baseline failure rate p0; when empty, gate mode reads the
+	// JUnit artifacts of recent runs of Workflows on the base branch instead.
+	// Either way the history carried in the last report artifact is added.
 	Results     []string
 	BaseResults []string
 	HeadResults []string
@@ -108,6 +115,9 @@ type Config struct {
 	// judge lies below it; α and β are in (0,1) with α+β < 1, which makes the
 	// bounds A = ln((1−β)/α) > 0 > B = ln(β/(1−α)).
 	P1, Alpha, Beta float64
+	// AlphaPR (alpha-pr) in (0,1) bounds the chance that a PR that changes
+	// nothing is blocked, over all its tests together.
+	AlphaPR float64
 	// OnInconclusive (on-inconclusive) decides what an undecided SPRT does.
 	OnInconclusive Inconclusive
 
@@ -197,8 +207,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.P1 = v.number("p1", raw.P1, rangeP1)
 	c.Alpha = v.number("alpha", raw.Alpha, rangeOpen)
 	c.Beta = v.number("beta", raw.Beta, rangeOpen)
+	c.AlphaPR = v.number("alpha-pr", raw.AlphaPR, rangeOpen)
 	c.OnInconclusive = Inconclusive(v.oneOf("on-inconclusive", raw.OnInconclusive,
-		string(InconclusiveFail), string(InconclusivePass), string(InconclusiveNeutral)))
+		string(InconclusiveNeutral), string(InconclusiveFail), string(InconclusivePass)))
 	c.LedgerPath = v.repoPath("ledger-path", raw.LedgerPath)
 	c.ProtectedPaths = v.globs("protected-paths", raw.ProtectedPaths)
 	c.ApprovalLabel = v.label("approval-label", raw.ApprovalLabel)
@@ -237,6 +248,12 @@ func (c *Config) resolve(v *validator) {
 		if c.Event.FromPullRequest() {
 			c.Mode = ModeGate
 		}
+	}
+
+	c.DefaultBranch = c.Event.DefaultBranch
+	if c.DefaultBranch == "" && c.Event.Name == EventSchedule {
+		// GitHub runs scheduled workflows on the default branch.
+		c.DefaultBranch = c.GitHub.RefName
 	}
 
 	switch {

@@ -29,7 +29,7 @@ func pullRequestPayload(headRepo, body string) string {
     "base": {"label": "octo:main", "ref": "main", "sha": "` + baseSHA + `",
              "repo": {"id": 1, "name": "widgets", "full_name": "octo/widgets", "fork": false}}
   },
-  "repository": {"full_name": "octo/widgets"},
+  "repository": {"full_name": "octo/widgets", "default_branch": "trunk"},
   "sender": {"login": "someone"}
 }`
 }
@@ -52,7 +52,7 @@ func workflowRunPayload(event, headRepo, pullRequests string) string {
     "repository": {"id": 1, "full_name": "octo/widgets"},
     "pull_requests": ` + pullRequests + `
   },
-  "repository": {"full_name": "octo/widgets"}
+  "repository": {"full_name": "octo/widgets", "default_branch": "trunk"}
 }`
 }
 
@@ -98,7 +98,8 @@ func TestLoad(t *testing.T) {
 				"p1":                     "0.95",
 				"alpha":                  "0.01",
 				"beta":                   "0.2",
-				"on-inconclusive":        "neutral",
+				"alpha-pr":               "0.1",
+				"on-inconclusive":        "fail",
 				"ledger-path":            "./ci/../ci/ledger.yml",
 				"protected-paths":        "spec/**",
 				"comment":                "False",
@@ -125,7 +126,8 @@ func TestLoad(t *testing.T) {
 				c.MinCommits = 1
 				c.InfraThreshold = 1
 				c.P1, c.Alpha, c.Beta = 0.95, 0.01, 0.2
-				c.OnInconclusive = InconclusiveNeutral
+				c.AlphaPR = 0.1
+				c.OnInconclusive = InconclusiveFail
 				c.LedgerPath = "ci/ledger.yml"
 				c.ProtectedPaths = []string{"spec/**"}
 				c.Comment, c.CheckRun, c.UploadArtifact, c.TrackingIssue, c.FailOnExpiredLedger = false, true, false, true, false
@@ -152,7 +154,8 @@ func TestLoad(t *testing.T) {
 					BaseSHA: baseSHA, BaseRef: "main", BaseRepo: "octo/widgets",
 					Body: "Fixes the cache.", Labels: []string{"bug", "Test-Changes-Declared"},
 				}
-				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr}
+				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr, DefaultBranch: "trunk"}
+				c.DefaultBranch = "trunk"
 				c.PullRequest = pr
 				c.HeadSHA = headSHA
 			},
@@ -170,7 +173,8 @@ func TestLoad(t *testing.T) {
 					BaseSHA: baseSHA, BaseRef: "main", BaseRepo: "octo/widgets",
 					Labels: []string{"bug", "Test-Changes-Declared"}, Fork: true,
 				}
-				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr}
+				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr, DefaultBranch: "trunk"}
+				c.DefaultBranch = "trunk"
 				c.PullRequest = pr
 				c.HeadSHA = headSHA
 			},
@@ -187,7 +191,8 @@ func TestLoad(t *testing.T) {
 					BaseSHA: baseSHA, BaseRef: "main", BaseRepo: "octo/widgets",
 					Labels: []string{"bug", "Test-Changes-Declared"}, Fork: true,
 				}
-				c.Event = Event{Name: EventPullRequestTarget, Action: "synchronize", PullRequest: pr}
+				c.Event = Event{Name: EventPullRequestTarget, Action: "synchronize", PullRequest: pr, DefaultBranch: "trunk"}
+				c.DefaultBranch = "trunk"
 				c.PullRequest = pr
 				c.HeadSHA = headSHA
 			},
@@ -199,7 +204,8 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {
 				c.Mode = ModeGate
 				c.GitHub.EventName = EventWorkflowRun
-				c.Event = Event{Name: EventWorkflowRun, Action: "completed", WorkflowRun: &WorkflowRun{
+				c.DefaultBranch = "trunk"
+				c.Event = Event{Name: EventWorkflowRun, Action: "completed", DefaultBranch: "trunk", WorkflowRun: &WorkflowRun{
 					ID: 7000000123, Name: "CI", WorkflowID: 555, RunAttempt: 3, Event: EventPullRequest,
 					Conclusion: "failure", HeadSHA: headSHA, HeadBranch: "fix-cache",
 					HeadRepo: "octo/widgets", Repo: "octo/widgets",
@@ -222,7 +228,8 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {
 				c.Mode = ModeGate
 				c.GitHub.EventName = EventWorkflowRun
-				c.Event = Event{Name: EventWorkflowRun, Action: "completed", WorkflowRun: &WorkflowRun{
+				c.DefaultBranch = "trunk"
+				c.Event = Event{Name: EventWorkflowRun, Action: "completed", DefaultBranch: "trunk", WorkflowRun: &WorkflowRun{
 					ID: 7000000123, Name: "CI", WorkflowID: 555, RunAttempt: 3, Event: EventPullRequest,
 					Conclusion: "failure", HeadSHA: headSHA, HeadBranch: "fix-cache",
 					HeadRepo: "stranger/widgets", Repo: "octo/widgets", Fork: true,
@@ -240,7 +247,8 @@ func TestLoad(t *testing.T) {
 				EventPush, `{"id": 1, "full_name": "octo/widgets"}`, `[]`)},
 			want: func(c *Config) {
 				c.GitHub.EventName = EventWorkflowRun
-				c.Event = Event{Name: EventWorkflowRun, Action: "completed", WorkflowRun: &WorkflowRun{
+				c.DefaultBranch = "trunk"
+				c.Event = Event{Name: EventWorkflowRun, Action: "completed", DefaultBranch: "trunk", WorkflowRun: &WorkflowRun{
 					ID: 7000000123, Name: "CI", WorkflowID: 555, RunAttempt: 3, Event: EventPush,
 					Conclusion: "failure", HeadSHA: headSHA, HeadBranch: "fix-cache",
 					HeadRepo: "octo/widgets", Repo: "octo/widgets",
@@ -255,6 +263,7 @@ func TestLoad(t *testing.T) {
 			want: func(c *Config) {
 				c.GitHub.EventName = EventPush
 				c.Event = Event{Name: EventPush, Push: &Push{Ref: "refs/heads/main", Before: baseSHA, After: mergeSHA}}
+				c.DefaultBranch = "" // not in this payload; only a schedule's ref is the default branch
 			},
 		},
 		{
@@ -268,6 +277,7 @@ func TestLoad(t *testing.T) {
 				c.BaseResults, c.HeadResults, c.History = []string{"base/*.xml"}, []string{"head/*.xml"}, []string{"hist/**/*.xml"}
 				c.GitHub.EventName = EventWorkflowDispatch
 				c.Event = Event{Name: EventWorkflowDispatch}
+				c.DefaultBranch = ""
 			},
 		},
 		{
@@ -281,6 +291,7 @@ func TestLoad(t *testing.T) {
 				c.GitHub.EventName = EventWorkflowDispatch
 				c.GitHub.Repository, c.GitHub.Owner, c.GitHub.Repo = "", "", ""
 				c.Event = Event{Name: EventWorkflowDispatch}
+				c.DefaultBranch = ""
 			},
 		},
 		{
@@ -306,7 +317,8 @@ func TestLoad(t *testing.T) {
 					BaseSHA: baseSHA, BaseRef: "main", BaseRepo: "octo/widgets",
 					Labels: []string{"bug", "Test-Changes-Declared"}, Fork: true,
 				}
-				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr}
+				c.Event = Event{Name: EventPullRequest, Action: "synchronize", PullRequest: pr, DefaultBranch: "trunk"}
+				c.DefaultBranch = "trunk"
 				c.PullRequest = pr
 				c.HeadSHA = headSHA
 				c.Notices = []string{
@@ -411,8 +423,14 @@ func TestLoadErrors(t *testing.T) {
 				`input history: got "h/[a-"; malformed glob: want path.Match syntax (* ? [a-z] \x, with ** for any directories), one pattern per line or comma`,
 				`input protected-paths: got "src/[z-a"; malformed glob: want path.Match syntax (* ? [a-z] \x, with ** for any directories), one pattern per line or comma`,
 			}},
+		{"alpha-pr out of range", sched(map[string]string{"alpha-pr": "1"}),
+			[]string{`input alpha-pr: got "1"; want a number strictly between 0 and 1`}},
+		{"alpha-pr zero", sched(map[string]string{"alpha-pr": "0"}),
+			[]string{`input alpha-pr: got "0"; want a number strictly between 0 and 1`}},
+		{"alpha-pr not a number", sched(map[string]string{"alpha-pr": "5%"}),
+			[]string{`input alpha-pr: got "5%"; want a number strictly between 0 and 1`}},
 		{"on-inconclusive", sched(map[string]string{"on-inconclusive": "skip"}),
-			[]string{`input on-inconclusive: got "skip"; want one of fail, pass, neutral`}},
+			[]string{`input on-inconclusive: got "skip"; want one of neutral, fail, pass`}},
 		{"booleans outside the YAML 1.2 core schema", sched(map[string]string{
 			"comment": "yes", "check-run": "1", "upload-artifact": "tRue", "tracking-issue": "on", "fail-on-expired-ledger": "no"}),
 			[]string{

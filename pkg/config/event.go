@@ -38,6 +38,9 @@ type Event struct {
 	Push *Push
 	// Schedule is the cron expression of a schedule event.
 	Schedule string
+	// DefaultBranch is the payload's repository.default_branch; "" when the
+	// payload has none (a schedule event's may not).
+	DefaultBranch string
 }
 
 // FromPullRequest reports whether the event is a pull request's: a
@@ -169,6 +172,9 @@ type (
 				Base   refJSON `json:"base"`
 			} `json:"pull_requests"`
 		} `json:"workflow_run"`
+		Repository *struct {
+			DefaultBranch string `json:"default_branch"`
+		} `json:"repository"`
 		Ref      string `json:"ref"`
 		Before   string `json:"before"`
 		After    string `json:"after"`
@@ -200,6 +206,9 @@ func readEvent(name, path string) (Event, error) {
 		return ev, &EnvError{Name: "GITHUB_EVENT_PATH", Value: path, Reason: "not a JSON event payload: " + err.Error()}
 	}
 	ev.Action = p.Action
+	if p.Repository != nil {
+		ev.DefaultBranch = p.Repository.DefaultBranch
+	}
 	var errs []error
 	switch {
 	case isPullRequestEvent(name):

@@ -174,7 +174,8 @@ func wantDefaults() *Config {
 		P1:                  0.9,
 		Alpha:               0.05,
 		Beta:                0.05,
-		OnInconclusive:      InconclusiveFail,
+		AlphaPR:             0.05,
+		OnInconclusive:      InconclusiveNeutral,
 		LedgerPath:          ".github/flaky-ledger.yml",
 		ProtectedPaths:      []string{"tests/**", "**/conftest.py", "pytest.ini"},
 		ApprovalLabel:       "flaky-ledger-approved",
@@ -214,7 +215,8 @@ func wantDefaults() *Config {
 			RuntimeURL:    "https://pipelines.actions.githubusercontent.com/abc/",
 			ResultsURL:    "https://results-receiver.actions.githubusercontent.com/",
 		},
-		Event:   Event{Name: EventSchedule, Schedule: "17 4 * * 1"},
-		HeadSHA: mergeSHA,
+		Event:         Event{Name: EventSchedule, Schedule: "17 4 * * 1"},
+		HeadSHA:       mergeSHA,
+		DefaultBranch: "main", // a schedule runs on the default branch: GITHUB_REF_NAME
 	}
 }

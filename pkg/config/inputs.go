@@ -36,7 +36,8 @@ type rawInputs struct {
 	P1                  string `env:"P1,default=0.9"`
 	Alpha               string `env:"ALPHA,default=0.05"`
 	Beta                string `env:"BETA,default=0.05"`
-	OnInconclusive      string `env:"ON_INCONCLUSIVE,default=fail"`
+	AlphaPR             string `env:"ALPHA_PR,default=0.05"`
+	OnInconclusive      string `env:"ON_INCONCLUSIVE,default=neutral"`
 	LedgerPath          string `env:"LEDGER_PATH,default=.github/flaky-ledger.yml"`
 	ProtectedPaths      string `env:"PROTECTED_PATHS,default=tests/**\n**/conftest.py\npytest.ini"`
 	ApprovalLabel       string `env:"APPROVAL_LABEL,default=flaky-ledger-approved"`
