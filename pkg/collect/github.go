@@ -43,6 +43,10 @@ type GitHubOptions struct {
 	// Match says which artifacts hold JUnit XML (the action passes
 	// config.MatchArtifact); nil accepts every artifact.
 	Match func(artifactName string) bool
+	// Exclude, when set, leaves out the listed runs it returns true for,
+	// before their artifacts are listed: the gate leaves out runs of the
+	// pull request's head commit, pull request runs and its own run.
+	Exclude func(*github.WorkflowRun) bool
 	// Known holds the history.RunKey of every run in the carried history
 	// (history.Keys). A run whose latest attempt is known is not read again.
 	Known map[string]bool
@@ -71,8 +75,9 @@ func (o GitHubOptions) withDefaults() GitHubOptions {
 
 // Stats says what a collection did.
 type Stats struct {
-	RunsListed int // workflow runs listed (latest attempts), after Since and MaxRuns
-	RunsKnown  int // of those, runs left out because Known holds their latest attempt
+	RunsListed   int // workflow runs listed (latest attempts), after Since and MaxRuns
+	RunsExcluded int // of those, runs left out because Exclude returned true
+	RunsKnown    int // of those, runs left out because Known holds their latest attempt
 	// Attempts is how many earlier attempts were looked up (one request
 	// each) to date the documents that name them.
 	Attempts int
@@ -111,7 +116,7 @@ type Stats struct {
 //
 // It lists the completed runs of each workflow (newest first, filtered by
 // branch, event, head SHA and Since, capped by MaxRuns) and leaves out the
-// runs whose latest attempt is Known. For every other run it lists the
+// runs Exclude rejects and those whose latest attempt is Known. For every other run it lists the
 // artifacts once (artifacts belong to the run, not to an attempt), keeps
 // those Match accepts, downloads them Concurrency at a time and parses
 // their .xml entries in memory while other downloads go on, Workers at a
@@ -163,6 +168,10 @@ func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.His
 	}
 	var jobs []*runJob
 	for _, r := range runs {
+		if o.Exclude != nil && o.Exclude(r) {
+			col.stats.RunsExcluded++
+			continue
+		}
 		j := newRunJob(r)
 		if o.Known[j.key] {
 			col.stats.RunsKnown++

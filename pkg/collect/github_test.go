@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/google/go-github/v60/github"
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
@@ -449,6 +450,48 @@ func TestGitHubKnownRuns(t *testing.T) {
 	both, err := history.Combine(h1, h2, time.Time{})
 	if err != nil || len(both.Runs) != 15 {
 		t.Errorf("combined: %v, %d runs", err, len(both.Runs))
+	}
+}
+
+// TestGitHubExclude checks that excluded runs are left out before their
+// artifacts are listed, and counted.
+func TestGitHubExclude(t *testing.T) {
+	s, repo := newFake(t)
+	head := ghfake.SHA("pr-head")
+	var keep []ghfake.Run
+	excluded := map[int64]bool{}
+	for i := range 6 {
+		sha := ghfake.SHA(fmt.Sprint("c", i))
+		if i%3 == 0 {
+			sha = head
+		}
+		r := repo.AddRun(ghfake.Run{HeadSHA: sha, CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+		repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-x", Files: map[string][]byte{"t.xml": junitDoc(0, []string{"a", "!b"})}})
+		if sha == head {
+			excluded[r.ID] = true
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	h, st, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit,
+		Exclude: func(r *github.WorkflowRun) bool { return r.GetHeadSHA() == head }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RunsListed != 6 || st.RunsExcluded != 2 || st.Downloaded != 4 || len(h.Runs) != len(keep) {
+		t.Errorf("%d runs, stats %+v; want 6 listed, 2 excluded, 4 downloaded", len(h.Runs), st)
+	}
+	for _, r := range h.Runs {
+		if r.CommitSHA == head {
+			t.Errorf("run %s of the excluded commit was read", r.RunID)
+		}
+	}
+	for _, p := range requestsTo(s, ghfake.HostAPI, "/repos/octo/app/actions/runs/*/artifacts") {
+		var id int64
+		fmt.Sscanf(strings.TrimPrefix(p, "/repos/octo/app/actions/runs/"), "%d", &id)
+		if excluded[id] {
+			t.Errorf("artifacts of an excluded run were listed: %s", p)
+		}
 	}
 }
 
