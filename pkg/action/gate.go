@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/google/go-github/v60/github"
 
 	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/matrix"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -71,7 +74,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		if head, err = a.side(ctx, "head-results", a.cfg.HeadResults, p.headSHA); err != nil {
 			return err
 		}
-		hist, lastReport, err = a.baseHistory(ctx)
+		hist, lastReport, err = a.baseHistory(ctx, p)
 		return err
 	}); err != nil {
 		return outcome{}, err
@@ -85,7 +88,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 
-	opt := gate.Options{P1: a.cfg.P1, Alpha: a.cfg.Alpha, Beta: a.cfg.Beta, OnInconclusive: gate.Policy(a.cfg.OnInconclusive),
+	opt := gate.Options{P1: a.cfg.P1, Alpha: a.cfg.Alpha, Beta: a.cfg.Beta, AlphaPR: a.cfg.AlphaPR, OnInconclusive: gate.Policy(a.cfg.OnInconclusive),
 		ProtectedPaths: a.cfg.ProtectedPaths, DeclareLabel: a.cfg.DeclarationLabel, ApprovalLabel: a.cfg.ApprovalLabel,
 		ExpiredLedgerWarn: !a.cfg.FailOnExpiredLedger}
 	res, err := gate.Evaluate(in, opt)
@@ -270,26 +273,139 @@ func (a *run) side(ctx context.Context, input string, globs []string, sha string
 }
 
 // baseHistory is the base branch's recent runs, for p0: the history input,
-// and the history carried in the last report artifact.
-func (a *run) baseHistory(ctx context.Context) (*history.History, *score.Report, error) {
+// or else the JUnit artifacts of recent runs of the workflows input on the
+// base branch; plus, either way, the history carried in the last report
+// artifact of this workflow on that branch. A missing source degrades to a
+// notice or a warning: p0 then rests on the base runs and what was read.
+func (a *run) baseHistory(ctx context.Context, p pr) (*history.History, *score.Report, error) {
+	branch := a.baseBranch(p)
+	// Runs of the PR's head commit are the patch's, not the base's. When
+	// the base side was read from the artifacts of the base commit's runs,
+	// those runs are the base side already and would count twice.
+	skip := map[string]bool{}
+	if p.headSHA != "" {
+		skip[p.headSHA] = true
+	}
+	if len(a.cfg.BaseResults) == 0 && p.baseSHA != "" {
+		skip[p.baseSHA] = true
+	}
+	api := a.cfg.GitHubToken.IsSet()
+	if api && branch == "" {
+		a.log.Noticef("base-branch history: the base branch is unknown (no pull request, no branch input, and the event does not name the default branch); set the branch input to read it")
+	}
+	var prev previous
+	if api && branch != "" {
+		var err error
+		if prev, err = a.previousReport(ctx, branch); err != nil {
+			a.log.Noticef("base-branch history: last report on %s: %v; no carried history is added", branch, err)
+		}
+	}
+	var carried *history.History
+	if prev.history != nil {
+		carried = history.Filter(prev.history, func(r model.Run) bool {
+			return !skip[r.CommitSHA] && (r.Branch == "" || r.Branch == branch)
+		})
+	}
+
 	var h *history.History
-	if len(a.cfg.History) > 0 {
+	from := ""
+	switch {
+	case len(a.cfg.History) > 0:
 		local, err := a.readLocal(ctx, a.cfg.History)
 		if err != nil {
 			return nil, nil, fmt.Errorf("input history: %w", err)
 		}
-		h = local
+		for _, s := range local.Skipped {
+			a.log.Warningf("history: skipped %s: %s", s.Path, s.Error)
+		}
+		h, from = local, "the history input"
+	case api && branch != "":
+		h, from = a.collectBase(ctx, branch, skip, carried)
 	}
-	if a.cfg.GitHubToken.IsSet() && a.workflowFile() != "" {
-		prev, err := a.previousReport(ctx)
-		if err != nil {
-			a.log.Noticef("base-branch history: %v; p0 rests on the base runs and the history input", err)
-		} else if prev.history != nil {
-			combined, err := history.Combine(prev.history, h, a.env.Now().Add(-keepHistory))
-			return combined, prev.report, err
+	if h == nil && carried == nil {
+		return nil, prev.report, nil
+	}
+	combined, err := history.Combine(carried, h, a.env.Now().Add(-keepHistory))
+	if err != nil {
+		return nil, nil, err
+	}
+	read := 0
+	if h != nil {
+		read = len(h.Runs)
+	}
+	msg := fmt.Sprintf("base-branch history: %d runs, %d from %s", len(combined.Runs), read, from)
+	if from == "" {
+		msg = fmt.Sprintf("base-branch history: %d runs", len(combined.Runs))
+	}
+	if carried != nil {
+		msg += fmt.Sprintf(", %d carried in the report of run %d", len(combined.Runs)-read, prev.runID)
+	}
+	a.log.Infof("%s", msg)
+	return combined, prev.report, nil
+}
+
+// baseBranch is the branch whose runs are the gate's base history: the
+// branch input, else the PR's base branch, else the default branch.
+func (a *run) baseBranch(p pr) string {
+	for _, b := range []string{a.cfg.Branch, p.baseRef, a.cfg.DefaultBranch} {
+		if b != "" {
+			return b
 		}
 	}
-	return h, nil, nil
+	return ""
+}
+
+// collectBase reads the JUnit artifacts of the runs of the workflows input
+// on branch in the lookback window, leaving out the runs the carried
+// history holds and those that are not base history (see notBase). What it
+// cannot read becomes a warning; it returns the history and where it came
+// from.
+func (a *run) collectBase(ctx context.Context, branch string, skip map[string]bool, carried *history.History) (*history.History, string) {
+	wfs := "every workflow"
+	if len(a.cfg.Workflows) > 0 {
+		wfs = strings.Join(a.cfg.Workflows, ", ")
+	}
+	from := fmt.Sprintf("the JUnit artifacts of runs of %s on %s in the last %d days", wfs, branch, a.cfg.LookbackDays)
+	c, err := a.client()
+	if err != nil {
+		a.log.Warningf("base-branch history: %v", err)
+		return nil, from
+	}
+	var known map[string]bool
+	if carried != nil {
+		known = carried.Keys()
+	}
+	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
+		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
+		Since: a.env.Now().AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
+		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notBase(skip),
+	})
+	for _, s := range h.Skipped {
+		a.log.Warningf("base-branch history: skipped %s: %s", s.Path, s.Error)
+	}
+	if err != nil {
+		a.log.Warningf("base-branch history: %v; p0 rests on what was read", err)
+	}
+	a.log.Infof("base-branch history: runs of %s on %s listed %d, left out %d (the PR's commits, pull request runs, this run), already carried %d, artifacts downloaded %d (%d bytes)",
+		wfs, branch, st.RunsListed, st.RunsExcluded, st.RunsKnown, st.Downloaded, st.Bytes)
+	return h, from
+}
+
+// notBase reports the runs on the base branch that are not base history:
+// runs of the commits in skip, pull request runs (their head branch is the
+// PR's, which a fork may name like the base), runs whose head commit lives
+// in another repository, and this run.
+func (a *run) notBase(skip map[string]bool) func(*github.WorkflowRun) bool {
+	return func(r *github.WorkflowRun) bool {
+		switch {
+		case skip[r.GetHeadSHA()],
+			r.GetID() == a.cfg.GitHub.RunID,
+			r.GetEvent() == config.EventPullRequest, r.GetEvent() == config.EventPullRequestTarget:
+			return true
+		}
+		head := r.GetHeadRepository().GetFullName()
+		return head != "" && a.cfg.GitHub.Repository != "" && !strings.EqualFold(head, a.cfg.GitHub.Repository)
+	}
 }
 
 // diffAndLedger fills the diff, the collected counts and both ledgers.

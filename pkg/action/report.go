@@ -48,6 +48,7 @@ var errNoReport = errors.New("no " + reportFile + " in the artifact")
 type previous struct {
 	report  *score.Report
 	history *history.History
+	runID   int64 // the run that made it
 }
 
 func (a *run) report(ctx context.Context) (outcome, error) {
@@ -55,11 +56,12 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	var prev previous
 	var collected *history.History
 	var skipped []history.Skipped
+	branch := a.reportBranch()
 
 	if a.cfg.GitHubToken.IsSet() {
 		if err := a.stage("Previous report", func() error {
 			var err error
-			prev, err = a.previousReport(ctx)
+			prev, err = a.previousReport(ctx, branch)
 			return err
 		}); err != nil {
 			// A missing or unreadable previous report is not fatal: the
@@ -68,7 +70,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		}
 		if err := a.stage("Collect workflow runs", func() error {
 			var err error
-			collected, err = a.collectRuns(ctx, prev.history, now)
+			collected, err = a.collectRuns(ctx, branch, prev.history, now)
 			return err
 		}); err != nil {
 			return outcome{}, err
@@ -207,9 +209,24 @@ func (a *run) workflowFile() string {
 	return path.Base(ref)
 }
 
-// previousReport finds the newest successful run of this workflow, other
-// than this one, with a report artifact, and reads its report and history.
-func (a *run) previousReport(ctx context.Context) (previous, error) {
+// reportBranch is the branch a report reads: the branch input, else the
+// repository's default branch, else the branch this run is on
+// (GITHUB_REF_NAME; the event named no default branch). Runs of every
+// branch would mix PR branches' breakage into the history.
+func (a *run) reportBranch() string {
+	for _, b := range []string{a.cfg.Branch, a.cfg.DefaultBranch, a.cfg.GitHub.RefName} {
+		if b != "" {
+			return b
+		}
+	}
+	return ""
+}
+
+// previousReport finds the newest successful run of this workflow on
+// branch, other than this one, with a report artifact, and reads its report
+// and history. Runs of other branches are never read: a report made on a
+// feature branch must not move the baseline of every pull request.
+func (a *run) previousReport(ctx context.Context, branch string) (previous, error) {
 	c, err := a.client()
 	if err != nil {
 		return previous{}, err
@@ -218,7 +235,10 @@ func (a *run) previousReport(ctx context.Context) (previous, error) {
 	if wf == "" || wf == "." {
 		return previous{}, errors.New("GITHUB_WORKFLOW_REF is not set: cannot find this workflow's earlier runs")
 	}
-	runs, err := c.ListWorkflowRuns(ctx, a.repo(), ghapi.RunFilter{Workflow: wf, Status: "success", MaxRuns: 20})
+	if branch == "" {
+		return previous{}, errors.New("no branch to read the last report from")
+	}
+	runs, err := c.ListWorkflowRuns(ctx, a.repo(), ghapi.RunFilter{Workflow: wf, Branch: branch, Status: "success", MaxRuns: 20})
 	if err != nil {
 		return previous{}, err
 	}
@@ -254,11 +274,12 @@ func (a *run) previousReport(ctx context.Context) (previous, error) {
 			if err != nil {
 				return previous{}, fmt.Errorf("artifact %q of run %d: %w", art.GetName(), r.GetID(), err)
 			}
-			a.log.Infof("previous report: run %d (%s)", r.GetID(), r.GetCreatedAt().Format(time.RFC3339))
+			a.log.Infof("previous report: run %d on %s (%s)", r.GetID(), branch, r.GetCreatedAt().Format(time.RFC3339))
+			p.runID = r.GetID()
 			return p, nil
 		}
 	}
-	return previous{}, errors.New("no earlier successful run of this workflow has a report artifact")
+	return previous{}, fmt.Errorf("no earlier successful run of this workflow on %s has a report artifact", branch)
 }
 
 // readReportArtifact reads report.json and history.json.gz from a report
@@ -303,7 +324,7 @@ func readReportArtifact(data []byte) (previous, error) {
 
 // collectRuns downloads the JUnit artifacts of runs in the window that the
 // carried history does not already hold.
-func (a *run) collectRuns(ctx context.Context, carried *history.History, now time.Time) (*history.History, error) {
+func (a *run) collectRuns(ctx context.Context, branch string, carried *history.History, now time.Time) (*history.History, error) {
 	c, err := a.client()
 	if err != nil {
 		return nil, err
@@ -311,13 +332,6 @@ func (a *run) collectRuns(ctx context.Context, carried *history.History, now tim
 	var known map[string]bool
 	if carried != nil {
 		known = carried.Keys()
-	}
-	// An empty branch input means the default branch: the branch a
-	// scheduled workflow runs on. Runs of every branch would mix PR
-	// branches' breakage into the history.
-	branch := a.cfg.Branch
-	if branch == "" {
-		branch = a.cfg.GitHub.RefName
 	}
 	a.log.Infof("reading runs on branch %q from the last %d days", branch, a.cfg.LookbackDays)
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
