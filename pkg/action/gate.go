@@ -357,7 +357,7 @@ func (a *run) baseBranch(p pr) string {
 
 // collectBase reads the JUnit artifacts of the runs of the workflows input
 // on branch in the lookback window, leaving out the runs the carried
-// history holds and those that are not base history (see notBase). What it
+// history holds and those that are not base history (see notOfBranch). What it
 // cannot read becomes a warning; it returns the history and where it came
 // from.
 func (a *run) collectBase(ctx context.Context, branch string, skip map[string]bool, carried *history.History) (*history.History, string) {
@@ -378,7 +378,7 @@ func (a *run) collectBase(ctx context.Context, branch string, skip map[string]bo
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
 		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
 		Since: a.env.Now().AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
-		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notBase(skip),
+		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notOfBranch(skip, true),
 	})
 	for _, s := range h.Skipped {
 		a.log.Warningf("base-branch history: skipped %s: %s", s.Path, s.Error)
@@ -391,16 +391,16 @@ func (a *run) collectBase(ctx context.Context, branch string, skip map[string]bo
 	return h, from
 }
 
-// notBase reports the runs on the base branch that are not base history:
-// runs of the commits in skip, pull request runs (their head branch is the
-// PR's, which a fork may name like the base), runs whose head commit lives
-// in another repository, and this run.
-func (a *run) notBase(skip map[string]bool) func(*github.WorkflowRun) bool {
+// notOfBranch reports the runs listed on a branch that are not that
+// branch's history: this run, runs whose head commit lives in another
+// repository (a fork's branch of the same name), and runs of the commits in
+// skip. With prRuns, pull request runs too: they test a PR's head branch,
+// which a fork may name like the base, or a merge into another base.
+func (a *run) notOfBranch(skip map[string]bool, prRuns bool) func(*github.WorkflowRun) bool {
 	return func(r *github.WorkflowRun) bool {
-		switch {
-		case skip[r.GetHeadSHA()],
-			r.GetID() == a.cfg.GitHub.RunID,
-			r.GetEvent() == config.EventPullRequest, r.GetEvent() == config.EventPullRequestTarget:
+		switch ev := r.GetEvent(); {
+		case skip[r.GetHeadSHA()], r.GetID() == a.cfg.GitHub.RunID,
+			prRuns && (ev == config.EventPullRequest || ev == config.EventPullRequestTarget):
 			return true
 		}
 		head := r.GetHeadRepository().GetFullName()

@@ -337,13 +337,13 @@ func (a *run) collectRuns(ctx context.Context, branch string, carried *history.H
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
 		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
 		Since: now.AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
-		Match: a.cfg.MatchArtifact, Known: known,
+		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notOfBranch(nil, false),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("collect: %w", err)
 	}
-	a.log.Infof("runs listed %d, already known %d, artifacts downloaded %d (%d bytes), API requests %d",
-		st.RunsListed, st.RunsKnown, st.Downloaded, st.Bytes, c.Stats().Requests)
+	a.log.Infof("runs listed %d, left out %d (forks' runs, this run), already known %d, artifacts downloaded %d (%d bytes), API requests %d",
+		st.RunsListed, st.RunsExcluded, st.RunsKnown, st.Downloaded, st.Bytes, c.Stats().Requests)
 	return h, nil
 }
 
