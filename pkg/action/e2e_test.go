@@ -147,6 +147,10 @@ func TestReportEndToEnd(t *testing.T) {
 	// not read.
 	prRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadBranch: "feature", CreatedAt: now.Add(-time.Hour)})
 	repo.AddArtifact(ghfake.Artifact{RunID: prRun.ID, Name: "junit-results", Files: map[string][]byte{"j.xml": []byte(`<testsuite name="s"><testcase classname="x" name="from_a_branch"/></testsuite>`)}})
+	// A fork's pull request from its own branch named main: listed with
+	// branch=main, but not the default branch's history.
+	forkRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadRepo: "forker/shop", CreatedAt: now.Add(-90 * time.Minute)})
+	repo.AddArtifact(ghfake.Artifact{RunID: forkRun.ID, Name: "junit-results", Files: map[string][]byte{"j.xml": []byte(`<testsuite name="s"><testcase classname="x" name="from_a_branch"/></testsuite>`)}})
 	expiredRun := repo.AddRun(ghfake.Run{Workflow: "ci.yml", CreatedAt: now.Add(-2 * time.Hour)})
 	repo.AddArtifact(ghfake.Artifact{RunID: expiredRun.ID, Name: "junit-old", Expired: true, Files: map[string][]byte{"a.xml": []byte("<testsuite/>")}})
 	// An artifact listed as live that has expired by the time it is
