@@ -308,7 +308,7 @@ func (a *run) baseHistory(ctx context.Context, p pr) (*history.History, *score.R
 	}
 
 	var h *history.History
-	from := ""
+	var from string
 	switch {
 	case len(a.cfg.History) > 0:
 		local, err := a.readLocal(ctx, a.cfg.History)
@@ -329,17 +329,16 @@ func (a *run) baseHistory(ctx context.Context, p pr) (*history.History, *score.R
 	if err != nil {
 		return nil, nil, err
 	}
+	var parts []string
 	read := 0
 	if h != nil {
 		read = len(h.Runs)
-	}
-	msg := fmt.Sprintf("base-branch history: %d runs, %d from %s", len(combined.Runs), read, from)
-	if from == "" {
-		msg = fmt.Sprintf("base-branch history: %d runs", len(combined.Runs))
+		parts = append(parts, fmt.Sprintf("%d from %s", read, from))
 	}
 	if carried != nil {
-		msg += fmt.Sprintf(", %d carried in the report of run %d", len(combined.Runs)-read, prev.runID)
+		parts = append(parts, fmt.Sprintf("%d carried in the report of run %d", len(combined.Runs)-read, prev.runID))
 	}
+	msg := fmt.Sprintf("base-branch history for p0: %d runs (%s)", len(combined.Runs), strings.Join(parts, "; "))
 	a.log.Infof("%s", msg)
 	return combined, prev.report, nil
 }
@@ -474,10 +473,15 @@ func (a *run) ledgerAt(ctx context.Context, sha string, checkout bool) (*ledger.
 	return l, nil
 }
 
-// gateSummary is the job summary: the full report, under GitHub's 1 MiB.
+// gateSummary is the job summary: the full report, under GitHub's 1 MiB,
+// and the messages over the annotation caps.
 func (a *run) gateSummary(res gate.Result, meta render.GateMeta) (string, error) {
 	var b bytes.Buffer
-	err := render.GateMarkdown(&b, res, meta, summaryBudget)
+	tail := a.overflow()
+	err := render.GateMarkdown(&b, res, meta, summaryBudget-min(len(tail), summaryBudget/2))
+	if b.Len()+len(tail) <= summaryBudget {
+		b.WriteString(tail)
+	}
 	return b.String(), err
 }
 

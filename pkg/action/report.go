@@ -182,13 +182,7 @@ func (a *run) summary(rep *score.Report, trend *score.Trend, ai string, budget i
 	if ai != "" {
 		tail.WriteString("\n" + ai + "\n")
 	}
-	if n := len(a.log.Overflow); n > 0 {
-		fmt.Fprintf(&tail, "\n<details><summary>%d more messages (over GitHub's annotation limits)</summary>\n\n", n)
-		for _, an := range a.log.Overflow {
-			fmt.Fprintf(&tail, "- %s: %s\n", an.Level, render.EscapeMarkdown(render.Truncate(an.Message, 500)))
-		}
-		tail.WriteString("\n</details>\n")
-	}
+	tail.WriteString(a.overflow())
 	var md bytes.Buffer
 	err := render.Markdown(&md, rep, render.MarkdownOptions{Title: "flakegate report", MaxBytes: max(4096, budget-min(tail.Len(), budget/2)),
 		ArtifactHint: fmt.Sprintf("the %s artifact", render.EscapeMarkdown(a.cfg.ArtifactName))})
@@ -200,6 +194,22 @@ func (a *run) summary(rep *score.Report, trend *score.Trend, ai string, budget i
 		out += tail.String()
 	}
 	return out, nil
+}
+
+// overflow lists the messages over GitHub's annotation caps, for the job
+// summary: nothing is left out silently.
+func (a *run) overflow() string {
+	n := len(a.log.Overflow)
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n<details><summary>%d more messages (over GitHub's annotation limits)</summary>\n\n", n)
+	for _, an := range a.log.Overflow {
+		fmt.Fprintf(&b, "- %s: %s\n", an.Level, render.EscapeMarkdown(render.Truncate(an.Message, 500)))
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
 }
 
 // workflowFile returns this run's workflow file name, from
