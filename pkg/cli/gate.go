@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/gate/sprt"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/matrix"
@@ -48,17 +50,14 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	flags.Var(&labels, "label", "a PR label (repeatable)")
 	flags.Var(&protected, "protected-paths", "paths whose edits need a declaration (default tests/**, conftest.py, pytest.ini)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
-	opt.P1, opt.Alpha, opt.Beta = 0.9, 0.05, 0.05
-	flags.Var(number{&opt.P1, 0.0001, 0.9999, "p1 must be strictly between 0 and 1"}, "p1", "failure rate of a regression (SPRT H1)")
-	flags.Var(number{&opt.Alpha, 0.0001, 0.9999, "alpha must be strictly between 0 and 1"}, "alpha", "SPRT false-regression rate")
-	flags.Var(number{&opt.Beta, 0.0001, 0.9999, "beta must be strictly between 0 and 1"}, "beta", "SPRT missed-regression rate")
-	policy := &choice{value: "fail", allowed: []string{"fail", "pass", "neutral"}}
-	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: fail, pass or neutral")
-	flags.Var(count{&opt.MaxRuns, 1, "max-runs must be at least 1"}, "max-runs", "head-run budget per test (default 20)")
+	applyPolicy := statFlags(flags, &opt)
+	opt.MaxRuns, opt.FirstLook = gate.DefaultMaxRuns, gate.DefaultFirstLook
+	flags.Var(count{&opt.MaxRuns, 1, "max-runs must be at least 1"}, "max-runs", "head-run budget per test, the last look (matrix's -k)")
+	flags.Var(count{&opt.FirstLook, 1, "first-look must be at least 1"}, "first-look", "head runs at the first look (matrix's --initial)")
 	expired := &choice{value: "fail", allowed: []string{"fail", "warn"}}
 	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: fail or warn")
 	flags.Usage = func() {
-		fmt.Fprintf(flags.Output(), "Usage: flakegate gate --base GLOB --head GLOB [flags]\n\nExit status: 0 pass (or inconclusive with --on-inconclusive neutral), 1 block or error, 2 bad usage.\n\n")
+		fmt.Fprintf(flags.Output(), "Usage: flakegate gate --base GLOB --head GLOB [flags]\n\nExit status: 0 pass or inconclusive (with the default --on-inconclusive neutral), 1 block or error, 2 bad usage.\n\n")
 		flags.PrintDefaults()
 	}
 	rest, err := parseInterspersed(flags, args)
@@ -73,7 +72,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "flakegate gate: --base and --head are required: the JUnit files of the base and head repetitions")
 		return 2
 	}
-	opt.OnInconclusive = gate.Policy(policy.value)
+	applyPolicy()
 	opt.ExpiredLedgerWarn = expired.value == "warn"
 	opt.ProtectedPaths = protected
 	if err := opt.Validate(); err != nil {
@@ -161,6 +160,21 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	return 0
 }
 
+// statFlags registers the statistical options gate and matrix share, at the
+// gate's defaults, and returns what applies the --on-inconclusive choice.
+// Ranges are checked once, by gate.Options.Validate.
+func statFlags(flags *flag.FlagSet, opt *gate.Options) func() {
+	opt.AlphaPR, opt.P1, opt.Alpha, opt.Beta = gate.DefaultAlphaPR, sprt.DefaultP1, sprt.DefaultAlpha, sprt.DefaultBeta
+	flags.Var(number{&opt.AlphaPR, -math.MaxFloat64, math.MaxFloat64, "alpha-pr must be a number"}, "alpha-pr",
+		"the most a PR that changes nothing may be blocked, over all its tests together")
+	flags.Var(number{&opt.P1, -math.MaxFloat64, math.MaxFloat64, "p1 must be a number"}, "p1", "failure rate of a regression in the SPRT recorded as ledger evidence")
+	flags.Var(number{&opt.Alpha, -math.MaxFloat64, math.MaxFloat64, "alpha must be a number"}, "alpha", "per-test level: a test that fails this unusually often for its base rate is worth more runs; also the SPRT's")
+	flags.Var(number{&opt.Beta, -math.MaxFloat64, math.MaxFloat64, "beta must be a number"}, "beta", "the SPRT's missed-regression rate")
+	policy := &choice{value: string(gate.PolicyNeutral), allowed: []string{"neutral", "fail", "pass"}}
+	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: neutral (the check passes), fail or pass")
+	return func() { opt.OnInconclusive = gate.Policy(policy.value) }
+}
+
 func readArg(path string) ([]byte, error) {
 	if path == "-" {
 		return nil, errors.New("standard input is not accepted: pass a file (for example: git diff origin/main > pr.diff)")
@@ -195,14 +209,24 @@ func printGate(w io.Writer, r gate.Result) {
 	for _, s := range r.Reasons {
 		fmt.Fprintf(w, "  - %s\n", s)
 	}
+	f := r.Family
+	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(any block | nothing changed) %.3g <= alpha-pr %.3g\n",
+		f.Tests, f.HistoryTests, f.HistoryRuns, f.Failing, f.Cost, r.Params.AlphaPR)
 	for _, t := range r.Tests {
-		if t.Decision == gate.Pass && t.Bucket == gate.OK {
+		if t.Decision == gate.Pass && (t.Bucket == gate.OK || t.Bucket == gate.NewOK) {
 			continue
 		}
-		fmt.Fprintf(w, "%-12s %s\n  bucket: %s; base %d/%d failed, head %d/%d failed; p0 %.3f (%s)\n  %s\n",
-			t.Decision, t.Name, t.Bucket, t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, t.P0.Estimate, t.P0.Source, t.Reason)
+		pending := ""
+		if t.Pending {
+			pending = " (more runs wanted)"
+		}
+		fmt.Fprintf(w, "%-12s %s%s\n  bucket: %s; base %d/%d failed, history %d/%d, head %d/%d failed; p0 %.3g\n  %s\n",
+			t.Decision, t.Name, pending, t.Bucket, t.Base.Failures, t.Base.Runs, t.History.Failures, t.History.Runs, t.Head.Failures, t.Head.Runs, t.P0.Estimate, t.Reason)
+		if t.Stat != nil {
+			fmt.Fprintf(w, "  tail %.3g after %d head runs (smallest %.3g at run %d); PR-level p %.3g\n", t.Stat.Tail, t.Head.Runs, t.Stat.Best, t.Stat.BestAt, t.Stat.PRLevel)
+		}
 		if t.SPRT != nil {
-			fmt.Fprintf(w, "  sprt: %s, llr %.3f over %d runs\n", t.SPRT.Decision, t.SPRT.LLR, len(t.SPRT.Trace))
+			fmt.Fprintf(w, "  ledger evidence: SPRT p0 %.3g vs p1 %.2f: %s, LLR %.3f over %d runs\n", max(t.P0.Estimate, gate.P0Floor), r.Params.P1, t.SPRT.Decision, t.SPRT.LLR, len(t.SPRT.Trace))
 		}
 	}
 	for _, v := range r.Properties {

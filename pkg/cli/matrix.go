@@ -6,11 +6,33 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/matrix"
 )
+
+// gateCommand is the `flakegate gate` command line that reads the matrix's
+// files to the same verdict: one decision procedure, whoever runs it.
+func gateCommand(rep *matrix.Report, opt matrix.Options) string {
+	k, initial := opt.K, opt.Initial
+	if k == 0 {
+		k = gate.DefaultMaxRuns
+	}
+	if initial == 0 {
+		initial = min(matrix.DefaultInitial, k)
+	}
+	cmd := fmt.Sprintf("flakegate gate --base '%s' --head '%s' --max-runs %d --first-look %d",
+		filepath.Join(rep.ResultsDir, "base-*.xml"), filepath.Join(rep.ResultsDir, "head-*.xml"), k, initial)
+	if opt.Gate.AlphaPR != gate.DefaultAlphaPR {
+		cmd += fmt.Sprintf(" --alpha-pr %g", opt.Gate.AlphaPR)
+	}
+	if len(opt.History) > 0 {
+		cmd += " --history ..."
+	}
+	return cmd
+}
 
 // matrixCmd runs the suite on base and head in turns and gates the result.
 func matrixCmd(ctx context.Context, env Env, args []string) int {
@@ -26,12 +48,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
-	opt.Gate.P1, opt.Gate.Alpha, opt.Gate.Beta = 0.9, 0.05, 0.05
-	flags.Var(number{&opt.Gate.P1, 0.0001, 0.9999, "p1 must be strictly between 0 and 1"}, "p1", "failure rate of a regression (SPRT H1)")
-	flags.Var(number{&opt.Gate.Alpha, 0.0001, 0.9999, "alpha must be strictly between 0 and 1"}, "alpha", "SPRT false-regression rate")
-	flags.Var(number{&opt.Gate.Beta, 0.0001, 0.9999, "beta must be strictly between 0 and 1"}, "beta", "SPRT missed-regression rate")
-	policy := &choice{value: "fail", allowed: []string{"fail", "pass", "neutral"}}
-	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: fail, pass or neutral")
+	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "Usage: flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...\n\nRuns CMD in two worktrees, base then head, in turns, with TZ=UTC, LC_ALL=C.UTF-8,\nPYTHONHASHSEED=0 and a fresh TMPDIR per run, until every test failing on either side\nhas a verdict or K pairs ran. Prints and saves the same report as gate.\n\n")
 		flags.PrintDefaults()
@@ -52,7 +69,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 		return 2
 	}
 	opt.Command = cmd
-	opt.Gate.OnInconclusive = gate.Policy(policy.value)
+	applyPolicy()
 	if len(hist) > 0 {
 		srcs, missing, err := collect.Local(hist)
 		if err != nil {
@@ -78,6 +95,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", n)
 	}
 	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, rep.Stop, rep.ResultsDir)
+	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt))
 	if *jsonFile != "" {
 		b, _ := json.MarshalIndent(rep.Result, "", "  ")
 		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {

@@ -1,11 +1,15 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -50,5 +54,102 @@ func TestMatrixCLI(t *testing.T) {
 	}
 	if r := run(t, nil, "matrix", "--base", "base", "--junit", "x.xml"); r.code != 2 || !strings.Contains(r.stderr, "a command after -- are required") {
 		t.Errorf("no command: exit %d: %s", r.code, r.stderr)
+	}
+}
+
+// TestMatrixAndGateAgree runs the sequential driver, then `flakegate gate`
+// on the files it kept, with the command line it prints: the same runs must
+// give the same verdict and the same decision for every test (one decision
+// procedure). The head's failures come early and stop, so a reader that lost
+// the run order, or looked only at the end, would disagree.
+func TestMatrixAndGateAgree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	counters := t.TempDir()
+	t.Setenv("COUNTER_DIR", counters)
+	repo := t.TempDir()
+	// n counts this side's runs; tests fail by their conditions on n.
+	script := func(side string, fails map[string]string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "#!/bin/sh\nc=\"$COUNTER_DIR/%s\"\nn=$(( $(cat \"$c\" 2>/dev/null || echo 0) + 1 ))\necho \"$n\" > \"$c\"\nmkdir -p out\n{\necho '<testsuite name=\"s\">'\n", side)
+		for i := range 12 {
+			name := fmt.Sprintf("t%02d", i)
+			cond := fails[name]
+			if cond == "" {
+				cond = "false"
+			}
+			fmt.Fprintf(&b, "if %s; then echo '<testcase classname=\"c\" name=\"%s\"><failure message=\"boom\"/></testcase>'; else echo '<testcase classname=\"c\" name=\"%s\"/>'; fi\n", cond, name, name)
+		}
+		b.WriteString("echo '</testsuite>'\n} > out/junit.xml\n")
+		return b.String()
+	}
+	flaky := "[ $((n % 3)) -eq 1 ]"
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("base", map[string]string{"t01": flaky})), 0o755)
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "tag", "base")
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("head", map[string]string{
+		"t01": flaky,                          // the pre-existing flake, as on base
+		"t02": "[ $n -le 3 ]",                 // fails early, then passes
+		"t03": "[ $n -eq 2 ] || [ $n -eq 7 ]", // a new flake, seen twice
+	})), 0o755)
+	git(t, repo, "commit", "-q", "-am", "patch")
+
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	os.Chdir(repo)
+	results := filepath.Join(t.TempDir(), "results")
+	mjson := filepath.Join(t.TempDir(), "matrix.json")
+	m := run(t, fixedClock, "matrix", "--base", "base", "-k", "10", "--junit", "out/junit.xml", "--results", results, "--json", mjson, "--", "sh", "run.sh")
+	if m.code == 2 {
+		t.Fatalf("matrix: exit %d\n%s%s", m.code, m.stdout, m.stderr)
+	}
+	_, line, ok := strings.Cut(m.stdout, "the same verdict from the files: flakegate ")
+	if !ok {
+		t.Fatalf("matrix printed no gate command:\n%s", m.stdout)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	var args []string
+	for _, f := range strings.Fields(line) {
+		args = append(args, strings.Trim(f, "'"))
+	}
+	gjson := filepath.Join(t.TempDir(), "gate.json")
+	g := run(t, fixedClock, append(args, "--json", gjson)...)
+	if g.code != m.code {
+		t.Errorf("exit: matrix %d, gate %d\nmatrix:\n%s\ngate:\n%s", m.code, g.code, m.stdout, g.stdout)
+	}
+	decisions := func(path string) map[string]string {
+		var res struct {
+			Verdict string
+			Tests   []struct {
+				Name, Decision, Bucket string
+				Head                   struct{ Runs, Failures int }
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{"verdict": res.Verdict}
+		for _, tr := range res.Tests {
+			out[tr.Name] = fmt.Sprintf("%s/%s %d/%d", tr.Decision, tr.Bucket, tr.Head.Failures, tr.Head.Runs)
+		}
+		return out
+	}
+	md, gd := decisions(mjson), decisions(gjson)
+	if diff := cmp.Diff(md, gd); diff != "" {
+		t.Errorf("matrix and gate disagree on the same files (-matrix +gate):\n%s\nmatrix:\n%s", diff, m.stdout)
+	}
+	// The early failures of c::t02 are seen at the first look, whoever reads.
+	if got := md["c::t02"]; !strings.HasPrefix(got, "block/") {
+		t.Errorf("c::t02 (failed head runs 1-3, then passed): %s, want block\n%s", got, m.stdout)
+	}
+	if got := md["c::t01"]; !strings.HasPrefix(got, "pass/") {
+		t.Errorf("c::t01 (the same flake on both sides): %s, want pass\n%s", got, m.stdout)
 	}
 }

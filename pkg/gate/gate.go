@@ -53,15 +53,16 @@ type Policy string
 
 // Policies for Options.OnInconclusive.
 const (
-	PolicyFail    Policy = "fail"    // the PR verdict is block (the default: nothing unverified passes)
+	PolicyFail    Policy = "fail"    // the PR verdict is block: nothing unverified passes, and alpha-pr no longer bounds clean PRs' failures
 	PolicyPass    Policy = "pass"    // the PR verdict is pass; the tests are still listed
-	PolicyNeutral Policy = "neutral" // the PR verdict is inconclusive
+	PolicyNeutral Policy = "neutral" // the PR verdict is inconclusive, and the check does not fail (the default)
 )
 
 // Defaults for Options' zero values.
 const (
 	DefaultMaxRuns       = 20
 	DefaultAlphaPR       = 0.05
+	DefaultFirstLook     = 5
 	DefaultDeclareLabel  = "test-changes-declared"
 	DefaultApprovalLabel = "flaky-ledger-approved"
 )
@@ -80,17 +81,19 @@ type Options struct {
 	// over all its tests together; default DefaultAlphaPR (0.05).
 	AlphaPR float64
 	// OnInconclusive decides the PR verdict when a test stays inconclusive:
-	// fail (default), pass or neutral.
+	// neutral (default), fail or pass. Neutral keeps the PR-level
+	// guarantee: only blocks fail the check.
 	OnInconclusive Policy
-	// MaxRuns is the head-run budget per test: while an SPRT says CONTINUE
-	// with fewer head runs than this, the test is pending and a driver may
-	// run more pairs. It also bounds "too flaky to gate". Default 20.
+	// MaxRuns is the head-run budget per test: while a test is undecided
+	// with fewer head runs than this, it is pending and a driver may run
+	// more pairs. It is also the last look of the schedule the PR-level
+	// calibration covers. Default 20.
 	MaxRuns int
-	// FirstLook is the number of head runs after which the SPRT first looks;
-	// it then looks after every run and stops at the first crossing (see
-	// sprt.Test.Run). 0 means one look at all the head runs given, right for
-	// a batch of K repetitions run before the gate; the matrix driver passes
-	// its initial number of pairs.
+	// FirstLook is the number of head runs at the first look; the schedule
+	// then looks after every run up to MaxRuns. A batch of K repetitions is
+	// read as the sequential driver would have read it, so the same runs give
+	// the same verdict either way. Default DefaultFirstLook (5), the matrix
+	// driver's initial pairs.
 	FirstLook int
 	// ProtectedPaths need a declaration to be edited; nil means
 	// DefaultProtectedPaths.
@@ -120,10 +123,13 @@ func (o Options) withDefaults() Options {
 		o.AlphaPR = DefaultAlphaPR
 	}
 	if o.OnInconclusive == "" {
-		o.OnInconclusive = PolicyFail
+		o.OnInconclusive = PolicyNeutral
 	}
 	if o.MaxRuns == 0 {
 		o.MaxRuns = DefaultMaxRuns
+	}
+	if o.FirstLook == 0 {
+		o.FirstLook = DefaultFirstLook
 	}
 	if o.ProtectedPaths == nil {
 		o.ProtectedPaths = DefaultProtectedPaths
@@ -144,7 +150,7 @@ func (o Options) Validate() error {
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"p1", o.P1}, {"alpha", o.Alpha}, {"beta", o.Beta}} {
+	}{{"alpha-pr", o.AlphaPR}, {"p1", o.P1}, {"alpha", o.Alpha}, {"beta", o.Beta}} {
 		if !(p.v > 0 && p.v < 1) {
 			return fmt.Errorf("%s = %v: must be strictly between 0 and 1", p.name, p.v)
 		}
@@ -164,7 +170,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("max runs = %d: must be at least 1", o.MaxRuns)
 	}
 	if o.FirstLook < 0 {
-		return fmt.Errorf("first look = %d: must be 0 (one look at all runs) or positive", o.FirstLook)
+		return fmt.Errorf("first look = %d: must be 0 (the default, %d) or positive", o.FirstLook, DefaultFirstLook)
 	}
 	for _, p := range o.ProtectedPaths {
 		if err := validPattern(p); err != nil {
@@ -236,21 +242,64 @@ type TestResult struct {
 	Bucket   Bucket       `json:"bucket"`
 	Decision Decision     `json:"decision"`
 	P0       P0           `json:"p0"`
-	SPRT     *sprt.Result `json:"sprt,omitempty"` // when a flaky baseline meets head runs
+	Stat     *Stat        `json:"stat,omitempty"` // for a compared test with head failures
+	SPRT     *sprt.Result `json:"sprt,omitempty"` // article C's SPRT on a flaky base, the ledger's evidence
 	Reason   string       `json:"reason"`
-	// Pending is set when the SPRT says CONTINUE with head-run budget left:
-	// more head runs could settle the test.
+	// Pending is set when the test is undecided and more head runs, within
+	// the budget, could decide it.
 	Pending bool `json:"pending,omitempty"`
+}
+
+// Stat is the calibrated statistic of a compared test with head failures
+// (family.go).
+type Stat struct {
+	// Tail is P(this many head failures or more | the patch changed nothing),
+	// after all the head runs.
+	Tail float64 `json:"tail"`
+	// Best is the smallest tail at any look of the schedule, at BestAt head
+	// runs: the test blocks when it is at or below Family.Threshold.
+	Best   float64 `json:"best"`
+	BestAt int     `json:"best_at"`
+	// PRLevel is the chance, if the patch changed nothing, that any compared
+	// test at any look shows a tail as small as Best: the PR-level p-value.
+	// The test blocks when it is at most alpha-pr.
+	PRLevel float64 `json:"pr_level"`
 }
 
 // Params echoes the statistical parameters in force.
 type Params struct {
+	AlphaPR        float64 `json:"alpha_pr"`
 	P1             float64 `json:"p1"`
 	Alpha          float64 `json:"alpha"`
 	Beta           float64 `json:"beta"`
 	P0Floor        float64 `json:"p0_floor"`
+	FirstLook      int     `json:"first_look"`
 	MaxRuns        int     `json:"max_runs"`
 	OnInconclusive Policy  `json:"on_inconclusive"`
+}
+
+// Family describes the compared tests and the calibration the PR-level
+// guarantee rests on.
+type Family struct {
+	Tests     int     `json:"tests"`     // compared tests: a base that is not red and head runs
+	Failing   int     `json:"failing"`   // of them, with head failures
+	Threshold float64 `json:"threshold"` // calibrated tail threshold; 0 when nothing can block
+	Cost      float64 `json:"cost"`      // P(any block | nothing changed) at the threshold, at most alpha_pr
+	// HistoryTests counts compared tests with base-branch history, and
+	// HistoryRuns their history runs.
+	HistoryTests int `json:"history_tests"`
+	HistoryRuns  int `json:"history_runs"`
+	// Prior summarises the suite prior: the share of tests per band of
+	// baseline failure rate.
+	Prior []Band  `json:"prior"`
+	Floor float64 `json:"prior_floor"`
+}
+
+// Band is a range of failure rates and the prior's share of tests in it.
+type Band struct {
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Share float64 `json:"share"`
 }
 
 // Result is the gate's answer for a PR. Its JSON encoding is the gate's
@@ -259,6 +308,7 @@ type Result struct {
 	Verdict    Verdict          `json:"verdict"`
 	Reasons    []string         `json:"reasons"`
 	Params     Params           `json:"params"`
+	Family     Family           `json:"family"`
 	Tests      []TestResult     `json:"tests"`
 	Properties []Violation      `json:"properties"`
 	Ledger     []ledger.Finding `json:"ledger"`
@@ -291,8 +341,8 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	declared, declaredBy := Declared(in.PRBody, in.Labels, opt.DeclareLabel)
 
 	res := Result{
-		Params: Params{P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta, P0Floor: P0Floor,
-			MaxRuns: opt.MaxRuns, OnInconclusive: opt.OnInconclusive},
+		Params: Params{AlphaPR: opt.AlphaPR, P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta, P0Floor: P0Floor,
+			FirstLook: opt.FirstLook, MaxRuns: opt.MaxRuns, OnInconclusive: opt.OnInconclusive},
 		Tests:      make([]TestResult, 0, len(in.Tests)),
 		Properties: []Violation{},
 		Ledger:     []ledger.Finding{},
@@ -316,20 +366,63 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		}
 	}
 
-	for _, ti := range in.Tests {
-		tr := evaluateTest(ti, opt, declared, declaredBy)
+	// Pass one: buckets. Pass two: the family of compared tests, its prior
+	// and calibration. Pass three: decisions.
+	cls := make([]classified, len(in.Tests))
+	var sides []Tally
+	p0s := map[[2]Tally]P0{}
+	for i, ti := range in.Tests {
+		cls[i] = classify(ti, p0s)
+		if member(cls[i].tr.Bucket) {
+			sides = append(sides, cls[i].baseSide)
+		}
+	}
+	fam := newFamily(sides, min(opt.FirstLook, opt.MaxRuns), opt.MaxRuns, opt.AlphaPR)
+	failing := 0
+	for i, ti := range in.Tests {
+		if member(cls[i].tr.Bucket) {
+			cls[i].group = fam.add(cls[i].baseSide, len(ti.Head))
+			if cls[i].tr.Head.Failures > 0 {
+				failing++
+			}
+			if ti.History.Runs > 0 {
+				res.Family.HistoryTests++
+				res.Family.HistoryRuns += ti.History.Runs
+			}
+		}
+	}
+	fam.calibrate()
+	res.Family.Tests, res.Family.Failing, res.Family.Threshold = fam.members, failing, fam.tau
+	if fam.prior != nil {
+		res.Family.Cost = fam.cost(fam.tau)
+		res.Family.Prior, res.Family.Floor = fam.prior.bands(), fam.prior.floor
+	}
+	for i, ti := range in.Tests {
+		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy)
 		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil {
 			// Exemption reads the base ledger only: see package ledger.
-			if ok, why := in.BaseLedger.Exempt(ti.Name, lctx.Observed[ti.Name], lctx); ok {
+			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
+			switch {
+			case e != nil && contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries))) != "":
+				// The entry says "a flake at rate p"; the head says far worse.
+				c := contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries)))
+				tr.Reason = fmt.Sprintf("the ledger does not exempt it: %s; %s; without the ledger: %s: %s", why, c, tr.Decision, tr.Reason)
+				tr.Decision, tr.Pending = Block, false
+				res.Ledger = append(res.Ledger, ledger.Finding{Rule: "contradicted", Severity: ledger.Warning, Test: ti.Name,
+					Message: fmt.Sprintf("entry %s no longer fits: %s; release it (remove the entry) and fix or re-measure the test", e.Signature, c)})
+			case e != nil:
 				tr.Reason = fmt.Sprintf("exempt: %s; without it: %s: %s", why, tr.Decision, tr.Reason)
 				tr.Decision, tr.Pending = Exempt, false
-			} else if why != "no ledger entry" {
+			case why != "no ledger entry":
 				tr.Reason += "; not exempt: " + why
 			}
 		}
 		res.Tests = append(res.Tests, tr)
 	}
-	slices.SortFunc(res.Tests, func(a, b TestResult) int { return cmp.Compare(a.Name, b.Name) })
+	byName := func(a, b TestResult) int { return cmp.Compare(a.Name, b.Name) }
+	if !slices.IsSortedFunc(res.Tests, byName) {
+		slices.SortFunc(res.Tests, byName)
+	}
 
 	res.Properties = append(res.Properties, checkProperties(in, opt, declared)...)
 	if in.BaseLedger != nil || in.HeadLedger != nil {
@@ -360,47 +453,75 @@ func validateTests(tests []TestInput) error {
 	return errors.Join(errs...)
 }
 
-// evaluateTest classifies one test, picks its bucket and decides.
-func evaluateTest(ti TestInput, opt Options, declared bool, declaredBy string) TestResult {
+// classified is a test after pass one: its sides, bucket and base-side
+// tally, before the family is calibrated.
+type classified struct {
+	tr       TestResult
+	baseSide Tally // K base repetitions + history, as the bucket read them
+	baseNote string
+	group    *nullGroup // for members of the family
+}
+
+// member reports whether a bucket is compared under the PR-level guarantee:
+// the test has a base that is not red and runs on head.
+func member(b Bucket) bool {
+	switch b {
+	case OK, PatchInducedFlake, Regression, FlakeNotReproduced, PreExistingFlake, FlakyToBroken:
+		return true
+	}
+	return false
+}
+
+// classify picks a test's bucket and its base-side evidence. Estimates are
+// shared by tests with the same tallies.
+func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	head := TallyOf(ti.Head)
 	tr := TestResult{
 		Name:    ti.Name,
 		Base:    Side{Runs: ti.Base.Runs, Failures: ti.Base.Failures, Class: Classify(ti.Base)},
 		Head:    Side{Runs: head.Runs, Failures: head.Failures, Class: Classify(head)},
 		History: ti.History,
-		P0:      EstimateP0(ti.Base, ti.History),
 	}
-	base, baseNote := effectiveBase(ti.Base, ti.History)
+	k := [2]Tally{ti.Base, ti.History}
+	p, ok := p0s[k]
+	if !ok {
+		p = EstimateP0(ti.Base, ti.History)
+		p0s[k] = p
+	}
+	tr.P0 = p
+	base, note := effectiveBase(ti.Base, ti.History)
 	tr.Bucket = BucketOf(base, tr.Head.Class)
+	side := Tally{Runs: ti.Base.Runs + ti.History.Runs, Failures: ti.Base.Failures + ti.History.Failures}
+	return classified{tr: tr, baseSide: side, baseNote: note}
+}
+
+// evaluateTest decides one test. Members of the family are judged by the
+// calibrated statistic (family.go); the other buckets by DESIGN.md's table.
+func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared bool, declaredBy string) TestResult {
+	tr := c.tr
 	say := func(d Decision, format string, args ...any) TestResult {
 		tr.Decision = d
 		tr.Reason = fmt.Sprintf(format, args...)
-		if baseNote != "" {
-			tr.Reason += "; " + baseNote
+		if c.baseNote != "" {
+			tr.Reason += "; " + c.baseNote
 		}
 		return tr
 	}
+	head := TallyOf(ti.Head)
 	headStr := fmt.Sprintf("%d of %d head runs failed", head.Failures, head.Runs)
+	base, _ := effectiveBase(ti.Base, ti.History)
 
 	switch tr.Bucket {
 	case NotRun:
 		return say(Pass, "not run: no pass or fail results on either side (skipped or not collected), nothing to attribute")
 	case NewOK:
 		return say(Pass, "new test ok: passed all %d head runs", head.Runs)
-	case OK:
-		return say(Pass, "ok: clean on both sides")
 	case Fixed:
 		return say(Pass, "patch fixes it: red in all %d base runs, clean in %d head runs", ti.Base.Runs, head.Runs)
 	case NewFlaky:
 		return say(Block, "new flaky test: %s, and it has no base to compare with", headStr)
 	case NewFailing:
 		return say(Block, "new failing test: %s", headStr)
-	case PatchInducedFlake, Regression:
-		what := "patch-induced flake"
-		if tr.Bucket == Regression {
-			what = "regression"
-		}
-		return say(Block, "%s: %s, but %s", what, headStr, cleanBaseEvidence(ti, tr.P0))
 	case BaseRed:
 		return say(Invalid, "base red: failed all %d base runs, so the base has no reference and attribution is undefined (%s): neither the patch's fault nor a pass",
 			ti.Base.Runs, headStr)
@@ -417,49 +538,144 @@ func evaluateTest(ti TestInput, opt Options, declared bool, declaredBy string) T
 		}
 	}
 
-	// A flaky baseline meets head runs: the SPRT decides.
-	t := sprt.Test{P0: tr.P0.Estimate, P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta}
-	if tr.Bucket == FlakeNotReproduced {
+	// A member: a base that is not red meets head runs.
+	g := c.group
+	tr.P0.Estimate = g.mean
+	tr.P0.Source = fam.source(ti, g.mean)
+	if base == Flaky {
+		// The SPRT of article C, recorded as a quarantine ledger's evidence.
+		t := sprt.Test{P0: max(g.mean, P0Floor), P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta}
 		if t.Validate() == nil {
 			r := t.Run(ti.Head, opt.FirstLook)
 			tr.SPRT = &r
 		}
-		return say(Pass, "flake not reproduced: flaky on base (p0 %.3f), clean in %d head runs", tr.P0.Estimate, head.Runs)
 	}
-	if why := tooFlaky(t, opt.MaxRuns); why != "" {
-		if t.Validate() == nil {
-			r := t.Run(ti.Head, opt.FirstLook)
-			tr.SPRT = &r
+	if head.Failures == 0 {
+		if tr.Bucket == FlakeNotReproduced {
+			return say(Pass, "flake not reproduced: flaky on base (%s), clean in %d head runs", rateStr(g.mean, ti), head.Runs)
 		}
-		return say(Inconclusive, "too flaky to gate: fix the test (%s; %s)", why, headStr)
+		return say(Pass, "ok: clean on both sides")
 	}
-	r := t.Run(ti.Head, opt.FirstLook)
-	tr.SPRT = &r
-	llr := fmt.Sprintf("SPRT p0 %.3f vs p1 %.2f: LLR %.3f after %d runs", t.P0, t.P1, r.LLR, len(r.Trace))
-	unused := ""
-	if n := len(ti.Head) - len(r.Trace); n > 0 {
-		unused = fmt.Sprintf(" (decided before the last %d runs)", n)
+
+	rate := "its base rate " + rateStr(g.mean, ti)
+	ev := fam.judge(g, ti.Head)
+	prp := fam.cost(ev.best)
+	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1)}
+	what := map[Bucket]string{PatchInducedFlake: "patch-induced flake", Regression: "regression",
+		PreExistingFlake: "flaky test made flakier", FlakyToBroken: "regression of a flaky test"}[tr.Bucket]
+	if ev.blocked {
+		at := ""
+		if ev.bestAt != head.Runs {
+			at = fmt.Sprintf(" (at the look after %d head runs)", ev.bestAt)
+		}
+		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, the chance of any block this strong is %.2g, within alpha-pr %.2g",
+			what, headStr, ev.best, at, rate, fam.members, prp, opt.AlphaPR)
 	}
-	switch r.Decision {
-	case sprt.Regression:
-		what := "flaky test made much worse"
-		if tr.Bucket == FlakyToBroken {
-			what = "regression of a flaky test"
+
+	// Not blocked. Is the head unremarkable for this test, or worth more runs?
+	// Not blocked. Two levels: worth more runs (the head failed more often
+	// than this test's base rate predicts, at the per-test alpha), and
+	// remarkable (at the PR level the evidence falls short of alpha-pr, but
+	// by less than undecidedFactor). A sequential driver reruns the first;
+	// only the second is reported as undecided: a count that one clean PR in
+	// five would show somewhere is no evidence against this patch. Without base-branch history a test clean on base is always
+	// undecided: K clean base runs cannot tell a rare flake from a new one.
+	worth := ev.tail <= opt.Alpha
+	remarkable := worth && prp <= undecidedFactor*opt.AlphaPR
+	cleanNoHistory := ti.History.Runs == 0 && ti.Base.Failures == 0
+	more, within, reachable := fam.toBlock(g, head.Runs, head.Failures)
+	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
+	stat := fmt.Sprintf("%s; P = %.2g for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
+		headStr, ev.tail, rate, fam.members, prp, opt.AlphaPR)
+	decide := ""
+	if tr.Pending {
+		decide = fmt.Sprintf("; more head runs decide: it blocks if %d of the next %d fail", more, within)
+		if c := clearsAfter(g, head.Runs, head.Failures, opt.Alpha); c > 0 && !cleanNoHistory {
+			decide += fmt.Sprintf(", and is cleared by %d more passing runs", c)
 		}
-		return say(Block, "%s: %s, %s ≥ A: REGRESSION%s", what, headStr, llr, unused)
-	case sprt.Flake:
-		what := "pre-existing flake"
-		if tr.Bucket == FlakyToBroken {
-			what = "failures consistent with the baseline flake"
-		}
-		return say(Pass, "%s: %s, %s ≤ B: FLAKE%s; exemption eligible", what, headStr, llr, unused)
+	}
+	tooFlaky := !reachable && unblockable(fam, g)
+	switch {
+	case cleanNoHistory:
+		return say(Inconclusive, "undecided, no base-branch history: %s; it passed all %d base runs, which alone rule out only a rate above %.2f, so a rare pre-existing flake would look the same: give base-branch history (JUnit of recent runs on the base branch) or more runs%s",
+			stat, ti.Base.Runs, tr.P0.Upper, decide)
+	case remarkable && tooFlaky:
+		return say(Inconclusive, "too flaky to gate: %s; no number of failures within %d head runs could block it: fix the test", stat, opt.MaxRuns)
+	case remarkable && tr.Pending:
+		return say(Inconclusive, "undecided: %s%s (budget %d head runs)", stat, decide, opt.MaxRuns)
+	case remarkable:
+		return say(Inconclusive, "undecided with the budget of %d head runs spent: %s", opt.MaxRuns, stat)
+	case tooFlaky:
+		return say(Pass, "consistent with %s: %s; too flaky to gate: no number of failures within %d head runs could block it, fix the test", rate, stat, opt.MaxRuns)
+	case base == Flaky:
+		return say(Pass, "pre-existing flake: %s; consistent with its base rate given how many tests failed, exemption eligible%s", stat, decide)
 	default:
-		tr.Pending = head.Runs < opt.MaxRuns
-		if tr.Pending {
-			return say(Inconclusive, "SPRT continues: %s, %s, between the bounds; rerun (budget %d head runs)", headStr, llr, opt.MaxRuns)
-		}
-		return say(Inconclusive, "inconclusive: %s, %s, still between the bounds with the budget of %d head runs spent", headStr, llr, opt.MaxRuns)
+		return say(Pass, "consistent with %s given how many tests failed: %s%s", rate, stat, decide)
 	}
+}
+
+// undecidedFactor: a test whose PR-level p-value is above alpha-pr but
+// within this factor of it is undecided, not passed.
+const undecidedFactor = 4
+
+// clearsAfter is the number of further passing runs after which h failures
+// in n runs are no longer worth more runs at level (the tail grows with
+// every pass), or 0 if that takes over 200 runs.
+func clearsAfter(g *nullGroup, n, h int, level float64) int {
+	lo, hi := 1, min(200, maxStatRuns-n)
+	if hi < lo || g.tailAt(n+hi, h) <= level {
+		return 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if g.tailAt(n+mid, h) > level {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// unblockable reports that no look of the schedule has a boundary within
+// reach: the test is too flaky for any number of failures to stand out.
+func unblockable(fam *family, g *nullGroup) bool {
+	if fam.tau <= 0 {
+		return true
+	}
+	for i, L := range g.looks {
+		if g.boundary(i, fam.tau) <= L {
+			return false
+		}
+	}
+	return true
+}
+
+// rateStr shows a base rate with what it rests on.
+func rateStr(mean float64, ti TestInput) string {
+	return fmt.Sprintf("%.3g (%d/%d base runs, %d/%d history runs failed)",
+		mean, ti.Base.Failures, ti.Base.Runs, ti.History.Failures, ti.History.Runs)
+}
+
+// source says what a member's baseline rate rests on; tests with the same
+// tallies share the words.
+func (fam *family) source(ti TestInput, mean float64) string {
+	k := [2]Tally{ti.Base, ti.History}
+	if s, ok := fam.sources[k]; ok {
+		return s
+	}
+	s := p0Source(ti, mean, fam)
+	fam.sources[k] = s
+	return s
+}
+
+func p0Source(ti TestInput, mean float64, fam *family) string {
+	hist := "no base-branch history"
+	if ti.History.Runs > 0 {
+		hist = fmt.Sprintf("%d/%d history runs failed", ti.History.Failures, ti.History.Runs)
+	}
+	return fmt.Sprintf("posterior mean %.3g: %d/%d base runs failed, %s; suite prior fitted to %d tests' %d base-side runs (floor %.2g)",
+		mean, ti.Base.Failures, ti.Base.Runs, hist, fam.prior.tests, fam.prior.runs, fam.prior.floor)
 }
 
 // effectiveBase classes the base side from the K repetitions, corrected by
@@ -476,38 +692,6 @@ func effectiveBase(base, history Tally) (Class, string) {
 		return hc, fmt.Sprintf("base class from history: not run in the base repetitions, %s in %d history runs", hc, history.Runs)
 	}
 	return c, ""
-}
-
-// cleanBaseEvidence says what "the base was clean" rests on.
-func cleanBaseEvidence(ti TestInput, p0 P0) string {
-	if ti.History.Runs == 0 {
-		return fmt.Sprintf("it passed all %d base runs; no base-branch history, so this rests on the %d base runs alone: they rule out only a baseline failure rate above %.2f (Wilson 95%%), so a rarer pre-existing flake would look the same; give history to tell",
-			ti.Base.Runs, ti.Base.Runs, p0.Upper)
-	}
-	if ti.Base.Runs == 0 {
-		return fmt.Sprintf("it passed all %d history runs (baseline failure rate below %.3f at 95%%)", ti.History.Runs, p0.Upper)
-	}
-	return fmt.Sprintf("it passed all %d base runs and all %d history runs (baseline failure rate below %.3f at 95%%)",
-		ti.Base.Runs, ti.History.Runs, p0.Upper)
-}
-
-// tooFlaky says why t has too little power to gate within maxRuns head
-// runs, or "". The criterion: Wald's expected number of runs to decide,
-// under H0 or under H1, exceeds the budget; or p0 is not below p1 at all.
-// For p1 = 0.9 and a budget of 20 runs this starts near p0 = 0.67; at
-// p0 = 0.8 (five greens to clear) it needs about 71 runs.
-func tooFlaky(t sprt.Test, maxRuns int) string {
-	if t.P0 >= t.P1 {
-		return fmt.Sprintf("baseline p0 %.3f is not below p1 %.2f", t.P0, t.P1)
-	}
-	e0, e1 := t.ExpectedRuns()
-	if e := math.Max(e0, e1); e > float64(maxRuns) {
-		greens, _ := t.GreensToFlake()
-		reds, _ := t.FailsToRegression()
-		return fmt.Sprintf("baseline p0 %.3f is so close to p1 %.2f that the SPRT needs about %.0f runs on average to decide, over the budget of %d; %d greens in a row to clear it, %d reds to convict",
-			t.P0, t.P1, e, maxRuns, greens, reds)
-	}
-	return ""
 }
 
 // verdict turns the findings into the PR verdict and its reasons, most
@@ -579,6 +763,35 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		head = []string{fmt.Sprintf("no test blocks: %d test(s) compared, no property or ledger violation", len(res.Tests))}
 	}
 	return v, append(head, notes...)
+}
+
+// contradicts says how a test's head runs contradict the flake rate its
+// ledger entry records, or "": the head failed every run (two or more), or
+// failed so often that the recorded rate gives it probability at most
+// level.
+func contradicts(e ledger.Entry, head []bool, level float64) string {
+	t := TallyOf(head)
+	p := e.Evidence.PFlakeBaseline
+	if t.Failures == 0 || !(p > 0 && p < 1) {
+		return ""
+	}
+	tail := binomTail(t.Runs, t.Failures, p)
+	switch {
+	case t.Runs >= 2 && t.Failures == t.Runs:
+		return fmt.Sprintf("head failed all %d runs, a regression, not the flake the entry records at a rate of %.2f (probability %.2g)", t.Runs, p, tail)
+	case tail <= level:
+		return fmt.Sprintf("head failed %d of %d runs, far above the rate of %.2f the entry records (probability %.2g, at most %.2g)", t.Failures, t.Runs, p, tail, level)
+	}
+	return ""
+}
+
+// binomTail is P(X ≥ k) for X ~ Binomial(n, p).
+func binomTail(n, k int, p float64) float64 {
+	t := 0.0
+	for j := k; j <= n; j++ {
+		t += math.Exp(lnChoose(n, j) + float64(j)*math.Log(p) + float64(n-j)*math.Log1p(-p))
+	}
+	return min(t, 1)
 }
 
 func hasLabel(labels []string, want string) bool {

@@ -126,28 +126,34 @@ func TestEvaluateDecisions(t *testing.T) {
 		{name: "new test ok", in: TestInput{Head: runs("PPPPP")}, bucket: NewOK, decision: Pass},
 		{name: "new flaky test", in: TestInput{Head: runs("PFPPP")}, bucket: NewFlaky, decision: Block},
 		{name: "new failing test", in: TestInput{Head: runs("FFFFF")}, bucket: NewFailing, decision: Block},
-		{name: "patch-induced flake, no history", in: TestInput{Base: Tally{5, 0}, Head: runs("PPFPP")},
-			bucket: PatchInducedFlake, decision: Block, reason: "no base-branch history, so this rests on the 5 base runs alone"},
+		{name: "patch-induced flake, no history: undecided, more runs", in: TestInput{Base: Tally{5, 0}, Head: runs("PPFPP")},
+			bucket: PatchInducedFlake, decision: Inconclusive, pending: true, reason: "no base-branch history"},
+		{name: "patch-induced flake, no history, budget spent", in: TestInput{Base: Tally{5, 0}, Head: runs("PPFPP")}, opt: Options{MaxRuns: 5},
+			bucket: PatchInducedFlake, decision: Inconclusive, reason: "give base-branch history"},
 		{name: "patch-induced flake, clean history", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PPFPP")},
-			bucket: PatchInducedFlake, decision: Block, reason: "all 150 history runs"},
+			bucket: PatchInducedFlake, decision: Block, reason: "0/150 history runs failed"},
 		{name: "regression", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("FFFFF")},
 			bucket: Regression, decision: Block},
 		{name: "rare pre-existing flake: history, not the patch", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FPPPP")},
 			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Flake, reason: "failed 4 of 150 history runs"},
 		{name: "rare pre-existing flake, wald looks from run 1: the early red convicts", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FFPPP")},
-			opt: Options{FirstLook: 1}, bucket: PreExistingFlake, decision: Block, sprt: sprt.Regression, reason: "decided before the last 3 runs"},
+			opt: Options{FirstLook: 1}, bucket: PreExistingFlake, decision: Block, sprt: sprt.Regression, reason: "at the look after 2 head runs"},
 		{name: "pre-existing flake", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFPFP")},
 			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Flake, reason: "exemption eligible"},
 		{name: "flaky test made much worse", in: TestInput{Base: Tally{5, 1}, History: Tally{150, 30}, Head: runs("FFFFP")},
 			bucket: PreExistingFlake, decision: Block, sprt: sprt.Regression},
 		{name: "flaky then broken: regression", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFFF")},
 			bucket: FlakyToBroken, decision: Block, sprt: sprt.Regression},
-		{name: "SPRT continues: pending", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")},
-			bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, pending: true, reason: "rerun"},
-		{name: "SPRT continues, budget spent", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")},
-			opt: Options{MaxRuns: 5}, bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, reason: "budget of 5 head runs spent"},
-		{name: "too flaky to gate", in: TestInput{Base: Tally{5, 4}, History: Tally{150, 110}, Head: runs("FFPFF")},
-			bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, reason: "too flaky to gate: fix the test"},
+		{name: "3 of 5 at a base rate of 0.3: consistent, though the SPRT continues", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")},
+			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Continue, reason: "exemption eligible"},
+		{name: "4 of 5 at a base rate of 0.3: undecided, more runs", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFFP")},
+			bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, pending: true, reason: "more head runs decide: it blocks if"},
+		{name: "4 of 5 at a base rate of 0.3, one look in a one-test suite: its own alpha", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFFP")},
+			opt: Options{MaxRuns: 5}, bucket: PreExistingFlake, decision: Block, sprt: sprt.Continue, reason: "over all 1 compared tests"},
+		{name: "too flaky to gate", in: TestInput{Base: Tally{5, 5}, History: Tally{150, 140}, Head: runs("FFPFF")},
+			bucket: BaseRed, decision: Invalid},
+		{name: "too flaky to gate: no count can block", in: TestInput{Base: Tally{5, 4}, History: Tally{150, 140}, Head: runs("FFFFF")},
+			bucket: FlakyToBroken, decision: Pass, reason: "too flaky to gate"},
 		{name: "flake not reproduced", in: TestInput{Base: Tally{5, 2}, Head: runs("PPPPP")},
 			bucket: FlakeNotReproduced, decision: Pass, sprt: sprt.Flake},
 		{name: "patch fixes it", in: TestInput{Base: Tally{5, 5}, Head: runs("PPPPP")}, bucket: Fixed, decision: Pass},
@@ -159,7 +165,7 @@ func TestEvaluateDecisions(t *testing.T) {
 		{name: "removed red test, even declared", in: TestInput{Base: Tally{5, 5}}, declared: true, bucket: Removed, decision: Block, reason: "must still exist"},
 		{name: "not run on either side", in: TestInput{}, bucket: NotRun, decision: Pass},
 		{name: "not in base runs, classed by history", in: TestInput{History: Tally{100, 0}, Head: runs("PFPPP")},
-			bucket: PatchInducedFlake, decision: Block, reason: "passed all 100 history runs (baseline"},
+			bucket: PatchInducedFlake, decision: Block, reason: "0/100 history runs failed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +201,7 @@ func TestEvaluateDecisions(t *testing.T) {
 }
 
 func TestVerdictPolicy(t *testing.T) {
-	pending := TestInput{Name: "a::pending", Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("FFFPP")}
+	pending := TestInput{Name: "a::pending", Base: Tally{5, 0}, Head: runs("PPFPP")}
 	invalid := TestInput{Name: "b::red", Base: Tally{5, 5}, Head: runs("FFFFF")}
 	blocking := TestInput{Name: "c::regress", Base: Tally{5, 0}, Head: runs("FFFFF")}
 	clean := TestInput{Name: "d::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
@@ -208,7 +214,8 @@ func TestVerdictPolicy(t *testing.T) {
 	}{
 		{"all clean", []TestInput{clean}, "", VerdictPass, "no test blocks"},
 		{"invalid alone does not block", []TestInput{clean, invalid}, "", VerdictPass, "no test blocks"},
-		{"inconclusive, default fail", []TestInput{clean, pending}, "", VerdictBlock, "1 test(s) inconclusive"},
+		{"inconclusive, default neutral", []TestInput{clean, pending}, "", VerdictInconclusive, "1 test(s) inconclusive"},
+		{"inconclusive, fail", []TestInput{pending}, PolicyFail, VerdictBlock, "1 test(s) inconclusive"},
 		{"inconclusive, pass", []TestInput{pending}, PolicyPass, VerdictPass, "1 test(s) inconclusive"},
 		{"inconclusive, neutral", []TestInput{pending}, PolicyNeutral, VerdictInconclusive, "1 test(s) inconclusive"},
 		{"block wins over policy", []TestInput{pending, blocking}, PolicyPass, VerdictBlock, "c::regress: regression"},
@@ -278,6 +285,12 @@ func TestExemption(t *testing.T) {
 		{"scope file changed", ti, []FileChange{{Path: "tests/test_upload.py", Status: "modified"}}, now, Block, "released by scope_file_changed"},
 		{"expired", ti, nil, time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC), Block, "expired on 2027-01-31"},
 		{"no signature observed", func() TestInput { t := ti; t.Signatures = nil; return t }(), nil, now, Block, "no failure signature was observed"},
+		// New evidence beats the entry: a regression, or far above its rate.
+		{"head broken: the entry hides a regression", func() TestInput { t := ti; t.Head = runs("FFFFF"); return t }(), nil, now, Block,
+			"head failed all 5 runs, a regression, not the flake the entry records at a rate of 0.30"},
+		{"far above the recorded rate", func() TestInput { t := ti; t.Head = runs("FFFFFFFFFFFFPFFFFFFF"); return t }(), nil, now, Block,
+			"far above the rate of 0.30"},
+		{"within the recorded rate", func() TestInput { t := ti; t.Head = runs("FFPPPPFPPP"); return t }(), nil, now, Exempt, "exempt: live ledger entry"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -290,6 +303,10 @@ func TestExemption(t *testing.T) {
 			got := res.Tests[0]
 			if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
 				t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, tc.want, tc.reason)
+			}
+			released := slices.ContainsFunc(res.Ledger, func(f ledger.Finding) bool { return f.Rule == "contradicted" && f.Test == ti.Name })
+			if want := strings.Contains(tc.reason, "the entry records") || strings.Contains(tc.reason, "far above"); released != want {
+				t.Errorf("ledger finding \"contradicted\" reported = %v, want %v: %+v", released, want, res.Ledger)
 			}
 		})
 	}

@@ -247,6 +247,13 @@ func (e Entry) Released(obs Observation, changedFiles []string) string {
 // release trigger has released. Failures with no signature cannot match. Call
 // it with the base ledger: see the notes at the top of this file.
 func (l *Ledger) Exempt(test string, obs Observation, ctx Context) (bool, string) {
+	e, why := l.Exemption(test, obs, ctx)
+	return e != nil, why
+}
+
+// Exemption is Exempt with the entry that exempts: nil, and why not, when
+// none does.
+func (l *Ledger) Exemption(test string, obs Observation, ctx Context) (*Entry, string) {
 	var live []Entry
 	var notes []string
 	for _, e := range entriesOf(l) {
@@ -264,21 +271,21 @@ func (l *Ledger) Exempt(test string, obs Observation, ctx Context) (bool, string
 	}
 	if len(live) == 0 {
 		if len(notes) == 0 {
-			return false, "no ledger entry"
+			return nil, "no ledger entry"
 		}
-		return false, strings.Join(notes, "; ")
+		return nil, strings.Join(notes, "; ")
 	}
 	if len(obs.Signatures) == 0 {
-		return false, "ledger entry is live, but no failure signature was observed to match it"
+		return nil, "ledger entry is live, but no failure signature was observed to match it"
 	}
 	var e Entry
 	for _, sig := range obs.Signatures {
 		i := slices.IndexFunc(live, func(e Entry) bool { return e.Signature == sig })
 		if i < 0 {
-			return false, fmt.Sprintf("head failed with %s, which no live ledger entry records", sig)
+			return nil, fmt.Sprintf("head failed with %s, which no live ledger entry records", sig)
 		}
 		e = live[i]
 	}
-	return true, fmt.Sprintf("live ledger entry (owner %s, %s, expires %s) matches signature %s",
+	return &e, fmt.Sprintf("live ledger entry (owner %s, %s, expires %s) matches signature %s",
 		e.Owner, e.Issue, dateOrNever(e.Expires), strings.Join(obs.Signatures, ", "))
 }

@@ -14,10 +14,11 @@ import (
 //   - base: the K base repetitions. A run counts as one base run of a test
 //     when the test passed or failed in it, and as a failure when any of its
 //     attempts failed.
-//   - head: the head runs. Every attempt is a run of its own for the SPRT,
-//     in run order; inside one run the failed attempts come before the
-//     passing ones, since reruns follow failures. The head failure
-//     signatures become TestInput.Signatures.
+//   - head: the head runs in run order, one outcome per run, counted as
+//     base runs are: a run failed when any of its attempts failed, so a
+//     rerun that passed inside one run does not hide the failure, and head
+//     and base rates are the same quantity. The head failure signatures
+//     become TestInput.Signatures.
 //   - hist: base-branch history, tallied like base into TestInput.History.
 //
 // Cells with only skipped attempts are no evidence and are left out. A test
@@ -64,12 +65,7 @@ func Join(base, head, hist *history.History) []gate.TestInput {
 		}
 	})
 	each(head, func(ti *gate.TestInput, c history.Cell) {
-		for range c.Fail {
-			ti.Head = append(ti.Head, false)
-		}
-		for range c.Pass {
-			ti.Head = append(ti.Head, true)
-		}
+		ti.Head = append(ti.Head, !c.Failed())
 	})
 	if head != nil {
 		for _, t := range head.Tests {

@@ -71,7 +71,7 @@ func TestJoin(t *testing.T) {
 	}, {
 		Name:       "c::b",
 		Base:       gate.Tally{Runs: 3},
-		Head:       []bool{false, false, true, true, true, true, true, true, true, true, true},
+		Head:       []bool{false, false, true, true, true, true, true, true, true, true}, // the rerun in run 2 is one failed run
 		Signatures: []string{sigB},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {

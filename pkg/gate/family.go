@@ -1,0 +1,299 @@
+package gate
+
+import (
+	"math"
+	"slices"
+)
+
+// The PR-level guarantee.
+//
+// A required check is judged by how often it fails a PR that changed
+// nothing. With thousands of tests and dozens of flaky ones, per-test error
+// rates add up: a per-test α of 0.05 over 40 flaky tests fails most clean
+// PRs. So the gate controls the family: the chance that any compared test
+// blocks when the patch changed nothing is at most alpha-pr.
+//
+//   - Null model, per test. Head runs fail independently at the test's
+//     baseline rate p, with p drawn from the test's posterior under the
+//     suite's fitted prior (prior.go). That is exactly what "the patch
+//     changed nothing" predicts, uncertainty about p included.
+//   - Statistic. After m head runs with h failures, the tail probability
+//     P(H_m ≥ h) under that predictive: small when the head fails more often
+//     than the test's base rate allows. Any rate increase counts, so a test
+//     made flakier (3% → 30%) is caught as well as a regression (→ 100%).
+//   - Looks. The matrix driver looks after every pair from the first look to
+//     the head-run budget and stops when it likes; `gate` looks once at a
+//     batch. Both use the same schedule, the first look through the budget,
+//     and a test blocks when the statistic crossed its boundary at any look
+//     it reached: so one procedure serves both, and the same runs give the
+//     same verdict.
+//   - Calibration (discrete Bonferroni). For a threshold τ, a test's
+//     boundary at look m is the fewest failures whose tail is ≤ τ, and its
+//     cost F(τ) is the exact null probability of crossing at any look, by
+//     counting paths through the schedule. The gate takes the largest τ with
+//     Σ F(τ) ≤ alpha-pr over all compared tests. The union bound then gives
+//     P(any test blocks | nothing changed) ≤ alpha-pr, under optional
+//     stopping too, since every look is counted.
+//
+// Why exact costs and not e-values with Bonferroni (Markov's 1/threshold):
+// counts are discrete, and most tests almost never fail. A stable test's
+// cost of "block on one early failure" is the tiny chance that it fails at
+// all; Markov's bound would charge it α/N regardless. Summing exact costs
+// gives the budget to the tests that can use it (Tarone's idea), and that is
+// what lets one head failure of a test clean in a suite with no rare flakes
+// block, while the same failure in a suite with a tail of rarely failing
+// tests does not.
+
+// nullGroup is the tests that share one null model and one look schedule:
+// the same base-side tally and the same head-run count outside the common
+// schedule.
+type nullGroup struct {
+	size  int
+	post  posterior
+	mean  float64
+	looks []int       // ascending
+	seq   [][]float64 // seq[i][h]: ln P(one given head sequence with h failures in looks[i] runs)
+	seqP  [][]float64 // exp(seq)
+	tail  [][]float64 // tail[i][h]: P(H ≥ h) after looks[i] runs; h = 0..looks[i]+1
+	cache map[float64]float64
+}
+
+type groupKey struct {
+	base  Tally
+	extra int // head runs outside [first, last], or 0
+}
+
+// family is the set of compared tests with the calibration over them.
+type family struct {
+	prior       *prior
+	first, last int // the common schedule: looks first..last
+	groups      map[groupKey]*nullGroup
+	order       []*nullGroup // deterministic iteration
+	alpha       float64
+	tau         float64 // calibrated tail threshold; 0 when nothing can block
+	members     int
+	sources     map[[2]Tally]string
+}
+
+// newFamily fits the suite prior to the base-side tallies and prepares one
+// null model per distinct tally.
+func newFamily(base []Tally, first, last int, alpha float64) *family {
+	counts := map[Tally]int{}
+	for _, t := range base {
+		counts[t]++
+	}
+	return &family{prior: fitPrior(counts), first: first, last: last, alpha: alpha,
+		groups: map[groupKey]*nullGroup{}, sources: map[[2]Tally]string{}}
+}
+
+// add makes a test with base-side tally b and n head runs a member and
+// returns its null model.
+func (f *family) add(b Tally, n int) *nullGroup {
+	g := f.group(b, n)
+	g.size++
+	f.members++
+	return g
+}
+
+// group returns the null model of a test with base-side tally b and n head
+// runs, making it on first use.
+func (f *family) group(b Tally, n int) *nullGroup {
+	n = min(n, maxStatRuns)
+	k := groupKey{base: b}
+	if n < f.first || n > f.last {
+		k.extra = n
+	}
+	if g := f.groups[k]; g != nil {
+		return g
+	}
+	g := &nullGroup{post: f.prior.posterior(b), cache: map[float64]float64{}}
+	g.mean = g.post.mean()
+	for m := f.first; m <= f.last; m++ {
+		g.looks = append(g.looks, m)
+	}
+	if k.extra > 0 {
+		g.looks = append(g.looks, k.extra)
+		slices.Sort(g.looks)
+	}
+	for _, m := range g.looks {
+		seq := make([]float64, m+1)
+		tail := make([]float64, m+2)
+		for h := 0; h <= m; h++ {
+			seq[h] = g.post.logSeq(m, h)
+		}
+		for h := m; h >= 0; h-- {
+			tail[h] = tail[h+1] + math.Exp(lnChoose(m, h)+seq[h])
+		}
+		tail[0] = 1
+		seqP := make([]float64, m+1)
+		for h, v := range seq {
+			seqP[h] = math.Exp(v)
+		}
+		g.seq, g.seqP, g.tail = append(g.seq, seq), append(g.seqP, seqP), append(g.tail, tail)
+	}
+	f.groups[k] = g
+	f.order = append(f.order, g)
+	return g
+}
+
+// boundary is the fewest failures at look i whose tail is ≤ tau, or
+// looks[i]+1 when no count is that rare.
+func (g *nullGroup) boundary(i int, tau float64) int {
+	m := g.looks[i]
+	for h := 1; h <= m; h++ {
+		if g.tail[i][h] <= tau {
+			return h
+		}
+	}
+	return m + 1
+}
+
+// crossing is the null probability that a test of the group crosses its
+// boundary at some look: the number of head sequences that first reach a
+// count at or over the boundary at each look, times the predictive
+// probability of one such sequence.
+func (g *nullGroup) crossing(tau float64) float64 {
+	if v, ok := g.cache[tau]; ok {
+		return v
+	}
+	last := g.looks[len(g.looks)-1]
+	cnt := make([]float64, last+2)
+	cnt[0] = 1
+	m, p := 0, 0.0
+	for i, L := range g.looks {
+		for ; m < L; m++ {
+			for h := m + 1; h >= 1; h-- {
+				cnt[h] += cnt[h-1]
+			}
+		}
+		for h := g.boundary(i, tau); h <= L; h++ {
+			if cnt[h] > 0 {
+				p += cnt[h] * g.seqP[i][h]
+				cnt[h] = 0
+			}
+		}
+	}
+	g.cache[tau] = p
+	return p
+}
+
+// cost is the family's chance of any crossing at threshold tau when the
+// patch changed nothing: Σ size × crossing.
+func (f *family) cost(tau float64) float64 {
+	c := 0.0
+	for _, g := range f.order {
+		c += float64(g.size) * g.crossing(tau)
+	}
+	return c
+}
+
+// calibrate finds the largest tail threshold whose cost is within alpha.
+// Candidates are the tail values themselves, the only places the cost
+// changes.
+func (f *family) calibrate() {
+	var cands []float64
+	for _, g := range f.order {
+		for i := range g.looks {
+			for _, t := range g.tail[i][1:] {
+				if t > 0 && t <= f.alpha {
+					cands = append(cands, t)
+				}
+			}
+		}
+	}
+	slices.Sort(cands)
+	cands = slices.Compact(cands)
+	// cost is non-decreasing in tau: the largest feasible candidate.
+	lo, hi := 0, len(cands) // cands[:lo] feasible, cands[hi:] not
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if f.cost(cands[mid]) <= f.alpha {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo > 0 {
+		f.tau = cands[lo-1]
+	}
+}
+
+// evidence is what the statistic says of one test's head runs.
+type evidence struct {
+	tail    float64 // P(H_n ≥ h) after all n head runs
+	best    float64 // the smallest tail at any look reached
+	bestAt  int     // the look where it was smallest
+	blocked bool    // best ≤ tau: crossed the boundary at some look
+}
+
+// judge reads a test's head runs against its group's boundaries.
+func (f *family) judge(g *nullGroup, head []bool) evidence {
+	head = head[:min(len(head), maxStatRuns)]
+	n := len(head)
+	ev := evidence{best: 1}
+	fails := 0
+	li := 0
+	for m, passed := range head {
+		if !passed {
+			fails++
+		}
+		for li < len(g.looks) && g.looks[li] < m+1 {
+			li++
+		}
+		if li < len(g.looks) && g.looks[li] == m+1 {
+			if t := g.tail[li][fails]; t < ev.best {
+				ev.best, ev.bestAt = t, m+1
+			}
+		}
+	}
+	ev.tail = g.tailAt(n, fails)
+	if ev.bestAt == 0 {
+		ev.best, ev.bestAt = ev.tail, n
+	}
+	ev.blocked = fails > 0 && f.tau > 0 && ev.best <= f.tau
+	return ev
+}
+
+// tailAt is P(H_m ≥ h) under the group's predictive, for any m. Off the
+// schedule it sums the shorter side: 1 − P(H_m < h) when h is small, unless
+// that leaves too few significant digits.
+func (g *nullGroup) tailAt(m, h int) float64 {
+	if i, ok := slices.BinarySearch(g.looks, m); ok {
+		return g.tail[i][h]
+	}
+	if h <= 0 {
+		return 1
+	}
+	if h < m-h {
+		below := 0.0
+		for k := range h {
+			below += math.Exp(lnChoose(m, k) + g.post.logSeq(m, k))
+		}
+		if t := 1 - below; t > 1e-6 {
+			return t
+		}
+	}
+	t := 0.0
+	for k := m; k >= h; k-- {
+		t += math.Exp(lnChoose(m, k) + g.post.logSeq(m, k))
+	}
+	return min(t, 1)
+}
+
+// toBlock says what more head runs would do to an undecided test with h
+// failures in n runs: the fewest further failures that block within the
+// budget (and in how many runs), or ok = false when none do.
+func (f *family) toBlock(g *nullGroup, n, h int) (fails, within int, ok bool) {
+	for i, L := range g.looks {
+		if L <= n {
+			continue
+		}
+		need := g.boundary(i, f.tau) - h
+		if f.tau > 0 && need <= L-n {
+			if !ok || need < fails {
+				fails, within, ok = need, L-n, true
+			}
+		}
+	}
+	return fails, within, ok
+}

@@ -1,0 +1,337 @@
+package gate
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The PR-level experiment: whole suites, whole PRs, the gate's verdict.
+//
+// A required check is judged by the share of clean PRs it fails, so this
+// experiment draws whole suites and whole pull requests and counts PR
+// verdicts, not per-test decisions.
+//
+// Populations (rates drawn anew for every PR, history too):
+//   - A: 2,000 stable tests (p = 0), 20 pre-existing flakes (p uniform in
+//     0.1–0.5), 20 rare flakes (p = 0.03), 2 tests red on base that the PR
+//     fixes, and 5 new tests that pass.
+//   - B: A plus a tail of 300 near-stable tests (p uniform in 0.001–0.005).
+//
+// PRs: clean (nothing changes); one patch-induced flake (a stable test now
+// fails with p uniform in 0.2–0.6); one regression (a stable test now fails
+// with p uniform in 0.95–1); one test made flakier (a rare 0.03 test now at
+// 0.3, or a 0.1 flake now at 0.5); one test red on base (it fails every
+// base and history run, and on head with p uniform in 0.3–1).
+//
+// Settings: 150 base-branch history runs per existing test, or none; a
+// single look at K = 5 interleaved base/head pairs (`flakegate gate` on a
+// batch), or the sequential driver (`flakegate matrix`): 5 pairs, then one
+// more pair of the whole suite while any test is pending, up to 20.
+//
+// Default options throughout (alpha-pr 0.05, on-inconclusive neutral).
+// "Blocked" is the PR verdict block; for the must-block PRs the rate is over
+// the PRs whose changed test failed on head at least once in the runs it got
+// (a flake that never failed cannot be told from a clean patch).
+//
+//	go test -run TestPRExperiment -v ./pkg/gate/                  # short sizes
+//	go test -run TestPRExperiment -v ./pkg/gate/ -experiment.full # README sizes
+
+var experimentFull = flag.Bool("experiment.full", false, "run the PR-level experiment at the README's sizes")
+
+type population struct {
+	name string
+	tail int // near-stable tests
+}
+
+var (
+	popA = population{name: "A", tail: 0}
+	popB = population{name: "B", tail: 300}
+)
+
+type prKind int
+
+const (
+	prClean prKind = iota
+	prInducedFlake
+	prRegression
+	prFlakier03
+	prFlakier10
+	prRedBase
+)
+
+var prKindName = map[prKind]string{prClean: "clean", prInducedFlake: "induced flake 0 -> 0.2-0.6",
+	prRegression: "regression 0 -> 0.95-1", prFlakier03: "made flakier 0.03 -> 0.3",
+	prFlakier10: "made flakier 0.1 -> 0.5", prRedBase: "red base"}
+
+// simTest is one test of a simulated PR: its failure rate on base and head
+// (−1: absent on that side).
+type simTest struct {
+	name       string
+	base, head float64
+	target     bool
+}
+
+func drawSuite(r *rand.Rand, pop population, kind prKind) []simTest {
+	var ts []simTest
+	add := func(prefix string, n int, rate func() float64) {
+		for i := range n {
+			p := rate()
+			ts = append(ts, simTest{name: fmt.Sprintf("%s::t%04d", prefix, i), base: p, head: p})
+		}
+	}
+	add("stable", 2000, func() float64 { return 0 })
+	add("flaky", 20, func() float64 { return 0.1 + 0.4*r.Float64() })
+	add("rare", 20, func() float64 { return 0.03 })
+	add("tail", pop.tail, func() float64 { return 0.001 + 0.004*r.Float64() })
+	add("fixed", 2, func() float64 { return 1 })
+	for i := range ts[len(ts)-2:] {
+		ts[len(ts)-2+i].head = 0
+	}
+	add("new", 5, func() float64 { return 0 })
+	for i := range ts[len(ts)-5:] {
+		ts[len(ts)-5+i].base = -1
+	}
+	pick := func(prefix string) *simTest {
+		var idx []int
+		for i, t := range ts {
+			if strings.HasPrefix(t.name, prefix+"::") {
+				idx = append(idx, i)
+			}
+		}
+		t := &ts[idx[r.IntN(len(idx))]]
+		t.target = true
+		return t
+	}
+	switch kind {
+	case prInducedFlake:
+		pick("stable").head = 0.2 + 0.4*r.Float64()
+	case prRegression:
+		pick("stable").head = 0.95 + 0.05*r.Float64()
+	case prFlakier03:
+		pick("rare").head = 0.3
+	case prFlakier10:
+		t := pick("flaky")
+		t.base, t.head = 0.1, 0.5
+	case prRedBase:
+		t := pick("stable")
+		t.base, t.head = 1, 0.3+0.7*r.Float64()
+	}
+	slices.SortFunc(ts, func(a, b simTest) int { return strings.Compare(a.name, b.name) })
+	return ts
+}
+
+// prOutcome is what one simulated PR gave.
+type prOutcome struct {
+	verdict    Verdict
+	target     Decision
+	detectable bool // the changed test failed on head at least once
+	pairs      int
+	undecided  int // tests left inconclusive
+}
+
+func bernoulli(r *rand.Rand, p float64) bool { return p > 0 && (p >= 1 || r.Float64() < p) }
+
+func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequential bool) prOutcome {
+	suite := drawSuite(r, pop, kind)
+	in := Input{Tests: make([]TestInput, len(suite))}
+	for i, st := range suite {
+		ti := TestInput{Name: st.name}
+		if st.base >= 0 && history > 0 {
+			ti.History.Runs = history
+			for range history {
+				if bernoulli(r, st.base) {
+					ti.History.Failures++
+				}
+			}
+		}
+		in.Tests[i] = ti
+	}
+	addPair := func() {
+		for i, st := range suite {
+			t := &in.Tests[i]
+			if st.base >= 0 {
+				t.Base.Runs++
+				if bernoulli(r, st.base) {
+					t.Base.Failures++
+				}
+			}
+			if st.head >= 0 {
+				t.Head = append(t.Head, !bernoulli(r, st.head))
+			}
+		}
+	}
+	const first, budget = 5, 20
+	for range first {
+		addPair()
+	}
+	pairs := first
+	for {
+		res, err := Evaluate(in, Options{})
+		if err != nil {
+			panic(err) // a bad synthetic input is a bug in the experiment
+		}
+		if sequential && len(res.Pending()) > 0 && pairs < budget {
+			addPair()
+			pairs++
+			continue
+		}
+		out := prOutcome{verdict: res.Verdict, pairs: pairs}
+		byName := make(map[string]TestResult, len(res.Tests))
+		for _, tr := range res.Tests {
+			byName[tr.Name] = tr
+			if tr.Decision == Inconclusive {
+				out.undecided++
+			}
+		}
+		for _, st := range suite {
+			tr := byName[st.name]
+			if st.target {
+				out.target = tr.Decision
+				out.detectable = tr.Head.Failures > 0
+			}
+		}
+		return out
+	}
+}
+
+type prRow struct {
+	pop        string
+	kind       prKind
+	history    int
+	sequential bool
+	prs        int
+	detectable int
+	blocked    int // PR verdict block (over detectable PRs for must-block kinds)
+	invalid    int // target decision invalid (red base)
+	incon      int // PR verdict inconclusive
+	pairs      int
+}
+
+func (w prRow) rate() float64 {
+	switch w.kind {
+	case prClean:
+		return float64(w.blocked) / float64(w.prs)
+	case prRedBase:
+		return float64(w.invalid) / float64(max(w.detectable, 1))
+	}
+	return float64(w.blocked) / float64(max(w.detectable, 1))
+}
+
+func runPRExperiment(pop population, kind prKind, history int, sequential bool, n int, seed uint64) prRow {
+	r := rand.New(rand.NewPCG(seed, uint64(kind)<<8|uint64(history)<<1|map[bool]uint64{true: 1}[sequential]))
+	w := prRow{pop: pop.name, kind: kind, history: history, sequential: sequential}
+	for range n {
+		o := simulatePR(r, pop, kind, history, sequential)
+		w.prs++
+		w.pairs += o.pairs
+		if o.verdict == VerdictInconclusive {
+			w.incon++
+		}
+		must := kind != prClean
+		if must && !o.detectable {
+			continue
+		}
+		w.detectable++
+		if o.verdict == VerdictBlock {
+			w.blocked++
+		}
+		if o.target == Invalid {
+			w.invalid++
+		}
+	}
+	return w
+}
+
+func (w prRow) String() string {
+	look := "K=5 single look"
+	if w.sequential {
+		look = "sequential <= 20"
+	}
+	what := "blocked"
+	switch w.kind {
+	case prClean:
+		what = "check fails"
+	case prRedBase:
+		what = "invalid"
+	}
+	return fmt.Sprintf("%s  %-28s history %3d  %-16s  %s %5.1f%% (%d of %d)  inconclusive %5.1f%%  pairs %.1f",
+		w.pop, prKindName[w.kind], w.history, look, what, 100*w.rate(), map[bool]int{true: w.invalid, false: w.blocked}[w.kind == prRedBase],
+		map[bool]int{true: w.prs, false: w.detectable}[w.kind == prClean], 100*float64(w.incon)/float64(w.prs), float64(w.pairs)/float64(w.prs))
+}
+
+const prSeed = 20261201
+
+type prCase struct {
+	pop        population
+	kind       prKind
+	history    int
+	sequential bool
+	target     float64 // minimum rate (maximum for clean PRs); 0: shown, not asserted
+	short      int     // PRs under -short and by default
+	full       int     // PRs with -experiment.full
+}
+
+var prCases = []prCase{
+	{popA, prClean, 150, false, 0.05, 200, 2000},
+	{popB, prClean, 150, false, 0.05, 200, 2000},
+	{popA, prClean, 150, true, 0.05, 60, 1000},
+	{popB, prClean, 150, true, 0.05, 60, 1000},
+	{popA, prClean, 0, false, 0.05, 200, 2000},
+	{popB, prClean, 0, false, 0.05, 200, 2000},
+	{popA, prInducedFlake, 150, false, 0.95, 200, 2000},
+	{popA, prRegression, 150, false, 0.95, 100, 1000},
+	{popB, prInducedFlake, 150, false, 0.60, 200, 2000},
+	{popB, prRegression, 150, false, 0.60, 100, 1000},
+	{popB, prInducedFlake, 150, true, 0.90, 100, 1000},
+	{popB, prRegression, 150, true, 0.90, 60, 500},
+	{popA, prFlakier03, 150, true, 0.70, 100, 1000},
+	{popA, prFlakier10, 150, true, 0, 100, 1000},
+	{popA, prInducedFlake, 150, true, 0, 100, 1000},
+	{popA, prInducedFlake, 0, false, 0, 100, 1000},
+	{popA, prRegression, 0, false, 0, 100, 1000},
+	{popA, prRedBase, 150, false, 1, 100, 1000},
+	{popB, prRedBase, 0, false, 1, 100, 1000},
+}
+
+func TestPRExperiment(t *testing.T) {
+	for _, c := range prCases {
+		n := c.short
+		if *experimentFull {
+			n = c.full
+		} else if testing.Short() || raceEnabled {
+			n = max(c.short/4, 20)
+		}
+		name := fmt.Sprintf("%s/%s/history%d/seq=%v", c.pop.name, strings.ReplaceAll(prKindName[c.kind], " ", "_"), c.history, c.sequential)
+		t.Run(name, func(t *testing.T) {
+			w := runPRExperiment(c.pop, c.kind, c.history, c.sequential, n, prSeed)
+			t.Log(w)
+			if c.target == 0 {
+				return
+			}
+			// Sampling slack: the target must hold within two standard errors.
+			se := 2 * sqrtBinom(c.target, max(w.detectable, 1))
+			switch {
+			case c.kind == prClean && w.rate() > c.target+se:
+				t.Errorf("clean PRs: check fails %.3f, want <= %.2f", w.rate(), c.target)
+			case c.kind != prClean && w.rate() < c.target-se:
+				t.Errorf("%s: %.3f, want >= %.2f", prKindName[c.kind], w.rate(), c.target)
+			}
+		})
+	}
+}
+
+func sqrtBinom(p float64, n int) float64 {
+	v := p * (1 - p) / float64(n)
+	if v <= 0 {
+		return 0
+	}
+	x := v
+	for range 30 {
+		x = (x + v/x) / 2
+	}
+	return x
+}
