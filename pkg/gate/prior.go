@@ -34,9 +34,8 @@ import (
 // judged on its first maxStatRuns.
 const maxStatRuns = 1000
 
-var emIters int
-
-var floorK = 0.5
+// floorHalf is Jeffreys' half failure in the floor (0 + ½) / (runs + 1).
+const floorHalf = 0.5
 
 // prior is the fitted distribution of baseline failure rates: weights on a
 // grid of rates.
@@ -105,9 +104,9 @@ func fitPrior(counts map[Tally]int) *prior {
 		}
 		return a.t.Failures - b.t.Failures
 	})
-	floor := floorK / float64(zeroRuns+1)
+	floor := floorHalf / float64(zeroRuns+1)
 	if zeroRuns == 0 {
-		floor = floorK / float64(runs+1)
+		floor = floorHalf / float64(runs+1)
 	}
 	pr := &prior{rates: rateGrid(floor), floor: floor, tests: total, runs: runs}
 	J := len(pr.rates)
@@ -151,8 +150,7 @@ func fitPrior(counts map[Tally]int) *prior {
 		w[j] += 0.01 / float64(J)
 	}
 	next := make([]float64, J)
-	for it := range emMaxIter {
-		emIters = it
+	for range emMaxIter {
 		clear(next)
 		for g, row := range lik {
 			den := 0.0
