@@ -586,7 +586,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	more, within, reachable := fam.toBlock(g, head.Runs, head.Failures)
 	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
 	stat := fmt.Sprintf("%s; P = %.2g for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
-		headStr, ev.tail, rate, fam.members, prp, opt.AlphaPR)
+		headStr, ev.tail, rate, fam.members, min(prp, 1), opt.AlphaPR)
 	decide := ""
 	if tr.Pending {
 		decide = fmt.Sprintf("; more head runs decide: it blocks if %d of the next %d fail", more, within)

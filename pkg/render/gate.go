@@ -86,7 +86,7 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	by := map[gate.Decision][]gate.TestResult{}
 	var preexisting []gate.TestResult
 	for _, t := range r.Tests {
-		if t.Decision == gate.Pass && (t.Bucket == gate.PreExistingFlake || t.Bucket == gate.FlakeNotReproduced) {
+		if t.Decision == gate.Pass && (t.Bucket == gate.PreExistingFlake || t.Bucket == gate.FlakeNotReproduced || t.Bucket == gate.FlakyToBroken) {
 			preexisting = append(preexisting, t)
 			continue
 		}
@@ -137,6 +137,9 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 		}
 	}
 	section(&b, "Undecided", by[gate.Inconclusive], lv, true)
+	if more := decideMore(by[gate.Inconclusive], r.Params.MaxRuns); more != "" {
+		b.WriteString("\n" + more + "\n")
+	}
 	section(&b, "Red base: attribution undefined", by[gate.Invalid], lv, false)
 	section(&b, "Exempt by the ledger", by[gate.Exempt], lv, false)
 	section(&b, "Pre-existing flakes (not blocking)", preexisting, lv, true)
@@ -155,8 +158,10 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 		}
 		b.WriteString("\n</details>\n")
 	}
-	fmt.Fprintf(&b, "\n<sub>SPRT: p1 %s, α %s, β %s, p0 floor %s; inconclusive → %s.</sub>\n",
-		num(r.Params.P1), num(r.Params.Alpha), num(r.Params.Beta), num(r.Params.P0Floor), EscapeMarkdown(string(r.Params.OnInconclusive)))
+	f := r.Family
+	fmt.Fprintf(&b, "\n<sub>%s compared, %d with base-branch history (%d history runs); the chance that a PR changing nothing is blocked: %s, within alpha-pr %s; undecided → %s. Ledger evidence: SPRT with p1 %s, α %s, β %s.</sub>\n",
+		plural(f.Tests, "test", "tests"), f.HistoryTests, f.HistoryRuns, num(f.Cost), num(r.Params.AlphaPR), EscapeMarkdown(string(r.Params.OnInconclusive)),
+		num(r.Params.P1), num(r.Params.Alpha), num(r.Params.Beta))
 	return b.String()
 }
 
@@ -178,18 +183,18 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 	if len(tests) == 0 {
 		return
 	}
-	fmt.Fprintf(b, "\n### %s (%d)\n\n| test | bucket | base failed | head failed | p0 | SPRT |\n|---|---|---|---|---|---|\n", title, len(tests))
+	fmt.Fprintf(b, "\n### %s (%d)\n\n| test | bucket | base failed | head failed | p0 (runs it rests on) | P if nothing changed |\n|---|---|---|---|---|---|\n", title, len(tests))
 	kept := tests
 	if lv.items >= 0 && len(kept) > lv.items {
 		kept = kept[:lv.items]
 	}
 	for _, t := range kept {
-		sprt := "–"
-		if t.SPRT != nil {
-			sprt = fmt.Sprintf("%s (LLR %.3f)", t.SPRT.Decision, t.SPRT.LLR)
+		p := "–"
+		if t.Stat != nil {
+			p = fmt.Sprintf("%.2g (PR-level %.2g)", t.Stat.Best, t.Stat.PRLevel)
 		}
 		fmt.Fprintf(b, "| %s | %s | %d/%d | %d/%d | %s | %s |\n", cell(t.Name, 120), EscapeMarkdown(string(t.Bucket)),
-			t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, p0Cell(t.P0), EscapeMarkdown(sprt))
+			t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, p0Cell(t), p)
 	}
 	if len(kept) < len(tests) {
 		fmt.Fprintf(b, "\n… and %d more.\n", len(tests)-len(kept))
@@ -200,7 +205,7 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 	for _, t := range kept {
 		fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n%s\n", EscapeMarkdown(Truncate(t.Name, 200)), EscapeMarkdown(Truncate(t.Reason, 1200)))
 		if withTrace && t.SPRT != nil && len(t.SPRT.Trace) > 0 {
-			b.WriteString("\n| run | outcome | step | cumulative LLR |\n|---|---|---|---|\n")
+			fmt.Fprintf(b, "\nSPRT against p1, the ledger's evidence: %s.\n\n| run | outcome | step | cumulative LLR |\n|---|---|---|---|\n", EscapeMarkdown(string(t.SPRT.Decision)))
 			for i, s := range t.SPRT.Trace {
 				o := "fail"
 				if s.Passed {
@@ -213,8 +218,37 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 	}
 }
 
-func p0Cell(p gate.P0) string {
-	return fmt.Sprintf("%.3f (%d/%d runs)", p.Estimate, p.Failures, p.Runs)
+// p0Cell shows the baseline rate and the runs it rests on, history apart.
+func p0Cell(t gate.TestResult) string {
+	if t.P0.Runs == 0 {
+		return "– (no base runs)"
+	}
+	hist := "no history"
+	if t.History.Runs > 0 {
+		hist = fmt.Sprintf("%d/%d history", t.History.Failures, t.History.Runs)
+	}
+	return fmt.Sprintf("%.3g (%d/%d base, %s)", t.P0.Estimate, t.Base.Failures, t.Base.Runs, hist)
+}
+
+// decideMore says what would decide the undecided tests: how many more head
+// runs, and of which tests.
+func decideMore(tests []gate.TestResult, budget int) string {
+	var pending []string
+	most := 0
+	for _, t := range tests {
+		if t.Pending {
+			pending = append(pending, "`"+codeSafe(t.Name)+"`")
+			most = max(most, budget-t.Head.Runs)
+		}
+	}
+	if len(pending) == 0 {
+		return ""
+	}
+	if len(pending) > 10 {
+		pending = append(pending[:10], fmt.Sprintf("and %d more", len(pending)-10))
+	}
+	return fmt.Sprintf("**What would decide:** up to %d more head runs of %s (each test's reason says how many failures block it); `flakegate matrix` runs them and stops as soon as every test has a verdict, or give base-branch history.",
+		most, strings.Join(pending, ", "))
 }
 
 // codeSafe makes text safe inside a one-backtick code span.
