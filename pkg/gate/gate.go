@@ -22,7 +22,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/ledger"
 )
 

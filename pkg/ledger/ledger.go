@@ -34,7 +34,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // DefaultPath is where the ledger lives in a repository unless configured.

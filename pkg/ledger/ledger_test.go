@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")

@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // Parse reads a ledger strictly. Unknown fields, wrong types, bad dates,

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 func withEntries(es ...Entry) *Ledger { return &Ledger{Version: 1, Entries: es} }

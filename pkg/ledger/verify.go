@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // Tolerance is how far a recorded step or cumulative LLR may be from its

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flakegate/flakegate/pkg/gate"
-	"github.com/flakegate/flakegate/pkg/gate/sprt"
+	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
