@@ -14,10 +14,10 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
-	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/matrix"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // list is a repeatable flag; each value may also hold comma- or

@@ -22,8 +22,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // Decision is the gate's decision for one test.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files in testdata/")

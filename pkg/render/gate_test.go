@@ -13,8 +13,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/flakegate/flakegate/pkg/gate"
-	"github.com/flakegate/flakegate/pkg/sprt"
 	"github.com/flakegate/flakegate/pkg/score"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // gateResult reads the gate package's golden report: a block with a
