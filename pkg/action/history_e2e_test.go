@@ -189,11 +189,8 @@ func TestGateBaseBranchHistory(t *testing.T) {
 		}
 	}
 
-	// The pre-existing flake must not block.
-	// TODO(stats rewrite): the verdict is expected to be pass (bucket
-	// pre-existing flake, decision pass). Should the statistics being
-	// rewritten in pkg/gate change that, only these verdict assertions may
-	// need revisiting; the history plumbing above must hold as is.
+	// The pre-existing flake must not block: with main's history it is a
+	// pre-existing flake, and it passes.
 	if code != 0 || r.outputs()["verdict"] != "pass" || got.Decision == "block" {
 		t.Errorf("exit %d, verdict %q, %s: %s/%s; want exit 0, verdict pass for a pre-existing flake\n%s",
 			code, r.outputs()["verdict"], flakyName, got.Bucket, got.Decision, log)
