@@ -53,7 +53,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	applyPolicy := statFlags(flags, &opt)
 	opt.MaxRuns, opt.FirstLook = gate.DefaultMaxRuns, gate.DefaultFirstLook
 	flags.Var(count{&opt.MaxRuns, 1, "max-runs must be at least 1"}, "max-runs", "head-run budget per test, the last look (matrix's -k)")
-	flags.Var(count{&opt.FirstLook, 1, "first-look must be at least 1"}, "first-look", "head runs at the first look (matrix's --initial)")
+	flags.Var(count{&opt.FirstLook, 1, "first-look must be at least 1"}, "first-look", "head runs at the first look of the schedule")
 	expired := &choice{value: "fail", allowed: []string{"fail", "warn"}}
 	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: fail or warn")
 	flags.Usage = func() {

@@ -16,15 +16,15 @@ import (
 // gateCommand is the `flakegate gate` command line that reads the matrix's
 // files to the same verdict: one decision procedure, whoever runs it.
 func gateCommand(rep *matrix.Report, opt matrix.Options) string {
-	k, initial := opt.K, opt.Initial
+	k := opt.K
 	if k == 0 {
 		k = gate.DefaultMaxRuns
 	}
-	if initial == 0 {
-		initial = min(matrix.DefaultInitial, k)
+	cmd := fmt.Sprintf("flakegate gate --base '%s' --head '%s' --max-runs %d",
+		filepath.Join(rep.ResultsDir, "base-*.xml"), filepath.Join(rep.ResultsDir, "head-*.xml"), k)
+	if opt.Gate.FirstLook != 0 {
+		cmd += fmt.Sprintf(" --first-look %d", opt.Gate.FirstLook)
 	}
-	cmd := fmt.Sprintf("flakegate gate --base '%s' --head '%s' --max-runs %d --first-look %d",
-		filepath.Join(rep.ResultsDir, "base-*.xml"), filepath.Join(rep.ResultsDir, "head-*.xml"), k, initial)
 	if opt.Gate.AlphaPR != gate.DefaultAlphaPR {
 		cmd += fmt.Sprintf(" --alpha-pr %g", opt.Gate.AlphaPR)
 	}

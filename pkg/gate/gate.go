@@ -62,7 +62,7 @@ const (
 const (
 	DefaultMaxRuns       = 20
 	DefaultAlphaPR       = 0.05
-	DefaultFirstLook     = 5
+	DefaultFirstLook     = 1
 	DefaultDeclareLabel  = "test-changes-declared"
 	DefaultApprovalLabel = "flaky-ledger-approved"
 )
@@ -91,9 +91,11 @@ type Options struct {
 	MaxRuns int
 	// FirstLook is the number of head runs at the first look; the schedule
 	// then looks after every run up to MaxRuns. A batch of K repetitions is
-	// read as the sequential driver would have read it, so the same runs give
-	// the same verdict either way. Default DefaultFirstLook (5), the matrix
-	// driver's initial pairs.
+	// read in run order as the sequential driver reads it, so the same runs
+	// give the same verdict either way. Default DefaultFirstLook (1): a look
+	// after every run, so that a failure early in the runs weighs more than
+	// the same failure after many passes, and a budget too small to block
+	// every single failure still blocks the early ones.
 	FirstLook int
 	// ProtectedPaths need a declaration to be edited; nil means
 	// DefaultProtectedPaths.
@@ -543,10 +545,11 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	tr.P0.Estimate = g.mean
 	tr.P0.Source = fam.source(ti, g.mean)
 	if base == Flaky {
-		// The SPRT of article C, recorded as a quarantine ledger's evidence.
+		// The SPRT of article C, recorded as a quarantine ledger's evidence:
+		// one look at all the head runs, so that its trace covers them all.
 		t := sprt.Test{P0: max(g.mean, P0Floor), P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta}
 		if t.Validate() == nil {
-			r := t.Run(ti.Head, opt.FirstLook)
+			r := t.Run(ti.Head, 0)
 			tr.SPRT = &r
 		}
 	}

@@ -342,9 +342,13 @@ var prCases = []prCase{
 func TestPRExperiment(t *testing.T) {
 	for _, c := range prCases {
 		n := c.short
-		if *experimentFull {
+		switch {
+		case *experimentFull:
 			n = c.full
-		} else if testing.Short() || raceEnabled {
+		case raceEnabled && c.sequential:
+			// No goroutines here: the race detector only slows it down.
+			n = 8
+		case testing.Short() || raceEnabled:
 			n = max(c.short/5, 12)
 		}
 		name := fmt.Sprintf("%s/%s/history%d/seq=%v", c.pop.name, strings.ReplaceAll(prKindName[c.kind], " ", "_"), c.history, c.sequential)

@@ -84,7 +84,8 @@ type Options struct {
 	// default DefaultInitial (5), or K if smaller.
 	Initial int
 	// Gate tunes the gate. MaxRuns defaults to K, and must equal K when
-	// both are set; FirstLook defaults to Initial.
+	// both are set. FirstLook keeps the gate's default (the first head run):
+	// the looks before Initial are read when the driver first evaluates.
 	Gate gate.Options
 	// Input carries what the gate needs besides the test results: the diff,
 	// the PR body and labels, the ledgers. Its Tests are replaced by the
@@ -189,9 +190,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Initial == 0 {
 		o.Initial = min(DefaultInitial, o.K)
-	}
-	if o.Gate.FirstLook == 0 {
-		o.Gate.FirstLook = o.Initial
 	}
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
