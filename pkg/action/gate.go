@@ -531,9 +531,10 @@ func (a *run) checkRun(ctx context.Context, p pr, res gate.Result, tests []gate.
 		if t.Decision != gate.Block || file == "" {
 			continue // annotations need a file; the summary lists every test
 		}
+		// Names, paths and reasons are untrusted: no controls, no bidi.
 		anns = append(anns, &github.CheckRunAnnotation{
-			Path: github.String(file), StartLine: github.Int(1), EndLine: github.Int(1),
-			AnnotationLevel: github.String("failure"), Title: github.String(cutTitle(t.Name)), Message: github.String(t.Reason)})
+			Path: github.String(render.Plain(file)), StartLine: github.Int(1), EndLine: github.Int(1),
+			AnnotationLevel: github.String("failure"), Title: github.String(cutTitle(render.Plain(t.Name))), Message: github.String(render.PlainLines(t.Reason))})
 	}
 	var summary bytes.Buffer
 	_ = render.GateMarkdown(&summary, res, render.GateMeta{PR: p.number, HeadSHA: p.headSHA}, 65535)

@@ -115,7 +115,7 @@ func analyze(ctx context.Context, env Env, args []string) int {
 	}
 	h.Skipped = append(missing, h.Skipped...)
 	for _, s := range h.Skipped {
-		fmt.Fprintf(env.Stderr, "flakegate: skipped %s: %s\n", s.Path, s.Error)
+		fmt.Fprintf(env.Stderr, "flakegate: skipped %s: %s\n", render.Plain(s.Path), render.Plain(s.Error))
 	}
 	if len(srcs) == len(h.Skipped)-len(missing) {
 		if len(srcs) == 0 {

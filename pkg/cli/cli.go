@@ -24,6 +24,10 @@ type Env struct {
 	// Action runs the GitHub Action when there is no subcommand and
 	// GITHUB_ACTIONS is true. Nil means the action is not available.
 	Action func(ctx context.Context) int
+
+	// rawStderr is Stderr before the guard: the matrix driver's test
+	// command writes there, as it would without flakegate.
+	rawStderr io.Writer
 }
 
 const usage = `flakegate tells flaky tests from tests broken by a patch.
@@ -50,6 +54,12 @@ func Main(ctx context.Context, env Env) int {
 		fmt.Fprint(env.Stderr, usage)
 		return 2
 	}
+	// Everything a command prints passes the guard (guard.go).
+	out, errw := newGuard(env.Stdout), newGuard(env.Stderr)
+	defer out.flush()
+	defer errw.flush()
+	env.rawStderr = env.Stderr
+	env.Stdout, env.Stderr = out, errw
 	cmd, args := env.Args[0], env.Args[1:]
 	switch cmd {
 	case "analyze":

@@ -17,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/matrix"
+	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
@@ -194,7 +195,7 @@ func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*h
 		return nil, fmt.Errorf("%s: %w", flagName, err)
 	}
 	for _, s := range append(missing, h.Skipped...) {
-		fmt.Fprintf(env.Stderr, "flakegate: %s: skipped %s: %s\n", flagName, s.Path, s.Error)
+		fmt.Fprintf(env.Stderr, "flakegate: %s: skipped %s: %s\n", flagName, render.Plain(s.Path), render.Plain(s.Error))
 	}
 	if len(srcs) == len(h.Skipped) {
 		return nil, fmt.Errorf("%s %s: no readable JUnit XML files", flagName, strings.Join(globs, ","))
@@ -207,7 +208,7 @@ func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*h
 func printGate(w io.Writer, r gate.Result) {
 	fmt.Fprintf(w, "verdict: %s\n", r.Verdict)
 	for _, s := range r.Reasons {
-		fmt.Fprintf(w, "  - %s\n", s)
+		fmt.Fprintf(w, "  - %s\n", render.Plain(s))
 	}
 	f := r.Family
 	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(any block | nothing changed) %.3g <= alpha-pr %.3g\n",
@@ -221,7 +222,7 @@ func printGate(w io.Writer, r gate.Result) {
 			pending = " (more runs wanted)"
 		}
 		fmt.Fprintf(w, "%-12s %s%s\n  bucket: %s; base %d/%d failed, history %d/%d, head %d/%d failed; p0 %.3g\n  %s\n",
-			t.Decision, t.Name, pending, t.Bucket, t.Base.Failures, t.Base.Runs, t.History.Failures, t.History.Runs, t.Head.Failures, t.Head.Runs, t.P0.Estimate, t.Reason)
+			t.Decision, render.Plain(t.Name), pending, t.Bucket, t.Base.Failures, t.Base.Runs, t.History.Failures, t.History.Runs, t.Head.Failures, t.Head.Runs, t.P0.Estimate, render.Plain(t.Reason))
 		if t.Stat != nil {
 			fmt.Fprintf(w, "  tail %.3g after %d head runs (smallest %.3g at run %d); PR-level p %.3g\n", t.Stat.Tail, t.Head.Runs, t.Stat.Best, t.Stat.BestAt, t.Stat.PRLevel)
 		}
@@ -230,10 +231,10 @@ func printGate(w io.Writer, r gate.Result) {
 		}
 	}
 	for _, v := range r.Properties {
-		fmt.Fprintf(w, "property: %s\n", v)
+		fmt.Fprintf(w, "property: %s\n", render.Plain(v.String()))
 	}
 	for _, f := range r.Ledger {
-		fmt.Fprintf(w, "ledger %s (%s): %s\n", f.Rule, f.Severity, f.Message)
+		fmt.Fprintf(w, "ledger %s (%s): %s\n", f.Rule, f.Severity, render.Plain(f.Message))
 	}
 }
 
@@ -257,7 +258,7 @@ func ledgerCmd(env Env, args []string) int {
 	}
 	problems := ledger.VerifyFile(path, data)
 	for _, p := range problems {
-		fmt.Fprintln(env.Stderr, p.String())
+		fmt.Fprintln(env.Stderr, render.Plain(p.String()))
 	}
 	if len(problems) > 0 {
 		fmt.Fprintf(env.Stderr, "flakegate ledger verify: %d problem(s) in %s\n", len(problems), path)

@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/matrix"
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // gateCommand is the `flakegate gate` command line that reads the matrix's
@@ -77,12 +78,16 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 			return 2
 		}
 		for _, m := range missing {
-			fmt.Fprintf(env.Stderr, "flakegate: --history: skipped %s: %s\n", m.Path, m.Error)
+			fmt.Fprintf(env.Stderr, "flakegate: --history: skipped %s: %s\n", render.Plain(m.Path), render.Plain(m.Error))
 		}
 		opt.History = srcs
 	}
 	// The command's output goes to stderr, so stdout keeps the report.
-	opt.Stdout, opt.Stderr, opt.Log = env.Stderr, env.Stderr, env.Stderr
+	raw := env.rawStderr
+	if raw == nil {
+		raw = env.Stderr
+	}
+	opt.Stdout, opt.Stderr, opt.Log = raw, raw, env.Stderr
 	rep, err := matrix.Run(ctx, opt)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "flakegate matrix: %v\n", err)
@@ -92,9 +97,9 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 		return 1
 	}
 	for _, n := range rep.Notes {
-		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", n)
+		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", render.Plain(n))
 	}
-	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, rep.Stop, rep.ResultsDir)
+	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, render.Plain(rep.Stop), rep.ResultsDir)
 	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt))
 	if *jsonFile != "" {
 		b, _ := json.MarshalIndent(rep.Result, "", "  ")

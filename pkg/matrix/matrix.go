@@ -28,6 +28,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // DefaultInitial is the number of pairs run before the gate first looks:
@@ -288,7 +289,7 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 func (d *driver) note(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	d.rep.Notes = append(d.rep.Notes, msg)
-	fmt.Fprintf(d.opt.Log, "flakegate matrix: note: %s\n", msg)
+	fmt.Fprintf(d.opt.Log, "flakegate matrix: note: %s\n", render.Plain(msg))
 }
 
 func (d *driver) run(ctx context.Context) error {
@@ -364,11 +365,11 @@ func (d *driver) run(ctx context.Context) error {
 		d.rep.Result = res
 		if pending := res.Pending(); len(pending) > 0 && pair < opt.K {
 			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running another pair\n",
-				pair, len(pending), strings.Join(pending, ", "))
+				pair, len(pending), render.Plain(strings.Join(pending, ", ")))
 			continue
 		}
 		d.rep.Stop = stopReason(res, pair, opt.K)
-		fmt.Fprintf(opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pair, d.rep.Stop)
+		fmt.Fprintf(opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pair, render.Plain(d.rep.Stop))
 		return nil
 	}
 }

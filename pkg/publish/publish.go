@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // GitHub's limits, from the runner's source (see GITHUB.md).
@@ -67,8 +69,19 @@ func (l *Log) Group(title string) func() {
 	return l.a.EndGroup
 }
 
-// Infof prints a plain log line.
-func (l *Log) Infof(format string, args ...any) { l.a.Infof(format+"\n", args...) }
+// Infof prints a plain log line. The line is put on one line with control
+// characters dropped, so that data in it cannot start a workflow command.
+func (l *Log) Infof(format string, args ...any) {
+	l.a.Infof("%s\n", noCommand(render.Plain(fmt.Sprintf(format, args...))))
+}
+
+// noCommand keeps a log line from starting a workflow command.
+func noCommand(s string) string {
+	if strings.HasPrefix(strings.TrimLeft(s, " \t"), "::") {
+		return "\\" + s
+	}
+	return s
+}
 
 // Debugf prints a line shown only with step debug logging on.
 func (l *Log) Debugf(format string, args ...any) { l.a.Debugf(format, args...) }
@@ -82,6 +95,10 @@ func (l *Log) Annotate(an Annotation) {
 	}
 	l.perKind[an.Level]++
 	l.total++
+	// Titles and files on one line, messages with their lines, and none of
+	// them with terminal controls or bidirectional overrides: they carry
+	// test names and paths, which are untrusted.
+	an.Title, an.File, an.Message = render.Plain(an.Title), render.Plain(an.File), render.PlainLines(an.Message)
 	fields := map[string]string{}
 	if an.Title != "" {
 		fields["title"] = an.Title

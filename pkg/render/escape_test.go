@@ -54,6 +54,8 @@ func TestEscapeMarkdown(t *testing.T) {
 		{"email-like stays readable", "a@b", "a@\u200bb"},
 		{"lone at", "x @ y", "x @ y"},
 		{"issue ref", "fixes #123", `fixes \#` + "\u200b123"},
+		{"GH- issue ref", "see GH-123 and gh-7", "see GH-\u200b123 and gh-\u200b7"},
+		{"not a ref", "x-1 H-", "x-1 H-"},
 		{"heading hash", "# title", `\# title`},
 		{"link", "[link](javascript:alert(1))", `\[link\](javascript:alert(1))`},
 		{"autolink", "see https://evil.example", "see https:\u200b//evil.example"},
@@ -163,5 +165,12 @@ func TestGroup(t *testing.T) {
 		if got := group(n); got != want {
 			t.Errorf("group(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestCodeSafe(t *testing.T) {
+	got := codeSafe("tests/\u202eyp.tset`x\n\x1b[1m.py")
+	if strings.ContainsAny(got, "\u202e`\n\x1b") {
+		t.Errorf("codeSafe kept a control, bidi override or backtick: %q", got)
 	}
 }

@@ -253,7 +253,7 @@ func decideMore(tests []gate.TestResult, budget int) string {
 
 // codeSafe makes text safe inside a one-backtick code span.
 func codeSafe(s string) string {
-	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(Truncate(s, 200))
+	return strings.ReplaceAll(oneLine(Truncate(s, 200)), "`", "'")
 }
 
 // TrendMarkdown writes the comparison with the previous report: new,

@@ -111,6 +111,9 @@ func neutralize(r, prev rune, rest string) bool {
 		return rest != "" && rest[0] >= '0' && rest[0] <= '9'
 	case ':':
 		return strings.HasPrefix(rest, "//")
+	case '-':
+		// GH-123 is an issue reference too.
+		return (prev == 'H' || prev == 'h') && rest != "" && rest[0] >= '0' && rest[0] <= '9'
 	case 'w', 'W':
 		return !isWordRune(prev) && len(rest) >= 3 && strings.EqualFold(rest[:2], "ww") && rest[2] == '.'
 	}
@@ -217,6 +220,15 @@ func cleanLines(s string) string {
 
 // plain makes s safe for a terminal: one line, no escape sequences.
 func plain(s string) string { return oneLine(s) }
+
+// PlainLines is Plain for multi-line text: line breaks stay, control and
+// invisible formatting characters go.
+func PlainLines(s string) string { return cleanLines(s) }
+
+// Plain puts untrusted text on one line for a log or a terminal: line
+// breaks become spaces, control and invisible formatting characters
+// (escape sequences, bidirectional overrides) go.
+func Plain(s string) string { return oneLine(s) }
 
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-'

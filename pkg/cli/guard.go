@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"io"
+	"unicode"
+	"unicode/utf8"
+)
+
+// guard is the one sanitiser every line the command line prints passes
+// through: the step log of a GitHub workflow obeys any line that starts with
+// "::" (after blanks) as a workflow command, and a test name or message is
+// untrusted text. A line that would start so gets a backslash in front;
+// terminal controls (ESC and the other C0 and C1 controls but tab and line
+// feed, and invisible formatting characters such as bidirectional
+// overrides) are dropped, so that a name cannot recolour a terminal or
+// reorder what a reviewer reads.
+//
+// The matrix driver passes the test command's own output around it: that is
+// the user's program speaking, as it would without flakegate.
+type guard struct {
+	w      io.Writer
+	start  bool   // at the start of a line
+	lead   []byte // blanks held at the start of a line
+	colons int    // leading colons held after them
+	buf    []byte
+}
+
+func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
+
+// Write filters p. It reports len(p) when the underlying writer took
+// everything.
+func (g *guard) Write(p []byte) (int, error) {
+	g.buf = g.buf[:0]
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		i += size
+		if r == utf8.RuneError && size == 1 {
+			continue
+		}
+		if r == '\n' {
+			g.flushLead(false)
+			g.buf = append(g.buf, '\n')
+			g.start = true
+			continue
+		}
+		if r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+			continue
+		}
+		if g.start {
+			switch {
+			case g.colons == 0 && (r == ' ' || r == '\t'):
+				g.lead = append(g.lead, byte(r))
+				continue
+			case r == ':' && g.colons == 0:
+				g.colons = 1
+				continue
+			case r == ':' && g.colons == 1:
+				g.flushLead(true)
+				g.buf = append(g.buf, "::"...)
+				g.start = false
+				continue
+			}
+			g.flushLead(false)
+			g.start = false
+		}
+		g.buf = utf8.AppendRune(g.buf, r)
+	}
+	if _, err := g.w.Write(g.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// flushLead writes the held blanks and colon, with a backslash in front
+// when the line would start a workflow command.
+func (g *guard) flushLead(command bool) {
+	if command {
+		g.buf = append(g.buf, '\\')
+	}
+	g.buf = append(g.buf, g.lead...)
+	if g.colons == 1 && !command {
+		g.buf = append(g.buf, ':')
+	}
+	g.lead, g.colons = g.lead[:0], 0
+}
+
+// flush writes what is held at the start of an unfinished line.
+func (g *guard) flush() {
+	g.buf = g.buf[:0]
+	g.flushLead(false)
+	if len(g.buf) > 0 {
+		g.w.Write(g.buf) //nolint:errcheck // best effort at exit
+	}
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestGuard(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain\n", "plain\n"},
+		{"x\n::error::INJECTED\n", "x\n\\::error::INJECTED\n"},
+		{"  ::set-output name=verdict::pass\n", "\\  ::set-output name=verdict::pass\n"},
+		{"\t::warning::w\n", "\\\t::warning::w\n"},
+		{": not a command\n", ": not a command\n"},
+		{"a::b\n", "a::b\n"},
+		{"\x1b[31mred\x1b[0m \u202eevil\n", "[31mred[0m evil\n"},
+		{"cr\r::error::x\n", "cr::error::x\n"},
+	} {
+		var b bytes.Buffer
+		g := newGuard(&b)
+		// Byte by byte: a command split over writes is still caught.
+		for i := 0; i < len(tc.in); i++ {
+			g.Write([]byte{tc.in[i]})
+		}
+		g.flush()
+		if b.String() != tc.want {
+			t.Errorf("guard(%q) = %q, want %q", tc.in, b.String(), tc.want)
+		}
+		b.Reset()
+		g = newGuard(&b)
+		g.Write([]byte(tc.in))
+		g.flush()
+		if b.String() != tc.want {
+			t.Errorf("guard(%q) in one write = %q, want %q", tc.in, b.String(), tc.want)
+		}
+	}
+}
+
+// TestHostileNameCLI feeds a test name that tries to print workflow
+// commands through gate, and checks that no line of the output starts one.
+func TestHostileNameCLI(t *testing.T) {
+	dir := t.TempDir()
+	hostile := "x&#10;::error::INJECTED&#10;::set-output name=verdict::pass&#10;&#27;[31m"
+	write := func(side string, n int, fail bool) {
+		os.MkdirAll(filepath.Join(dir, side), 0o755)
+		for i := range n {
+			body := `<testcase classname="t" name="` + hostile + `"/>`
+			if fail {
+				body = `<testcase classname="t" name="` + hostile + `"><failure message="` + hostile + `">` + hostile + `</failure></testcase>`
+			}
+			os.WriteFile(filepath.Join(dir, side, side+string(rune('a'+i))+".xml"), []byte(`<testsuite name="`+hostile+`">`+body+`</testsuite>`), 0o644)
+		}
+	}
+	write("base", 5, false)
+	write("head", 5, true)
+	os.WriteFile(filepath.Join(dir, "head", "broken.xml"), []byte("<testsuite name=\"x\n::error::INJECTED\">"), 0o644)
+	r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"))
+	out := r.stdout + r.stderr
+	if !strings.Contains(out, "INJECTED") {
+		t.Fatalf("the hostile name is not in the output at all:\n%s", out)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") || strings.ContainsRune(line, '\x1b') {
+			t.Errorf("output line starts a workflow command or holds ESC: %q", line)
+		}
+	}
+	r = run(t, fixedClock, "analyze", "--format", "csv", filepath.Join(dir, "head"))
+	for _, line := range strings.Split(r.stdout+r.stderr, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") {
+			t.Errorf("analyze output line starts a workflow command: %q", line)
+		}
+	}
+}
