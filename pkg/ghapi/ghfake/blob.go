@@ -139,20 +139,31 @@ func (s *Server) blobDownload(w http.ResponseWriter, r *http.Request) {
 	}
 	id, _ := strconv.ParseInt(strings.TrimSuffix(parts[2], ".zip"), 10, 64)
 	s.mu.Lock()
-	var zipped []byte
+	var (
+		zipped []byte
+		blob   *Blob
+	)
 	if st := s.repo(parts[0], parts[1]); st != nil {
 		if a := st.artifact(id); a != nil && !a.Expired {
-			zipped = a.zip
+			zipped, blob = a.zip, a.Blob
 		}
 	}
 	s.mu.Unlock()
-	if zipped == nil {
+	if zipped == nil && blob == nil {
 		azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
 		return
 	}
 	w.Header().Set("Content-Type", "application/zip")
 	w.Header().Set("x-ms-blob-type", "BlockBlob")
 	w.WriteHeader(http.StatusOK)
+	if blob != nil {
+		if rec, ok := w.(*recorder); ok {
+			rec.stream = blob // written when the response is sent
+		} else {
+			_ = blob.write(w)
+		}
+		return
+	}
 	_, _ = w.Write(zipped)
 }
 

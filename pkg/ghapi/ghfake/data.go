@@ -3,8 +3,11 @@ package ghfake
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -46,7 +49,11 @@ type Artifact struct {
 	// Files are zipped by the fake (sorted by name) unless Zip is set.
 	Files map[string][]byte
 	// Zip, when set, is served as is, e.g. to serve a corrupt archive.
-	Zip       []byte
+	Zip []byte
+	// Blob, when set, is served instead of Zip and Files, written anew for
+	// every download and never held in memory: for artifacts of hundreds
+	// of megabytes.
+	Blob      *Blob
 	Expired   bool      // answer 410 Gone to the download
 	CreatedAt time.Time // default: the fake's clock when added
 }
@@ -145,6 +152,47 @@ type artifactState struct {
 	Artifact
 	zip    []byte
 	digest string
+}
+
+func (a *artifactState) size() int64 {
+	if a.Blob != nil {
+		return a.Blob.size
+	}
+	return int64(len(a.zip))
+}
+
+// Blob is artifact content that the fake writes on demand instead of holding
+// it, so that a test can serve artifacts larger than it wants in memory.
+type Blob struct {
+	write  func(w io.Writer) error
+	size   int64
+	digest string
+}
+
+// NewBlob makes a Blob of what write writes. write must write the same bytes
+// every time; NewBlob calls it once to learn their size and digest. One Blob
+// may back many artifacts.
+func NewBlob(write func(w io.Writer) error) (*Blob, error) {
+	h := sha256.New()
+	cw := &countWriter{w: h}
+	if err := write(cw); err != nil {
+		return nil, fmt.Errorf("ghfake: blob: %w", err)
+	}
+	return &Blob{write: write, size: cw.n, digest: "sha256:" + hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// Size is the blob's length in bytes.
+func (b *Blob) Size() int64 { return b.size }
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 type repoState struct {
@@ -276,7 +324,7 @@ func (r *Repo) AddRun(run Run) Run {
 func (r *Repo) AddArtifact(a Artifact) Artifact {
 	s := r.s
 	zipped := a.Zip
-	if zipped == nil {
+	if zipped == nil && a.Blob == nil {
 		var err error
 		if zipped, err = ZipFiles(a.Files); err != nil {
 			panic(fmt.Sprintf("ghfake: zipping artifact %q: %v", a.Name, err))
@@ -291,7 +339,13 @@ func (r *Repo) AddArtifact(a Artifact) Artifact {
 		a.CreatedAt = s.now()
 	}
 	a.CreatedAt = a.CreatedAt.UTC().Truncate(time.Second)
-	r.state().artifacts = append(r.state().artifacts, &artifactState{Artifact: a, zip: zipped, digest: sha256Digest(zipped)})
+	st := &artifactState{Artifact: a, zip: zipped}
+	if a.Blob != nil {
+		st.zip, st.digest = nil, a.Blob.digest
+	} else {
+		st.digest = sha256Digest(zipped)
+	}
+	r.state().artifacts = append(r.state().artifacts, st)
 	return a
 }
 

@@ -14,8 +14,10 @@
 //     (RuntimeToken) whose scp claim names the backend ids.
 //
 // Faults can be injected (Inject): N server errors, 429 with Retry-After,
-// secondary rate limits, an exhausted primary rate limit, dropped
-// connections, and latency (SetLatency). Every request is recorded
+// secondary rate limits, an exhausted primary rate limit, redirects,
+// dropped connections (before the answer or mid-body), and latency
+// (SetLatency). Artifacts too large to hold in memory are written on demand
+// (Blob). Every request is recorded
 // (Requests). Every REST request and response is checked against GitHub's
 // OpenAPI description (testdata/openapi-subset.json): New registers a
 // t.Cleanup that fails the test on any violation.
@@ -26,6 +28,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,7 +75,9 @@ const DefaultRateLimit = 1000 // GitHub: "1,000 requests per hour per repository
 // the OpenAPI description: bad credentials, missing permission or rate
 // limits, not found (GitHub answers 404 for what a token may not see),
 // and server errors.
-var globalStatuses = []int{401, 403, 404, 429, 500, 502, 503, 504}
+// Redirects (301, 302, 307) may too: GitHub answers them for renamed and
+// transferred repositories on any path.
+var globalStatuses = []int{301, 302, 307, 401, 403, 404, 429, 500, 502, 503, 504}
 
 // Request is one recorded request and the status it got.
 type Request struct {
@@ -298,10 +303,13 @@ func (s *Server) newID() int64 {
 }
 
 // recorder buffers a response so it can be validated, recorded and then sent.
+// A streamed body (a Blob) is not buffered: stream writes it when the
+// response is sent.
 type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+	stream *Blob
 }
 
 func newRecorder() *recorder { return &recorder{header: http.Header{}} }
@@ -319,17 +327,62 @@ func (r *recorder) WriteHeader(status int) {
 	}
 }
 
-func (r *recorder) flush(w http.ResponseWriter, body []byte) {
+// flush sends the response. With cut, the connection is closed after half
+// the body.
+func (r *recorder) flush(w http.ResponseWriter, body []byte, cut bool) {
 	for k, v := range r.header {
 		w.Header()[k] = v
 	}
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	size := int64(len(body))
+	if r.stream != nil {
+		size = r.stream.size
+	}
+	w.Header().Set("Content-Length", strconv.FormatInt(size, 10))
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
 	w.WriteHeader(r.status)
-	_, _ = w.Write(body)
+	var out io.Writer = w
+	if cut {
+		out = &cutWriter{w: w, left: (size + 1) / 2}
+	}
+	if r.stream != nil {
+		_ = r.stream.write(out)
+	} else {
+		_, _ = out.Write(body)
+	}
+	if cut {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler) // net/http closes the connection
+	}
 }
+
+// cutWriter passes on the first left bytes and drops the rest.
+type cutWriter struct {
+	w    io.Writer
+	left int64
+}
+
+func (c *cutWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	if len(p) > 0 {
+		if _, err := c.w.Write(p); err != nil {
+			return 0, err
+		}
+		c.left -= int64(len(p))
+	}
+	if c.left == 0 {
+		return n, errCut
+	}
+	return n, nil
+}
+
+var errCut = errors.New("ghfake: connection cut mid-body")
 
 // serve is the middleware every host shares: latency, concurrency tracking,
 // fault injection, recording.
@@ -368,7 +421,11 @@ func (s *Server) serve(host Host, w http.ResponseWriter, r *http.Request, handle
 		panic(http.ErrAbortHandler)
 	}
 	out := newRecorder()
-	if f != nil {
+	cut := f != nil && f.Kind == DisconnectMidBody
+	if cut {
+		rec.Injected = true
+	}
+	if f != nil && !cut {
 		rec.Injected = true
 		s.writeFault(out, f)
 	} else {
@@ -391,7 +448,7 @@ func (s *Server) serve(host Host, w http.ResponseWriter, r *http.Request, handle
 		rec.Status = http.StatusOK
 	}
 	s.record(rec)
-	out.flush(w, respBody)
+	out.flush(w, respBody, cut)
 }
 
 func (s *Server) record(r Request) {
@@ -436,6 +493,7 @@ const (
 	docsBase          = "https://docs.github.com/rest"
 	docsSecondaryRate = "https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"
 	docsPrimaryRate   = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"
+	docsRedirects     = "https://docs.github.com/rest/using-the-rest-api/best-practices-for-using-the-rest-api#follow-redirects"
 )
 
 func writeError(w http.ResponseWriter, status int, message, doc string) {

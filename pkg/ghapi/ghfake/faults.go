@@ -27,6 +27,14 @@ const (
 	// BlobAuthFailure answers 403 AuthenticationFailed as Azure does for an
 	// expired or bad signature (meant for HostBlob).
 	BlobAuthFailure
+	// Redirect answers Status (default 307) with a Location header of
+	// Location, as GitHub does for a renamed or transferred repository. The
+	// body is GitHub's: message, url and documentation_url.
+	Redirect
+	// DisconnectMidBody answers as usual, with the full Content-Length, but
+	// closes the connection after half the body (at least one byte, none
+	// when the body is empty): a connection reset mid-download.
+	DisconnectMidBody
 )
 
 // Fault describes failures to inject. The zero Fault makes the next REST
@@ -41,7 +49,8 @@ type Fault struct {
 	// number means every one.
 	Times      int
 	Kind       FaultKind
-	Status     int           // for ServerError; default 502
+	Status     int           // for ServerError (default 502) and Redirect (default 307)
+	Location   string        // for Redirect: an absolute URL or a path on the same host
 	RetryAfter time.Duration // Retry-After header (whole seconds), 0 = none
 	Reset      time.Time     // x-ratelimit-reset, zero = none (PrimaryRateLimit: one hour on)
 }
@@ -104,6 +113,13 @@ func (s *Server) writeFault(w http.ResponseWriter, f *Fault) {
 		h.Set("X-Ratelimit-Used", strconv.Itoa(DefaultRateLimit))
 		h.Set("X-Ratelimit-Resource", "core")
 		writeError(w, http.StatusForbidden, "API rate limit exceeded for installation ID 4242. If you reach out to GitHub Support for help, please include the request ID 0000:FAKE.", docsPrimaryRate)
+	case Redirect:
+		status := f.Status
+		if status == 0 {
+			status = http.StatusTemporaryRedirect
+		}
+		h.Set("Location", f.Location)
+		writeJSON(w, status, map[string]any{"message": http.StatusText(status), "url": f.Location, "documentation_url": docsRedirects})
 	case BlobAuthFailure:
 		h.Set("Content-Type", "application/xml")
 		h.Set("x-ms-error-code", "AuthenticationFailed")

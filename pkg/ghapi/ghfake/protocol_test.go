@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -296,4 +297,100 @@ func ExampleNew() {
 	resp.Body.Close()
 	fmt.Println(resp.StatusCode, len(s.Requests(ghfake.HostAPI)))
 	// Output: 401 1
+}
+
+// TestStreamedBlob serves an artifact written on demand: the listing gives
+// its size and digest, the download its bytes.
+func TestStreamedBlob(t *testing.T) {
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	run := r.AddRun(ghfake.Run{})
+	content := bytes.Repeat([]byte("0123456789"), 1000)
+	blob, err := ghfake.NewBlob(func(w io.Writer) error { _, err := w.Write(content); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if blob.Size() != int64(len(content)) {
+		t.Fatalf("blob size %d, want %d", blob.Size(), len(content))
+	}
+	a := r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "big", Blob: blob})
+	list := do(t, "GET", fmt.Sprintf("%srepos/octo/app/actions/runs/%d/artifacts", s.URL, run.ID), ghfake.Token, nil, nil)
+	var got struct {
+		Artifacts []struct {
+			Size   int64  `json:"size_in_bytes"`
+			Digest string `json:"digest"`
+		}
+	}
+	if err := json.Unmarshal(list.body, &got); err != nil || len(got.Artifacts) != 1 {
+		t.Fatalf("listing %s: %v", list.body, err)
+	}
+	if got.Artifacts[0].Size != int64(len(content)) || !strings.HasPrefix(got.Artifacts[0].Digest, "sha256:") {
+		t.Errorf("listed %+v, want size %d and a digest", got.Artifacts[0], len(content))
+	}
+	loc := do(t, "GET", fmt.Sprintf("%srepos/octo/app/actions/artifacts/%d/zip", s.URL, a.ID), ghfake.Token, nil, nil).header.Get("Location")
+	if dl := do(t, "GET", loc, "", nil, nil); dl.status != 200 || !bytes.Equal(dl.body, content) {
+		t.Errorf("download: %d, %d bytes, want 200 and %d bytes", dl.status, len(dl.body), len(content))
+	}
+}
+
+// TestDisconnectMidBody cuts a download after half its body, for buffered
+// and streamed artifacts alike.
+func TestDisconnectMidBody(t *testing.T) {
+	content := bytes.Repeat([]byte("x"), 10_000)
+	blob, err := ghfake.NewBlob(func(w io.Writer) error { _, err := w.Write(content); return err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	zipped, err := ghfake.ZipFiles(map[string][]byte{"r.xml": content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		art  ghfake.Artifact
+		size int
+	}{
+		{"buffered", ghfake.Artifact{Name: "small", Zip: zipped}, len(zipped)},
+		{"streamed", ghfake.Artifact{Name: "big", Blob: blob}, len(content)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := ghfake.New(t)
+			r := s.Repo("octo/app")
+			tc.art.RunID = r.AddRun(ghfake.Run{}).ID
+			a := r.AddArtifact(tc.art)
+			s.Inject(ghfake.Fault{Host: ghfake.HostBlob, Kind: ghfake.DisconnectMidBody})
+			loc := do(t, "GET", fmt.Sprintf("%srepos/octo/app/actions/artifacts/%d/zip", s.URL, a.ID), ghfake.Token, nil, nil).header.Get("Location")
+			resp, err := http.Get(loc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if !errors.Is(err, io.ErrUnexpectedEOF) || len(b) != (tc.size+1)/2 || resp.ContentLength != int64(tc.size) {
+				t.Errorf("read %d of %d bytes (Content-Length %d), error %v; want half and io.ErrUnexpectedEOF", len(b), tc.size, resp.ContentLength, err)
+			}
+			if dl := do(t, "GET", loc, "", nil, nil); dl.status != 200 || len(dl.body) != tc.size {
+				t.Errorf("second download: %d, %d bytes; want the whole body", dl.status, len(dl.body))
+			}
+			if reqs := s.Requests(ghfake.HostBlob); len(reqs) != 2 || !reqs[0].Injected {
+				t.Errorf("blob requests %+v, want 2, the first injected", reqs)
+			}
+		})
+	}
+}
+
+// TestRedirectFault answers a 307 with GitHub's body, then the request as
+// usual.
+func TestRedirectFault(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app").AddRun(ghfake.Run{})
+	s.Inject(ghfake.Fault{Path: "/repos/*/*/actions/runs", Kind: ghfake.Redirect, Location: "https://elsewhere.example/x"})
+	u := s.URL + "repos/octo/app/actions/runs"
+	resp := do(t, "GET", u, ghfake.Token, nil, nil)
+	if resp.status != 307 || resp.header.Get("Location") != "https://elsewhere.example/x" || !bytes.Contains(resp.body, []byte(`"url":"https://elsewhere.example/x"`)) {
+		t.Errorf("got %d %v %s, want a 307 to elsewhere", resp.status, resp.header, resp.body)
+	}
+	if resp := do(t, "GET", u, ghfake.Token, nil, nil); resp.status != 200 {
+		t.Errorf("after the fault: %d, want 200", resp.status)
+	}
 }

@@ -204,7 +204,7 @@ func (s *Server) artifactJSON(st *repoState, a *artifactState) obj {
 		}
 	}
 	o := obj{
-		"id": a.ID, "node_id": nodeID("Artifact", a.ID), "name": a.Name, "size_in_bytes": len(a.zip),
+		"id": a.ID, "node_id": nodeID("Artifact", a.ID), "name": a.Name, "size_in_bytes": a.size(),
 		"url": u, "archive_download_url": u + "/zip", "expired": a.Expired,
 		"created_at": ts(a.CreatedAt), "updated_at": ts(a.CreatedAt), "expires_at": ts(expires),
 		"digest": a.digest,
