@@ -5,12 +5,14 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/config"
@@ -160,12 +162,55 @@ func (a *run) stage(title string, f func() error) error {
 
 // writeFiles writes the report files into the report directory.
 func (a *run) writeFiles(files map[string][]byte) error {
+	if err := a.checkReportDir(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(a.reportDir, 0o755); err != nil {
 		return fmt.Errorf("report-dir: %w", err)
 	}
 	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(a.reportDir, name), b, 0o644); err != nil {
+		p := filepath.Join(a.reportDir, name)
+		// A file committed as a symbolic link would redirect the write.
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			return fmt.Errorf("report-dir: %s exists and is not a regular file (%s): flakegate does not write through it", p, fi.Mode().Type())
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
 			return fmt.Errorf("report-dir: %w", err)
+		}
+	}
+	return nil
+}
+
+// checkReportDir refuses a report-dir in the workspace reached through a
+// symbolic link, or that is not a directory: a pull request can commit one
+// in its checkout.
+func (a *run) checkReportDir() error {
+	ws := a.cfg.GitHub.Workspace
+	if ws == "" {
+		return nil
+	}
+	rel, err := filepath.Rel(filepath.Clean(ws), filepath.Clean(a.reportDir))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		// An absolute report-dir outside the workspace is the workflow
+		// author's explicit choice (config refuses a relative one climbing
+		// out of it); nothing of the pull request's lies on that path.
+		return nil
+	}
+	p := filepath.Clean(ws)
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		p = filepath.Join(p, part)
+		fi, err := os.Lstat(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("report-dir: %w", err)
+		}
+		if fi.Mode()&os.ModeSymlink != 0 || !fi.IsDir() {
+			return fmt.Errorf("report-dir: %s is a symbolic link or not a directory: flakegate does not write through it", p)
 		}
 	}
 	return nil

@@ -191,3 +191,53 @@ func TestGateForkWorkflowRun(t *testing.T) {
 		})
 	}
 }
+
+// TestGateCheckoutSymlinks: a pull request can commit symbolic links in its
+// checkout. A results file linked out of the workspace is not read (and
+// says so), and a report-dir or report file that is a link is not written
+// through.
+func TestGateCheckoutSymlinks(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	outside := t.TempDir()
+	inputs := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head", "upload-artifact": "false"}
+
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+	writeSide(t, outside, "head", headSHA, 1, map[string]int{"test_login": 1})
+	entries, _ := os.ReadDir(outside)
+	if err := os.Symlink(filepath.Join(outside, entries[0].Name()), filepath.Join(ws, "results/head", "zz-link.xml")); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d, want 0: the linked failing run is not read\n%s", code, r.stdout.String())
+	}
+	if log := r.stdout.String(); !strings.Contains(log, "symbolic link out of the workspace") {
+		t.Errorf("the skipped link is not reported:\n%s", log)
+	}
+
+	for _, link := range []string{"flakegate-report", "flakegate-report/gate.json"} {
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+		target := filepath.Join(t.TempDir(), "target")
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, link)), 0o755)
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+		if code := r.run(); code == 0 {
+			t.Errorf("%s as a link: exit 0, want a failure", link)
+		}
+		if _, err := os.Lstat(target); err == nil {
+			t.Errorf("%s as a link: flakegate wrote through it to %s", link, target)
+		}
+		if log := r.stdout.String(); !strings.Contains(log, "does not write through it") {
+			t.Errorf("%s as a link: the log does not say why:\n%s", link, log)
+		}
+	}
+}

@@ -80,7 +80,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		if err := a.stage("Read local results", func() error {
 			local, err := a.readLocal(ctx, a.cfg.Results)
 			if err != nil {
-				return err
+				return fmt.Errorf("input results: %w", err)
 			}
 			collected, err = history.Combine(collected, local, time.Time{})
 			return err
@@ -358,9 +358,9 @@ func (a *run) collectRuns(ctx context.Context, branch string, carried *history.H
 }
 
 func (a *run) readLocal(ctx context.Context, globs []string) (*history.History, error) {
-	srcs, missing, err := collect.Local(a.resolve(globs))
+	srcs, missing, err := collect.LocalIn(a.cfg.GitHub.Workspace, globs)
 	if err != nil {
-		return nil, fmt.Errorf("input results: %w", err)
+		return nil, err
 	}
 	h, err := history.Load(ctx, srcs, history.Options{})
 	if err != nil {
@@ -371,16 +371,6 @@ func (a *run) readLocal(ctx context.Context, globs []string) (*history.History, 
 }
 
 // resolve makes workspace-relative globs absolute.
-func (a *run) resolve(globs []string) []string {
-	out := make([]string, len(globs))
-	for i, g := range globs {
-		if !filepath.IsAbs(g) && a.cfg.GitHub.Workspace != "" {
-			g = filepath.Join(a.cfg.GitHub.Workspace, g)
-		}
-		out[i] = g
-	}
-	return out
-}
 
 // upload sends the report files as the report artifact. Failures degrade to
 // warnings: the files stay in report-dir.

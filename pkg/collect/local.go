@@ -21,10 +21,36 @@ import (
 // directory (searched recursively for *.xml) or a glob, where ** matches
 // any number of directories. A path that matches nothing is reported in
 // the second result, not silently dropped. A malformed glob is an error.
+// Only regular files are read: a FIFO, device or socket that matches is
+// reported as skipped, never opened, so it cannot hang the read.
 func Local(paths []string) ([]history.Source, []history.Skipped, error) {
+	return LocalIn("", paths)
+}
+
+// LocalIn is Local for the action, whose workspace is root (when not
+// empty): relative paths are taken from root and may not climb out of it
+// (an error names the path); an absolute path is the workflow author's
+// explicit choice (say, under RUNNER_TEMP) and is read as given. A file
+// found under root that is a symbolic link to somewhere outside it is
+// skipped with a reason: a checkout can hold symbolic links the pull
+// request committed.
+func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, error) {
 	var files []string
 	var missing []history.Skipped
+	var realRoot string
+	if root != "" {
+		var err error
+		if realRoot, err = filepath.EvalSymlinks(root); err != nil {
+			return nil, nil, fmt.Errorf("workspace %s: %w", root, err)
+		}
+	}
 	for _, p := range paths {
+		if root != "" && !filepath.IsAbs(p) {
+			if !within(root, filepath.Join(root, p)) {
+				return nil, nil, fmt.Errorf("path %q climbs out of the workspace %s: give a path relative to it and inside it, or an absolute path", p, root)
+			}
+			p = filepath.Join(root, p)
+		}
 		got, err := expand(p)
 		if err != nil {
 			return nil, nil, err
@@ -36,11 +62,61 @@ func Local(paths []string) ([]history.Source, []history.Skipped, error) {
 	}
 	slices.Sort(files)
 	files = slices.Compact(files)
-	srcs := make([]history.Source, len(files))
-	for i, f := range files {
-		srcs[i] = history.Source{Name: f, Open: func() (io.ReadCloser, error) { return os.Open(f) }}
+	srcs := make([]history.Source, 0, len(files))
+	for _, f := range files {
+		confine := ""
+		if root != "" && within(root, filepath.Clean(f)) {
+			confine = realRoot
+		}
+		if why := unreadable(f, confine); why != "" {
+			missing = append(missing, history.Skipped{Path: f, Error: why})
+			continue
+		}
+		srcs = append(srcs, history.Source{Name: f, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
 	return srcs, missing, nil
+}
+
+// within reports whether the clean path p is root or inside it.
+func within(root, p string) bool {
+	rel, err := filepath.Rel(filepath.Clean(root), p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// unreadable says why f is not read, or "": not a regular file, or (with
+// realRoot) a symbolic link that leads out of it.
+func unreadable(f, realRoot string) string {
+	fi, err := os.Stat(f)
+	if err != nil {
+		return err.Error()
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Sprintf("not a regular file (%s): only regular files are read", fi.Mode().Type())
+	}
+	if realRoot != "" {
+		real, err := filepath.EvalSymlinks(f)
+		if err != nil {
+			return err.Error()
+		}
+		if !within(realRoot, real) {
+			return "a symbolic link out of the workspace (to " + real + "): not followed"
+		}
+	}
+	return ""
+}
+
+// openRegular opens f and checks, on the open file, that it is still a
+// regular file.
+func openRegular(f string) (io.ReadCloser, error) {
+	fh, err := os.Open(f)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+		fh.Close()
+		return nil, fmt.Errorf("%s: not a regular file", f)
+	}
+	return fh, nil
 }
 
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
