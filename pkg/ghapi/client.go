@@ -211,16 +211,17 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 	if base == nil {
 		base = http.DefaultTransport
 	}
+	// The token goes on each request that the API host gets, redirects
+	// included, and on no other (authTransport); API calls do not follow
+	// redirects to other hosts (checkRedirect).
 	api := &http.Client{
-		Transport:     &retryTransport{base: base, opts: opts, requests: &st.requests, retries: &st.retries, rate: st},
-		CheckRedirect: hc.CheckRedirect,
+		Transport: &authTransport{token: token, api: u,
+			base: &retryTransport{base: base, opts: opts, requests: &st.requests, retries: &st.retries, rate: st}},
+		CheckRedirect: checkRedirect(u, hc.CheckRedirect),
 		Jar:           hc.Jar,
 		Timeout:       hc.Timeout,
 	}
 	gh := github.NewClient(api)
-	if token != "" {
-		gh = gh.WithAuthToken(token)
-	}
 	gh.BaseURL = u
 	gh.UserAgent = opts.UserAgent
 

@@ -146,6 +146,8 @@ func (c *Client) classify(what string, resp *github.Response, err error) error {
 		er *github.ErrorResponse
 	)
 	switch {
+	case errors.Is(err, errOtherHost):
+		return fmt.Errorf("%s: %w", what, redact(err))
 	case errors.As(err, &rl):
 		return &RateLimitError{What: what, Primary: true, Limit: rl.Rate.Limit, Reset: rl.Rate.Reset.Time, Now: c.now(), Err: err}
 	case errors.As(err, &ab):
