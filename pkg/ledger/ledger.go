@@ -200,7 +200,8 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// ParseError lists every problem found while parsing a ledger.
+// ParseError lists the problems found while parsing a ledger: the first 100,
+// then one more problem that counts the rest.
 type ParseError struct {
 	Problems []Problem
 }

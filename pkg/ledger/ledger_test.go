@@ -121,6 +121,8 @@ func TestParseErrors(t *testing.T) {
 		{"missing evidence field", strings.Replace(seed, "decision: FLAKE", "alpha2: 1", 1), 0, "evidence.alpha2", "unknown field"},
 		{"version 2", strings.Replace(seed, "version: 1", "version: 2", 1), -1, "version", "unsupported version 2: want 1"},
 		{"trace element not a bool", strings.Replace(seed, "[false, 1.099", "[nope, 1.099", 1), 0, "evidence.llr_trace[0][0]", "want true (passed) or false (failed)"},
+		{"trace step empty", strings.Replace(seed, "[true, -1.946, -0.847]", "[]", 1), 0, "evidence.llr_trace[1]", "want [passed, step, cumulative], got 0 elements"},
+		{"trace step not a list", strings.Replace(seed, "[true, -1.946, -0.847]", "true", 1), 0, "evidence.llr_trace[1]", "want [passed, step, cumulative], got bool true"},
 		{"trace triple too short", strings.Replace(seed, "[true, -1.946, -0.847]", "[true, -1.946]", 1), 0, "evidence.llr_trace[1]", "want [passed, step, cumulative], got 2 elements"},
 		{"bad signature", strings.Replace(seed, "sha256:9f2c0a7d4be1", "md5:zz", 1), 0, "signature", `want "sha256:" followed by 8 to 64 lowercase hex digits`},
 		{"bad decision", strings.Replace(seed, "decision: FLAKE", "decision: MAYBE", 1), 0, "evidence.decision", "want FLAKE, REGRESSION or CONTINUE"},

@@ -12,10 +12,35 @@ import (
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
+// Limits on a ledger file. The head ledger comes from a pull request's head
+// commit, which a fork controls, so Parse bounds its work by the file's size
+// before reading any entry: YAML anchors, aliases and merge keys, which let a
+// few kilobytes stand for millions of nodes, are refused outright, and the
+// counts below are checked on the parsed tree before the entries are read.
+const (
+	// MaxFileSize caps the ledger file, in bytes. It is GitHub's limit for a
+	// file the contents API returns inline ("up to 1 MB"), which is how the
+	// action reads the ledger, and far above any real ledger.
+	MaxFileSize = 1 << 20
+	// MaxEntries caps the entries of a ledger: a quarantine of more than a
+	// thousand tests is no longer an exception list.
+	MaxEntries = 1000
+	// MaxTraceSteps caps the llr_trace steps of one entry: one step per run
+	// of the test, and the SPRT decides a freeze within a handful of runs for
+	// any useful p0 and p1.
+	MaxTraceSteps = 1000
+	// maxProblems caps the problems a ParseError lists; one more problem
+	// says how many were left out.
+	maxProblems = 100
+)
+
 // Parse reads a ledger strictly. Unknown fields, wrong types, bad dates,
 // unknown release triggers, missing required fields and a version other than
-// 1 are all errors; the returned *ParseError lists every problem, each naming
-// the entry (index and test), the field, the line and what is accepted.
+// 1 are all errors, and so are YAML anchors, aliases and merge keys, a file
+// over MaxFileSize, more than MaxEntries entries and more than MaxTraceSteps
+// steps in one trace. The returned *ParseError lists the problems (the first
+// 100 of them), each naming the entry (index and test), the field, the line
+// and what is accepted.
 func Parse(data []byte) (*Ledger, error) {
 	l, _, err := parse(data)
 	if err != nil {
@@ -25,9 +50,17 @@ func Parse(data []byte) (*Ledger, error) {
 }
 
 func parse(data []byte) (*Ledger, *parser, *ParseError) {
+	if len(data) > MaxFileSize {
+		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1,
+			Message: fmt.Sprintf("file is %d bytes: at most %d bytes (1 MiB) are accepted", len(data), MaxFileSize)}}}
+	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + err.Error()}}}
+	}
+	// Nothing below follows an alias: the tree is refused if it has one.
+	if pr, bad := flat(&doc); bad {
+		return nil, nil, &ParseError{Problems: []Problem{pr}}
 	}
 	p := &parser{}
 	l := p.file(&doc)
@@ -37,31 +70,76 @@ func parse(data []byte) (*Ledger, *parser, *ParseError) {
 			if pr.Line == 0 {
 				pr.Line = p.line(pr.Entry, pr.Field)
 			}
-			p.problems = append(p.problems, pr)
+			p.add(pr)
 		}
 	}
 	if len(p.problems) > 0 {
+		if p.dropped > 0 {
+			p.problems = append(p.problems, Problem{Entry: -1, Message: fmt.Sprintf("%d more problems not listed", p.dropped)})
+		}
 		return nil, nil, &ParseError{Problems: p.problems}
 	}
 	return l, p, nil
 }
 
+// flat finds the first YAML anchor, alias or merge key in the tree, in
+// document order, without following any alias. The tree has at most one node
+// per token of the file, so this is linear in its size.
+func flat(doc *yaml.Node) (Problem, bool) {
+	const why = "is not accepted in a ledger: a ledger is a flat list of entries, so write each entry out in full (no anchors, aliases or merge keys)"
+	stack := []*yaml.Node{doc}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch {
+		case n.Kind == yaml.AliasNode:
+			return Problem{Entry: -1, Line: n.Line, Message: fmt.Sprintf("YAML alias *%s %s", n.Value, why)}, true
+		case n.Anchor != "":
+			return Problem{Entry: -1, Line: n.Line, Message: fmt.Sprintf("YAML anchor &%s %s", n.Anchor, why)}, true
+		case n.Kind == yaml.ScalarNode && n.ShortTag() == "!!merge":
+			return Problem{Entry: -1, Line: n.Line, Message: "YAML merge key << " + why}, true
+		}
+		for i := len(n.Content) - 1; i >= 0; i-- {
+			stack = append(stack, n.Content[i])
+		}
+	}
+	return Problem{}, false
+}
+
 type parser struct {
 	problems []Problem
+	dropped  int    // problems past maxProblems, counted but not listed
 	entry    int    // index of the entry being read; -1 outside entries
 	test     string // its test, once read
 	lines    map[string]int
 }
 
 func (p *parser) fail(n *yaml.Node, field, msg string, args ...any) {
+	if len(p.problems) >= maxProblems {
+		p.dropped++
+		return
+	}
 	pr := Problem{Entry: p.entry, Test: p.test, Field: field, Message: fmt.Sprintf(msg, args...)}
 	if n != nil {
 		pr.Line = n.Line
 	}
+	p.add(pr)
+}
+
+func (p *parser) add(pr Problem) {
+	if len(p.problems) >= maxProblems {
+		p.dropped++
+		return
+	}
 	p.problems = append(p.problems, pr)
 }
 
+// record notes the line of a field, for the value checks and the replay,
+// which only run on a file that parsed without problems.
 func (p *parser) record(field string, n *yaml.Node) {
+	if len(p.problems) > 0 || p.dropped > 0 {
+		return
+	}
 	if p.lines == nil {
 		p.lines = map[string]int{}
 	}
@@ -80,13 +158,6 @@ func (p *parser) line(entry int, field string) int {
 		}
 		f = f[:i]
 	}
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
 }
 
 func kindName(n *yaml.Node) string {
@@ -110,7 +181,6 @@ func kindName(n *yaml.Node) string {
 // fields reads a mapping, reporting unknown and duplicate keys and missing
 // required ones. known lists accepted keys; required ones end in "!".
 func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]*yaml.Node {
-	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		what := "nothing"
 		if n != nil {
@@ -138,7 +208,7 @@ func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]
 			p.fail(k, field, "duplicate field")
 			continue
 		}
-		out[k.Value] = resolve(v)
+		out[k.Value] = v
 		p.record(field, k)
 	}
 	for _, name := range accepted {
@@ -191,11 +261,7 @@ func (p *parser) list(n *yaml.Node, field string) []*yaml.Node {
 		p.fail(n, field, "want a list, got %s", kindName(n))
 		return nil
 	}
-	out := make([]*yaml.Node, len(n.Content))
-	for i, c := range n.Content {
-		out[i] = resolve(c)
-	}
-	return out
+	return n.Content
 }
 
 func (p *parser) file(doc *yaml.Node) *Ledger {
@@ -225,6 +291,10 @@ func (p *parser) file(doc *yaml.Node) *Ledger {
 	if entries.Kind == yaml.ScalarNode && entries.Tag == "!!null" {
 		return l // "entries:" with nothing under it: an empty ledger
 	}
+	if entries.Kind == yaml.SequenceNode && len(entries.Content) > MaxEntries {
+		p.fail(entries, "entries", "%d entries: at most %d (MaxEntries) are accepted", len(entries.Content), MaxEntries)
+		return l
+	}
 	for i, en := range p.list(entries, "entries") {
 		p.entry, p.test = i, ""
 		p.record("", en)
@@ -238,7 +308,7 @@ func (p *parser) entryOf(n *yaml.Node) Entry {
 	var e Entry
 	if n.Kind == yaml.MappingNode { // name the test in every problem, even those found before it
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k, v := n.Content[i], resolve(n.Content[i+1]); k.Value == "test" && v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
+			if k, v := n.Content[i], n.Content[i+1]; k.Value == "test" && v.Kind == yaml.ScalarNode && v.Tag == "!!str" {
 				p.test = v.Value
 			}
 		}
@@ -301,13 +371,18 @@ func (p *parser) evidence(n *yaml.Node) Evidence {
 		ev.Decision = sprt.Decision(p.str(v, "evidence.decision"))
 	}
 	if v, ok := f["llr_trace"]; ok {
+		if v.Kind == yaml.SequenceNode && len(v.Content) > MaxTraceSteps {
+			p.fail(v, "evidence.llr_trace", "%d steps: at most %d (MaxTraceSteps) are accepted", len(v.Content), MaxTraceSteps)
+			return ev
+		}
 		for j, s := range p.list(v, "evidence.llr_trace") {
 			field := fmt.Sprintf("evidence.llr_trace[%d]", j)
 			p.record(field, s)
-			triple := p.list(s, field)
-			if triple == nil {
+			if s.Kind != yaml.SequenceNode {
+				p.fail(s, field, "want [passed, step, cumulative], got %s", kindName(s))
 				continue
 			}
+			triple := s.Content
 			if len(triple) != 3 {
 				p.fail(s, field, "want [passed, step, cumulative], got %d elements", len(triple))
 				continue
