@@ -25,6 +25,33 @@ type Source struct {
 	Run *model.Run
 }
 
+// Caps on what one history holds. A file over a cap is left out whole and
+// listed in History.Skipped with the reason: reading only part of it would
+// present a partial run as complete.
+const (
+	// MaxTestsPerFile bounds the distinct tests (classname::name) in one
+	// file. Runners write a file per class, module, package or shard, and
+	// even a whole-suite file of a large project holds a few tens of
+	// thousands; unbounded, a 1 MB zip of 200,000 testcases took 470 MB and
+	// 76 s and made a 124 MB report.json.
+	MaxTestsPerFile = 50_000
+	// MaxTests bounds the distinct tests of one history load, across all
+	// its files: twice MaxTestsPerFile, so a suite split across several
+	// files may have more tests than one file holds, while a history stays
+	// within a few hundred MB. A file that would bring the history past it
+	// is left out; files that add no new test are still read. Builders
+	// read concurrently, so which file crosses the cap first depends on
+	// the order in which files finish.
+	MaxTests = 2 * MaxTestsPerFile
+)
+
+// limits are the caps a Builder enforces; tests lower them.
+type limits struct {
+	perFile, total int
+}
+
+var defaultLimits = limits{perFile: MaxTestsPerFile, total: MaxTests}
+
 // Options tune Load. The zero value is the default.
 type Options struct {
 	// Workers is the number of documents parsed at once; 0 means GOMAXPROCS.
@@ -35,23 +62,25 @@ type Options struct {
 // source that cannot be opened or parsed is listed in History.Skipped with
 // the reason, and the rest are read. Load stops early only when ctx ends.
 func Load(ctx context.Context, sources []Source, opts Options) (*History, error) {
+	return load(ctx, sources, opts, defaultLimits)
+}
+
+func load(ctx context.Context, sources []Source, opts Options, lim limits) (*History, error) {
 	w := opts.Workers
 	if w <= 0 {
 		w = runtime.GOMAXPROCS(0)
 	}
 	w = max(1, min(w, len(sources)))
-	builders := make([]*Builder, w)
+	builders := newBuilders(w, lim)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i := range builders {
-		b := NewBuilder()
+	for i, b := range builders {
 		// Merge keeps the first builder's tests and appends the others'
 		// cells to them: give those room for every run from the start.
 		b.cellHint = len(sources)/w + 1
 		if i == 0 {
 			b.cellHint = len(sources)
 		}
-		builders[i] = b
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -103,6 +132,40 @@ type Builder struct {
 	sigCache map[string]string // failure text to signature
 	prevSeq  []int32           // tests of the last document, in document order
 	cursor   int               // next expected position in prevSeq
+
+	lim      limits
+	all      *registry // the distinct tests of this builder and those it shares the cap with
+	doc      int32     // documents begun, numbering the current one
+	seen     []int32   // per test: the last document it appeared in
+	docTests int       // distinct tests in the current document
+	slabs    int       // slab chunks allocated
+}
+
+// registry holds the distinct tests of builders that share the MaxTests
+// cap.
+type registry struct {
+	mu  sync.Mutex
+	ids map[string]struct{}
+}
+
+// admit adds a document's new tests, unless that takes the registry past
+// max. It returns how many of them were new to it.
+func (g *registry) admit(tests []*Test, max int) (int, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, t := range tests {
+		if _, ok := g.ids[t.ID]; !ok {
+			n++
+		}
+	}
+	if len(g.ids)+n > max {
+		return n, false
+	}
+	for _, t := range tests {
+		g.ids[t.ID] = struct{}{}
+	}
+	return n, true
 }
 
 type pending struct {
@@ -125,9 +188,27 @@ type pendingSig struct {
 	message string
 }
 
-// NewBuilder returns an empty Builder.
+// NewBuilder returns an empty Builder. It enforces MaxTests on the tests
+// it reads itself; builders whose histories are merged should come from
+// NewBuilders, which share the cap.
 func NewBuilder() *Builder {
-	return &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{}}
+	return newBuilders(1, defaultLimits)[0]
+}
+
+// NewBuilders returns n empty Builders, one per goroutine, that share the
+// MaxTests cap: their merged history holds at most MaxTests tests.
+func NewBuilders(n int) []*Builder {
+	return newBuilders(n, defaultLimits)
+}
+
+func newBuilders(n int, lim limits) []*Builder {
+	all := &registry{ids: map[string]struct{}{}}
+	bs := make([]*Builder, n)
+	for i := range bs {
+		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{},
+			lim: lim, all: all}
+	}
+	return bs
 }
 
 // Add reads one source. Errors are recorded as skipped inputs.
@@ -145,8 +226,12 @@ func (b *Builder) add(src Source) error {
 	defer rc.Close()
 	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
 	b.suites, b.lastSuite = b.suites[:0], nil
+	b.doc++
+	b.docTests = 0
+	mark := b.mark()
 	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
 	if err != nil {
+		b.rollback(mark)
 		var pe *junit.ParseError
 		if errors.As(err, &pe) {
 			// The file and line are in the message; the path is already
@@ -155,6 +240,13 @@ func (b *Builder) add(src Source) error {
 		}
 		return err
 	}
+	if fresh := b.tests[mark.tests:]; len(fresh) > 0 {
+		if n, ok := b.all.admit(fresh, b.lim.total); !ok {
+			b.rollback(mark)
+			return fmt.Errorf("its %d new tests would take the history past %d distinct tests: flakegate reads at most %d tests in all, "+
+				"so it left this file out and kept the files read before it", n, b.lim.total, b.lim.total)
+		}
+	}
 	b.totals.Merge(tot)
 	b.commit(src)
 	b.prevSeq = b.prevSeq[:0]
@@ -162,6 +254,35 @@ func (b *Builder) add(src Source) error {
 		b.prevSeq = append(b.prevSeq, p.test)
 	}
 	return nil
+}
+
+// builderMark is where a builder's tests and slab stood before a document.
+type builderMark struct {
+	tests, slabs, slab int
+}
+
+func (b *Builder) mark() builderMark {
+	return builderMark{tests: len(b.tests), slabs: b.slabs, slab: len(b.slab)}
+}
+
+// rollback forgets the tests a refused document added: a document left out
+// adds nothing, and a run of refused documents cannot fill the builder.
+func (b *Builder) rollback(m builderMark) {
+	n := m.tests
+	for _, t := range b.tests[n:] {
+		delete(b.testIdx, t.ID)
+	}
+	clear(b.tests[n:])
+	clear(b.names[n:])
+	clear(b.cells[n:])
+	clear(b.files[n:])
+	b.tests, b.order, b.names, b.cells, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.cells[:n], b.files[:n], b.seen[:n]
+	// Their cells, still empty, are the end of the slab.
+	if b.slabs == m.slabs {
+		b.slab = b.slab[:m.slab]
+	} else {
+		b.slab = b.slab[:0]
+	}
 }
 
 func trimFile(pe *junit.ParseError) string {
@@ -207,6 +328,14 @@ func (b *Builder) onCase(c *junit.Case) error {
 			b.names = append(b.names, [2]string{cls, c.Name})
 			b.cells = append(b.cells, b.newCells())
 			b.files = append(b.files, "")
+			b.seen = append(b.seen, 0)
+		}
+	}
+	if b.seen[ti] != b.doc {
+		b.seen[ti] = b.doc
+		if b.docTests++; b.docTests > b.lim.perFile {
+			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
+				b.lim.perFile, b.lim.perFile)
 		}
 	}
 	pass, fail, skip := c.Attempts()
@@ -239,12 +368,16 @@ func (b *Builder) addSig(pi int32, o junit.Outcome) {
 	if msg == "" {
 		msg = firstLine(o.Text)
 	}
+	// A text cut at its cap ends in a mark that counts the bytes left out;
+	// the signature is of what was kept, as two runs of one bug may
+	// differ past the cap.
+	typ, message, text := junit.Uncut(o.Type), junit.Uncut(o.Message), junit.Uncut(o.Text)
 	// The same failure text recurs across runs; normalising it (a dozen
 	// regular expressions) once is enough.
-	key := o.Type + "\x00" + o.Message + "\x00" + o.Text
+	key := typ + "\x00" + message + "\x00" + text
 	hash, ok := b.sigCache[key]
 	if !ok {
-		hash = signature.Of(o.Type, o.Message, o.Text)
+		hash = signature.Of(typ, message, text)
 		if len(b.sigCache) >= maxSigCache {
 			clear(b.sigCache)
 		}
@@ -360,6 +493,7 @@ func (b *Builder) newCells() []Cell {
 	n := max(b.cellHint, 4)
 	if cap(b.slab)-len(b.slab) < n {
 		b.slab = make([]Cell, 0, slabTests*n)
+		b.slabs++
 	}
 	k := len(b.slab)
 	b.slab = b.slab[:k+n]

@@ -25,11 +25,33 @@ const (
 	// maxTagBytes bounds one start tag, attributes included. Some tools put a
 	// whole stack trace in a message attribute, so this is generous.
 	maxTagBytes = 8 << 20
-	// MaxMessageBytes bounds the failure text kept per outcome element. The
-	// rest of the text is read and dropped.
+	// MaxNameBytes bounds a testcase's classname, name and file and a
+	// suite's name, mark included. The longest names in the conformance
+	// corpus, Kubernetes e2e tests, are about 330 bytes; unbounded, 40
+	// names of 7 MiB took 895 MB, each kept several times over.
+	// A longer value is cut on a UTF-8 boundary and ends in
+	// "…[cut N bytes, sha256:<16 hex digits>]": the digest of the whole value
+	// keeps two long names apart, and the same long name is cut the same way
+	// in every file, so it stays one test.
+	MaxNameBytes = 1 << 10
+	// MaxMessageBytes bounds the failure text kept per outcome element: the
+	// message attribute, and the element's text. The rest is read and
+	// dropped, and the kept text ends in "…[cut N bytes]", at most 35 bytes
+	// more. Uncut removes that mark.
 	MaxMessageBytes = 4 << 10
-	// maxPropertyBytes bounds a property value taken from element text.
+	// maxTypeBytes bounds an outcome's type attribute, cut like a message.
+	maxTypeBytes = 256
+	// maxPropertyBytes bounds a run property's value, cut like a message.
 	maxPropertyBytes = 1 << 10
+	// maxNumberBytes bounds a line or time attribute and a suite timestamp:
+	// a longer one is taken as absent.
+	maxNumberBytes = 64
+	// maxMemoPrefix bounds the bytes of a testcase tag remembered for reuse
+	// by the next file; a longer tag is read afresh each time.
+	maxMemoPrefix = 1 << 10
+	// maxIdleBuf bounds the buffers a Reader keeps between files: one that
+	// grew past it for a long tag is let go.
+	maxIdleBuf = 1 << 20
 	// maxEntityLen bounds an entity reference, "&" to ";" inclusive.
 	maxEntityLen = 12
 	// readChunk is the size of one read into the window.
@@ -98,13 +120,14 @@ func (s *Suite) Meta() (Props, time.Time) {
 type Outcome struct {
 	Kind    model.Outcome
 	Type    string // the type attribute, e.g. an exception class
-	Message string // the message attribute
-	Text    string // the element's text, truncated to MaxMessageBytes
+	Message string // the message attribute, cut to MaxMessageBytes
+	Text    string // the element's text, cut to MaxMessageBytes
 }
 
 // Case is one <testcase> element.
 type Case struct {
-	Suite     *Suite
+	Suite *Suite
+	// Classname, Name and File are cut to MaxNameBytes, as is Suite.Name.
 	Classname string
 	Name      string
 	File      string

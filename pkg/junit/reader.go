@@ -48,6 +48,7 @@ type Reader struct {
 	outKind   outKind
 	out       Outcome
 	text      []byte // captured text of the outcome element or property
+	textCut   int    // bytes of that text dropped past its cap
 	capturing bool
 	skipLvl   int // >0 while inside system-out/system-err under an outcome
 
@@ -66,6 +67,7 @@ type Reader struct {
 	spans   []attr    // attributes of the tag just scanned, unless a testcase
 	ca      caseAttrs // the attributes of a testcase tag
 	scratch []byte    // decoded attribute values of that tag
+	cutBuf  []byte    // a name being cut
 	totals  Totals
 }
 
@@ -178,12 +180,18 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.inCase, r.caseLvl = false, 0
 	r.outLvl, r.outKind, r.capturing, r.skipLvl = 0, outNone, false, 0
 	r.propLvl, r.propsLvl, r.propDst, r.propsDst = 0, 0, nil, nil
-	r.text = r.text[:0]
+	r.text, r.textCut = r.text[:0], 0
 	r.totals = Totals{}
+	if len(r.buf) > maxIdleBuf {
+		r.buf = make([]byte, readChunk*2)
+	}
+	if cap(r.scratch) > maxIdleBuf {
+		r.scratch = nil
+	}
 	if len(r.memo) > 0 {
 		r.prevMemo, r.memo = r.memo, r.prevMemo[:0]
 	}
-	if len(r.pool) > maxPool {
+	if len(r.pool) >= maxPool {
 		// A history whose tags keep changing: start over.
 		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], r.prevMemo[:0]
 	}
@@ -395,12 +403,15 @@ func (r *Reader) keep(b []byte) {
 	if r.propLvl > 0 {
 		limit = maxPropertyBytes
 	}
-	if room := limit - len(r.text); room > 0 {
-		if len(b) > room {
-			b = b[:room]
+	room := limit - len(r.text)
+	if len(b) > room {
+		r.textCut += len(b) - max(room, 0)
+		if room <= 0 {
+			return
 		}
-		r.text = append(r.text, b...)
+		b = b[:room]
 	}
+	r.text = append(r.text, b...)
 }
 
 // entity decodes the reference at the start of b ("&...;"). It returns the
@@ -944,6 +955,10 @@ func (r *Reader) strLast(b []byte, last *string) string {
 }
 
 func (r *Reader) intern1(b []byte) string {
+	if len(b) > MaxNameBytes {
+		r.cutBuf = appendCutName(r.cutBuf[:0], b)
+		b = r.cutBuf
+	}
 	if s, ok := r.intern[string(b)]; ok {
 		return s
 	}
@@ -990,7 +1005,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 			r.cursor = ca.hitNext
 			r.cur.Name, r.cur.Classname, r.cur.File = h.name, h.class, h.file
 			r.cur.line = append(r.cur.line, h.line...)
-			if ca.set&caTime != 0 {
+			if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
 				r.cur.time = append(r.cur.time, ca.time...)
 			}
 			r.statusSkip, r.primarySeen = h.disabled, false
@@ -1010,7 +1025,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if ca.set&caFile != 0 {
 			m.file = r.strLast(ca.file, &r.lastFile)
 		}
-		if ca.set&caLine != 0 {
+		if ca.set&caLine != 0 && len(ca.line) <= maxNumberBytes {
 			m.line = string(ca.line)
 		}
 		if ca.set&caStatus != 0 {
@@ -1018,12 +1033,15 @@ func (r *Reader) open(kind elemKind, at int) error {
 		}
 		r.cur.Name, r.cur.Classname, r.cur.File = m.name, m.class, m.file
 		r.cur.line = append(r.cur.line, m.line...)
-		if ca.set&caTime != 0 {
+		if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
 			r.cur.time = append(r.cur.time, ca.time...)
 		}
 		r.statusSkip, r.primarySeen = m.disabled, false
+		if len(r.pool) >= maxPool {
+			return nil // remembered tags are full until the next file
+		}
 		m.prefix = ""
-		if ca.prefixEnd > 0 {
+		if ca.prefixEnd > 0 && ca.prefixEnd <= maxMemoPrefix {
 			m.prefix = string(r.buf[r.pos : r.pos+ca.prefixEnd])
 		}
 		r.pool = append(r.pool, m)
@@ -1047,14 +1065,18 @@ func (r *Reader) open(kind elemKind, at int) error {
 		default:
 			r.outKind, r.out.Kind = outRerun, model.Error
 		}
-		r.text = r.text[:0]
+		r.text, r.textCut = r.text[:0], 0
 		r.capturing = r.out.Kind != model.Skipped
 		r.attrs(func(name, v []byte) {
 			switch string(name) {
 			case "message":
-				r.out.Message = text(clipBytes(v, MaxMessageBytes))
+				r.out.Message = cutText(v, MaxMessageBytes)
 			case "type":
-				r.out.Type = r.str(clipBytes(v, 256))
+				if len(v) > maxTypeBytes {
+					r.out.Type = cutText(v, maxTypeBytes)
+				} else {
+					r.out.Type = r.str(v)
+				}
 			}
 		})
 	case elemSystemOut, elemSystemErr:
@@ -1083,9 +1105,11 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.attrs(func(name, v []byte) {
 			switch string(name) {
 			case "name":
-				pname = string(v)
+				if isRunProperty(string(v)) {
+					pname = string(v)
+				}
 			case "value":
-				value = append(value[:0], v...)
+				value = appendCut(value[:0], v, maxPropertyBytes)
 				hasValue = true
 			}
 		})
@@ -1098,18 +1122,11 @@ func (r *Reader) open(kind elemKind, at int) error {
 		}
 		// The value may be the element's text.
 		r.propLvl, r.propName, r.propDst = depth, pname, r.propsDst
-		r.text = r.text[:0]
+		r.text, r.textCut = r.text[:0], 0
 		r.capturing = true
 		return nil
 	}
 	return nil
-}
-
-func clipBytes(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[:n]
-	}
-	return b
 }
 
 func isRunProperty(name string) bool {
@@ -1143,12 +1160,19 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 	case r.skipLvl == depth:
 		r.skipLvl = 0
 	case r.propLvl == depth:
+		if r.textCut > 0 {
+			r.text = markCut(r.text, r.textCut)
+		}
 		setProp(r.propDst, r.propName, r.text)
 		r.propLvl, r.capturing = 0, false
 	case r.propsLvl == depth:
 		r.propsLvl, r.propsDst = 0, nil
 	case r.outLvl == depth:
-		r.out.Text = text(bytes.TrimSpace(r.text))
+		t := bytes.TrimSpace(r.text)
+		if r.textCut > 0 {
+			t = markCut(t, r.textCut)
+		}
+		r.out.Text = text(t)
 		switch {
 		case r.outKind == outRerun:
 			r.cur.Reruns = append(r.cur.Reruns, r.out)
@@ -1255,6 +1279,9 @@ var timeLayouts = []string{
 
 // parseTime reads a suite timestamp. A time with no zone is taken as UTC.
 func parseTime(v []byte) time.Time {
+	if len(v) > maxNumberBytes {
+		return time.Time{}
+	}
 	s := strings.TrimSpace(string(v))
 	for _, l := range timeLayouts {
 		if t, err := time.Parse(l, s); err == nil {

@@ -3,6 +3,7 @@ package junit
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -255,8 +256,9 @@ func TestMessageIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(got[0].Detail.Text); n != MaxMessageBytes {
-		t.Errorf("kept %d bytes of text, want %d", n, MaxMessageBytes)
+	want := big[:MaxMessageBytes] + fmt.Sprintf("…[cut %d bytes]", 2<<20-MaxMessageBytes)
+	if got := got[0].Detail.Text; got != want {
+		t.Errorf("kept %d bytes of text ending %q, want %d ending %q", len(got), got[len(got)-30:], len(want), want[len(want)-30:])
 	}
 }
 
