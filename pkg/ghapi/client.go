@@ -1,9 +1,12 @@
 // Package ghapi is flakegate's thin adapter over go-github v60. It adds what
 // go-github leaves to its callers: pagination with per_page=100, retries with
 // backoff for server errors, network errors, 429 and secondary rate limits,
-// a typed stop when the primary rate limit is spent, a request counter for
-// budgets, artifact downloads that never send the token to the blob host, and
-// typed errors (ErrNotFound, ErrForbidden, ErrReadOnly, ErrExpired, …).
+// pacing that keeps under the secondary limits (Pace), a typed stop when the
+// primary rate limit is spent, a request counter for budgets, a token that
+// never leaves the API host (not on redirects, not to the blob host),
+// artifact downloads streamed to disk and retried when the connection
+// breaks, and typed errors (ErrNotFound, ErrForbidden, ErrReadOnly,
+// ErrExpired, …).
 //
 // It renders nothing and decides nothing: callers pass bodies in and get
 // go-github values out.
@@ -89,6 +92,9 @@ type Options struct {
 	CommentAuthor string
 	// UserAgent defaults to "flakegate".
 	UserAgent string
+	// Pace paces the API requests ahead of GitHub's secondary rate limits,
+	// with Now and Sleep; the zero value is the default.
+	Pace Pace
 }
 
 func (o Options) withDefaults() Options {
@@ -170,6 +176,10 @@ type Stats struct {
 	// rate headers; RateRemaining is -1 before that.
 	RateRemaining int
 	RateReset     time.Time
+	// Paced is how many API requests waited for the pacing (Options.Pace),
+	// and PaceWait how long in all.
+	Paced    int64
+	PaceWait time.Duration
 }
 
 type counters struct {
@@ -184,12 +194,19 @@ type Client struct {
 	blob  *http.Client
 	opts  Options
 	stats *counters
+	pace  *pacer
 }
 
 // New returns a Client that authenticates with token against the REST API
 // at baseURL (DefaultAPIURL when empty; a fake's URL in tests). hc carries
-// the API requests (nil: a client with a 60s timeout); the token is added to
-// those requests only.
+// the API requests (nil: a client with a 60s timeout). The token is added to
+// the requests for the API host only, never to another host's: API calls
+// redirected to another host fail, and downloads fetch the signed URL
+// without it.
+//
+// hc's Timeout (and BlobClient's) bounds each attempt, from sending the
+// request to reading the body, not the retries together: a secondary rate
+// limit's Retry-After is commonly the whole 60 seconds.
 func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) {
 	opts = opts.withDefaults()
 	if baseURL == "" {
@@ -214,12 +231,12 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 	// The token goes on each request that the API host gets, redirects
 	// included, and on no other (authTransport); API calls do not follow
 	// redirects to other hosts (checkRedirect).
+	pace := newPacer(opts.Pace, opts.Now, opts.Sleep)
 	api := &http.Client{
 		Transport: &authTransport{token: token, api: u,
-			base: &retryTransport{base: base, opts: opts, requests: &st.requests, retries: &st.retries, rate: st}},
+			base: &retryTransport{base: base, opts: opts, requests: &st.requests, retries: &st.retries, rate: st, pace: pace, timeout: hc.Timeout}},
 		CheckRedirect: checkRedirect(u, hc.CheckRedirect),
 		Jar:           hc.Jar,
-		Timeout:       hc.Timeout,
 	}
 	gh := github.NewClient(api)
 	gh.BaseURL = u
@@ -234,11 +251,10 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 		blobBase = http.DefaultTransport
 	}
 	blob = &http.Client{
-		Transport:     &retryTransport{base: blobBase, opts: opts, requests: &st.blobRequests, retries: &st.retries, blob: true},
+		Transport:     &retryTransport{base: blobBase, opts: opts, requests: &st.blobRequests, retries: &st.retries, blob: true, timeout: blob.Timeout},
 		CheckRedirect: blob.CheckRedirect,
-		Timeout:       blob.Timeout,
 	}
-	return &Client{gh: gh, blob: blob, opts: opts, stats: st}, nil
+	return &Client{gh: gh, blob: blob, opts: opts, stats: st, pace: pace}, nil
 }
 
 // GitHub returns the underlying go-github client, for calls this package
@@ -255,6 +271,9 @@ func (c *Client) Stats() Stats {
 	}
 	if r := c.stats.rateReset.Load(); r > 0 {
 		s.RateReset = time.Unix(r, 0)
+	}
+	if c.pace != nil {
+		s.Paced, s.PaceWait = c.pace.paced.Load(), time.Duration(c.pace.waited.Load())
 	}
 	return s
 }

@@ -38,12 +38,18 @@ const maxErrorBody = 64 << 10
 // returned as is. POSTs are retried too, as octokit's retry plugin does: a
 // 5xx after GitHub stored a comment can, rarely, duplicate it; the next
 // UpsertComment edits the first one found by its marker.
+//
+// Each attempt has its own timeout, which runs until its body is closed; the
+// waits between attempts are bounded by MaxWait instead. Before each attempt
+// to the API, pace waits for the request's share of the budget.
 type retryTransport struct {
 	base              http.RoundTripper
 	opts              Options
 	requests, retries *atomic.Int64
 	rate              *counters // nil for the blob host
 	blob              bool
+	pace              *pacer        // nil: not paced
+	timeout           time.Duration // per attempt; 0: none
 }
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -51,12 +57,20 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		r := req
+		if err := t.pace.wait(ctx, req.Method); err != nil {
+			return nil, err
+		}
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if t.timeout > 0 {
+			actx, cancel = context.WithTimeout(ctx, t.timeout)
+		}
+		r := req.WithContext(actx)
 		if attempt > 0 {
-			r = req.Clone(ctx)
+			r = req.Clone(actx)
 			if req.GetBody != nil {
 				body, err := req.GetBody()
 				if err != nil {
+					cancel()
 					return nil, err
 				}
 				r.Body = body
@@ -64,6 +78,11 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.requests.Add(1)
 		resp, err := t.base.RoundTrip(r)
+		if resp != nil {
+			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+		} else {
+			cancel()
+		}
 		t.noteRate(resp)
 		wait, retry := t.decide(ctx, attempt, resp, err)
 		if !retry || !replayable || attempt >= t.opts.MaxRetries || waited+wait > t.opts.MaxWait {
@@ -79,6 +98,18 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		waited += wait
 	}
+}
+
+// cancelBody ends an attempt's context when its body is closed.
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 func (t *retryTransport) noteRate(resp *http.Response) {
