@@ -1,0 +1,5 @@
+//go:build !race
+
+package junit
+
+const raceEnabled = false
