@@ -124,12 +124,16 @@ func (t *retryTransport) noteRate(resp *http.Response) {
 	}
 }
 
-func (t *retryTransport) backoff(attempt int) time.Duration {
-	d := t.opts.BackoffBase << min(attempt, 30)
-	if d <= 0 || d > t.opts.MaxBackoff {
-		d = t.opts.MaxBackoff
+func (t *retryTransport) backoff(attempt int) time.Duration { return t.opts.backoff(attempt) }
+
+// backoff is the wait before retry attempt+1: BackoffBase doubled per
+// attempt, capped at MaxBackoff, jittered.
+func (o Options) backoff(attempt int) time.Duration {
+	d := o.BackoffBase << min(attempt, 30)
+	if d <= 0 || d > o.MaxBackoff {
+		d = o.MaxBackoff
 	}
-	return t.opts.Jitter(d)
+	return o.Jitter(d)
 }
 
 // decide says whether to retry and after how long.
