@@ -243,8 +243,8 @@ func (b *Builder) add(src Source) error {
 	if fresh := b.tests[mark.tests:]; len(fresh) > 0 {
 		if n, ok := b.all.admit(fresh, b.lim.total); !ok {
 			b.rollback(mark)
-			return fmt.Errorf("its %d new tests would take the history past %d distinct tests: flakegate reads at most %d tests in all, "+
-				"so it left this file out and kept the files read before it", n, b.lim.total, b.lim.total)
+			return fmt.Errorf("new tests in this file (%d) would take the history past %d distinct tests: "+
+				"flakegate reads at most %d tests in all, so it left this file out and kept the files read before it", n, b.lim.total, b.lim.total)
 		}
 	}
 	b.totals.Merge(tot)

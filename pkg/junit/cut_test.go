@@ -49,7 +49,7 @@ func checkCutName(t *testing.T, value, got string) {
 	}
 	m := nameMark.FindStringSubmatchIndex(got)
 	if m == nil {
-		t.Fatalf("a name of %d bytes became %q: no cut mark", len(value), got)
+		t.Fatalf("a name of %d bytes became %d bytes ending %q: no cut mark", len(value), len(got), got[max(0, len(got)-40):])
 	}
 	kept := got[:m[0]]
 	cut, _ := strconv.Atoi(got[m[2]:m[3]])
