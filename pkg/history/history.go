@@ -132,7 +132,7 @@ func (h *History) finalize() {
 		runs[newI] = h.Runs[oldI]
 	}
 	h.Runs = runs
-	// A document that failed part way left its tests without cells.
+	// A carried history may hold a test with no cells.
 	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
 	// Each test's cells and signatures are put in order independently, on
