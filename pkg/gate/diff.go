@@ -110,6 +110,11 @@ func ParseUnifiedDiff(text string) ([]FileChange, error) {
 				return nil, fmt.Errorf("diff line %d: malformed hunk header %q: want @@ -a,b +c,d @@", no, l)
 			}
 			oldLeft, newLeft = count(m[2]), count(m[4])
+			oldStart, err1 := strconv.Atoi(m[1])
+			newStart, err2 := strconv.Atoi(m[3])
+			if err1 != nil || err2 != nil || (oldStart == 0 && oldLeft > 0) || (newStart == 0 && newLeft > 0) {
+				return nil, fmt.Errorf("diff line %d: malformed hunk header %q: line numbers start at 1 (0 only for an empty side)", no, l)
+			}
 			hunkStart = no
 			patch = append(patch, l)
 		case cur == nil:
@@ -135,6 +140,9 @@ func ParseUnifiedDiff(text string) ([]FileChange, error) {
 	}
 	flush()
 	for i := range out {
+		if out[i].Path == "" {
+			return nil, fmt.Errorf("diff: file %d has a header with no path", i+1)
+		}
 		if out[i].Status == "added" || out[i].Status == "removed" {
 			out[i].PreviousPath = ""
 		}
@@ -188,9 +196,15 @@ func gitHeaderPaths(s string) (string, string) {
 			return stripPrefix(unquote(s[:end+2])), stripPrefix(unquote(strings.TrimSpace(s[end+3:])))
 		}
 	}
-	// Unquoted: a/P b/P with the same P on both sides unless renamed.
-	if half := (len(s) - 1) / 2; len(s)%2 == 1 && s[half] == ' ' && s[2:half] == s[half+3:] {
-		return s[2:half], s[half+3:]
+	// Unquoted: a/P b/P with the same P on both sides unless renamed; or,
+	// with --no-prefix, P P.
+	if half := (len(s) - 1) / 2; len(s)%2 == 1 && s[half] == ' ' {
+		if half >= 2 && s[2:half] == s[half+3:] && strings.HasPrefix(s, "a/") && strings.HasPrefix(s[half+1:], "b/") {
+			return s[2:half], s[half+3:]
+		}
+		if s[:half] == s[half+1:] {
+			return s[:half], s[half+1:]
+		}
 	}
 	if i := strings.Index(s, " b/"); i >= 0 {
 		return stripPrefix(s[:i]), s[i+3:]

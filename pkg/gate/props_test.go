@@ -42,6 +42,11 @@ func TestParseUnifiedDiff(t *testing.T) {
 		"Binary files differ",
 		"",
 	}, "\n")
+	// Found by FuzzParseUnifiedDiff: a one-character name with --no-prefix
+	// made the header parser slice out of range.
+	if got, err := ParseUnifiedDiff("diff --git x x\n--- x\n+++ x\n@@ -1 +1 @@\n-a\n+b\n"); err != nil || len(got) != 1 || got[0].Path != "x" {
+		t.Errorf("--no-prefix one-character name: %+v, %v", got, err)
+	}
 	got, err := ParseUnifiedDiff(text)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +82,9 @@ func TestParseUnifiedDiffPlain(t *testing.T) {
 func TestParseUnifiedDiffErrors(t *testing.T) {
 	tests := []struct{ name, text, want string }{
 		{"bad header", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ nonsense @@\n", "line 4: malformed hunk header"},
+		// Found by FuzzParseUnifiedDiff: line 0 with lines in it, no path.
+		{"hunk at line 0", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -0,3 +0,5 @@\n", "line numbers start at 1"},
+		{"header without a path", "diff --git \n", "header with no path"},
 		{"cut short", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n", "cut short"},
 		{"hunk outside a file", "@@ -1 +1 @@\n-a\n+b\n", "hunk outside a file"},
 		{"garbage in hunk", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n?b\n", "ends early"},
