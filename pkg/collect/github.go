@@ -22,7 +22,8 @@ import (
 
 // DefaultConcurrency is how many GitHub requests GitHub runs at once by
 // default. GitHub allows 100 concurrent requests (secondary limit); eight
-// keeps well clear of it and of the 900 points per minute.
+// keeps well clear of it. The client paces the requests under the 900
+// points per minute (ghapi.Pace).
 const DefaultConcurrency = 8
 
 // GitHubOptions select the workflow runs and artifacts to collect. The zero
@@ -51,8 +52,21 @@ type GitHubOptions struct {
 	// (history.Keys). A run whose latest attempt is known is not read again.
 	Known map[string]bool
 	// Concurrency bounds the GitHub requests in flight and the artifact
-	// zips held in memory; default DefaultConcurrency.
+	// zips held at once, downloaded and not yet parsed; default
+	// DefaultConcurrency.
 	Concurrency int
+	// MemoryBudget bounds the zip bytes held in memory at once over all
+	// downloads; default DefaultMemoryBudget. An artifact that GitHub lists
+	// at no more than MemoryBudget/Concurrency bytes is downloaded into
+	// memory when the budget has room; any other zip, and one that
+	// outgrows its listed size, is written to a temporary file in TempDir
+	// and read from there. A negative value keeps every zip on disk.
+	MemoryBudget int64
+	// TempDir holds those temporary files, each removed as soon as its
+	// zip is read; default os.TempDir(). The action passes RUNNER_TEMP.
+	// At most Concurrency files exist at once, each at most
+	// Limits.Download bytes.
+	TempDir string
 	// Limits cap each artifact zip; zero fields take the defaults.
 	Limits ZipLimits
 	// Workers is the number of parse workers; default GOMAXPROCS.
@@ -68,6 +82,12 @@ func (o GitHubOptions) withDefaults() GitHubOptions {
 	}
 	if o.Match == nil {
 		o.Match = func(string) bool { return true }
+	}
+	switch {
+	case o.MemoryBudget == 0:
+		o.MemoryBudget = DefaultMemoryBudget
+	case o.MemoryBudget < 0:
+		o.MemoryBudget = 0
 	}
 	o.Limits = o.Limits.withDefaults()
 	return o
@@ -87,13 +107,14 @@ type Stats struct {
 	Expired    int   // matched artifacts GitHub no longer serves (listed as expired, or 410)
 	Downloaded int   // zips downloaded
 	Bytes      int64 // compressed bytes downloaded
+	Spooled    int   // of those, zips written to a temporary file rather than held in memory
 
 	Entries int // entries in the downloaded zips
 	Ignored int // entries not read because their names do not end in .xml (directories too)
 	Parsed  int // entries handed to the JUnit reader
 	LeftOut int // inputs in History.Skipped: artifacts, entries and runs
 	// PeakHeld is the most zip bytes held in memory at once, downloaded and
-	// not yet parsed. It is at most Concurrency × the largest zip.
+	// not yet parsed. It is at most MemoryBudget.
 	PeakHeld int64
 
 	// Requests is the API requests the client made during the collection,
@@ -119,8 +140,11 @@ type Stats struct {
 // runs Exclude rejects and those whose latest attempt is Known. For every other run it lists the
 // artifacts once (artifacts belong to the run, not to an attempt), keeps
 // those Match accepts, downloads them Concurrency at a time and parses
-// their .xml entries in memory while other downloads go on, Workers at a
-// time, each worker with its own history.Builder.
+// their .xml entries while other downloads go on, Workers at a time, each
+// worker with its own history.Builder. Small zips are held in memory within
+// MemoryBudget, others streamed to temporary files; either way only the
+// zip's directory and its .xml entries are read, so a large trace or video
+// beside the JUnit costs disk, not memory.
 //
 // Run metadata comes from the workflow run: commit SHA, run id, time
 // (run_started_at, else created_at), workflow name, branch and event; it
@@ -159,7 +183,7 @@ type Stats struct {
 // taken as known.
 func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.History, Stats, error) {
 	o = o.withDefaults()
-	col := &collector{c: c, o: o, start: c.Stats(), overrides: map[string]string{}}
+	col := &collector{c: c, o: o, start: c.Stats(), overrides: map[string]string{}, mem: &budget{limit: o.MemoryBudget}}
 	runs, err := col.listRuns(ctx)
 	if err != nil {
 		h := &history.History{Skipped: []history.Skipped{{Path: "workflow runs of " + o.Repo.String(), Error: "not listed: " + err.Error()}}}
@@ -231,7 +255,7 @@ type collector struct {
 	stats     Stats
 	skipped   []history.Skipped
 	overrides map[string]string // document label → why reading stopped short
-	held      int64
+	mem       *budget
 	err       error
 	cancel    context.CancelCauseFunc
 }
@@ -249,6 +273,7 @@ func (col *collector) skip(path, why string) {
 }
 
 func (col *collector) finishStats() Stats {
+	col.stats.PeakHeld = col.mem.peakHeld()
 	end := col.c.Stats()
 	col.stats.Requests = end.Requests - col.start.Requests
 	col.stats.BlobRequests = end.BlobRequests - col.start.BlobRequests
@@ -283,20 +308,6 @@ func (col *collector) failure() error {
 	col.mu.Lock()
 	defer col.mu.Unlock()
 	return col.err
-}
-
-// hold and release track the zip bytes in memory.
-func (col *collector) hold(n int) {
-	col.mu.Lock()
-	defer col.mu.Unlock()
-	col.held += int64(n)
-	col.stats.PeakHeld = max(col.stats.PeakHeld, col.held)
-}
-
-func (col *collector) release(n int) {
-	col.mu.Lock()
-	defer col.mu.Unlock()
-	col.held -= int64(n)
 }
 
 // listRuns lists the runs of every workflow, newest first.
@@ -380,19 +391,23 @@ type download struct {
 	job   *runJob
 	id    int64
 	label string
+	size  int64 // as GitHub lists it
 }
 
-// fetched is a downloaded zip on its way to a parse worker.
+// fetched is a downloaded zip on its way to a parse worker, which closes
+// it.
 type fetched struct {
 	*download
-	data []byte
+	zip  *spool
+	size int64
 }
 
 // pipeline lists artifacts, downloads and parses, all at once: listers
 // feed downloads, downloaders feed zips to the parse workers. At most
-// Concurrency requests are in flight, and at most Concurrency zips are in
-// memory: a downloader takes a token before it starts, and the parse
-// worker gives it back when the zip is read.
+// Concurrency requests are in flight, and at most Concurrency zips are
+// held, in memory or in temporary files: a downloader takes a token before
+// it starts, and the parse worker gives it back when the zip is read and
+// closed.
 func (col *collector) pipeline(parent context.Context, jobs []*runJob) []*history.Builder {
 	o := col.o
 	ctx, cancel := context.WithCancelCause(parent)
@@ -400,7 +415,7 @@ func (col *collector) pipeline(parent context.Context, jobs []*runJob) []*histor
 	col.cancel = cancel
 
 	net := make(chan struct{}, o.Concurrency)  // requests in flight
-	held := make(chan struct{}, o.Concurrency) // zips in memory
+	held := make(chan struct{}, o.Concurrency) // zips held
 	jobCh := make(chan *runJob)
 	dlCh := make(chan *download)
 	zipCh := make(chan *fetched, o.Concurrency)
@@ -454,8 +469,9 @@ func (col *collector) pipeline(parent context.Context, jobs []*runJob) []*histor
 		parsers.Go(func() {
 			for f := range zipCh {
 				col.parse(b, f)
-				col.release(len(f.data))
-				f.data = nil
+				if err := f.zip.Close(); err != nil {
+					col.skip(f.label, "temporary file not removed: "+err.Error())
+				}
 				<-held
 				f.job.pending.Add(-1)
 			}
@@ -510,7 +526,7 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 		case a.GetSizeInBytes() > col.o.Limits.Download:
 			col.skip(label, fmt.Sprintf("artifact is %d bytes, over the download cap of %d bytes", a.GetSizeInBytes(), col.o.Limits.Download))
 		default:
-			queue = append(queue, &download{job: j, id: a.GetID(), label: label})
+			queue = append(queue, &download{job: j, id: a.GetID(), label: label, size: a.GetSizeInBytes()})
 		}
 	}
 	j.pending.Add(int64(len(queue)))
@@ -527,12 +543,19 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 // download fetches one zip; nil when it is left out or the collection
 // stopped.
 func (col *collector) download(ctx context.Context, net chan struct{}, d *download) *fetched {
-	var data []byte
+	var reserve int64
+	if d.size <= col.o.MemoryBudget/int64(col.o.Concurrency) {
+		reserve = d.size
+	}
+	sp := newSpool(col.mem, reserve, col.o.TempDir)
+	var n int64
 	err := call(ctx, net, func() (err error) {
-		data, err = col.c.DownloadArtifact(ctx, col.o.Repo, d.id, col.o.Limits.Download)
+		n, err = col.c.DownloadArtifactTo(ctx, col.o.Repo, d.id, col.o.Limits.Download, sp)
 		return err
 	})
 	if err != nil {
+		_ = sp.Close() // an error removing it would hide the download's
+
 		if col.hard(ctx, err) {
 			return nil
 		}
@@ -549,14 +572,19 @@ func (col *collector) download(ctx context.Context, net chan struct{}, d *downlo
 		d.job.pending.Add(-1)
 		return nil
 	}
-	col.count(func(s *Stats) { s.Downloaded++; s.Bytes += int64(len(data)) })
-	col.hold(len(data))
-	return &fetched{download: d, data: data}
+	col.count(func(s *Stats) {
+		s.Downloaded++
+		s.Bytes += n
+		if sp.spilled {
+			s.Spooled++
+		}
+	})
+	return &fetched{download: d, zip: sp, size: n}
 }
 
 // parse reads one zip's JUnit entries into b.
 func (col *collector) parse(b *history.Builder, f *fetched) {
-	a, err := openArchive(f.label, f.data, col.o.Limits)
+	a, err := openArchive(f.label, f.zip, f.size, col.o.Limits)
 	if err != nil {
 		col.skip(f.label, err.Error())
 		return

@@ -205,8 +205,22 @@ func bulkDoc(size int) []byte {
 }
 
 // TestGitHubLeftOut checks that every artifact and entry that is not read
-// is reported with its reason, and that what can be read is.
+// is reported with its reason, and that what can be read is, whether the
+// zips are held in memory or in temporary files.
 func TestGitHubLeftOut(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		budget  int64
+		spooled int
+	}{
+		{"in memory", 0, 0},
+		{"on disk", -1, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testLeftOut(t, tc.budget, tc.spooled) })
+	}
+}
+
+func testLeftOut(t *testing.T, budget int64, spooled int) {
 	evil := "/tmp/flakegate-evil.xml"
 	if _, err := os.Stat(evil); err == nil {
 		t.Fatalf("%s exists before the test", evil)
@@ -255,7 +269,8 @@ func TestGitHubLeftOut(t *testing.T) {
 		return rewriteArtifacts(t, body, map[string]map[string]any{"junit-gone": {"expired": false}, "junit-liesize": {"size_in_bytes": 10}})
 	})
 	lim := ZipLimits{Download: mib, Total: mib, Entry: mib, Entries: 5}
-	h, st, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit, Limits: lim})
+	dir := t.TempDir()
+	h, st, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit, Limits: lim, MemoryBudget: budget, TempDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,12 +323,13 @@ func TestGitHubLeftOut(t *testing.T) {
 	if _, err := os.Stat(evil); err == nil {
 		t.Errorf("%s was written", evil)
 	}
-	wantStats := Stats{RunsListed: 1, Artifacts: 14, Matched: 13, Expired: 2, Downloaded: 9, Parsed: 8, Ignored: 2, LeftOut: 16}
+	wantStats := Stats{RunsListed: 1, Artifacts: 14, Matched: 13, Expired: 2, Downloaded: 9, Spooled: spooled, Parsed: 8, Ignored: 2, LeftOut: 16}
 	gotStats := st
 	gotStats.Entries, gotStats.Bytes, gotStats.PeakHeld, gotStats.Requests, gotStats.BlobRequests = 0, 0, 0, 0, 0
 	if diff := cmp.Diff(wantStats, gotStats, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("stats (-want +got):\n%s", diff)
 	}
+	assertEmptyDir(t, dir)
 }
 
 // storedZip is a zip of one uncompressed entry.

@@ -2,7 +2,6 @@ package collect
 
 import (
 	"archive/zip"
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,9 +61,11 @@ func (l ZipLimits) withDefaults() ZipLimits {
 	return l
 }
 
-// archive is one artifact zip opened in memory. Entry names are labels
-// only: nothing is ever written to disk, and a name is never joined to a
-// path.
+// archive is one artifact zip, opened from memory or from its temporary
+// file. Only the central directory and the entries read are read: an entry
+// whose name is not a JUnit candidate is never touched. Entry names are
+// labels only: no entry is ever extracted to disk, and a name is never
+// joined to a path.
 type archive struct {
 	label string // "run 123 attempt 1 / junit-linux"
 	zr    *zip.Reader
@@ -72,15 +73,15 @@ type archive struct {
 	read  int64 // decompressed bytes read from the archive so far
 }
 
-// openArchive opens data as a zip. The error says why the whole artifact is
-// left out: not a zip, or too many entries.
-func openArchive(label string, data []byte, lim ZipLimits) (*archive, error) {
+// openArchive opens the size bytes of r as a zip. The error says why the
+// whole artifact is left out: not a zip, or too many entries.
+func openArchive(label string, r io.ReaderAt, size int64, lim ZipLimits) (*archive, error) {
 	// archive/zip allocates every central directory record before it
 	// returns, so refuse an archive that declares too many first.
-	if n, ok := declaredEntries(data); ok && n > uint64(lim.Entries) {
+	if n, ok := declaredEntries(r, size); ok && n > uint64(lim.Entries) {
 		return nil, fmt.Errorf("archive declares %d entries, over the cap of %d entries", n, lim.Entries)
 	}
-	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	zr, err := zip.NewReader(r, size)
 	// ErrInsecurePath (GODEBUG zipinsecurepath=0) comes with a usable
 	// reader; such names are refused one by one below.
 	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
@@ -93,29 +94,40 @@ func openArchive(label string, data []byte, lim ZipLimits) (*archive, error) {
 }
 
 // declaredEntries reads the entry count from the end-of-central-directory
-// record (or its zip64 form). ok is false when there is none; archive/zip
-// then says what is wrong.
-func declaredEntries(b []byte) (n uint64, ok bool) {
+// record (or its zip64 form) of the size bytes of r, reading only the tail.
+// ok is false when there is none; archive/zip then says what is wrong.
+func declaredEntries(r io.ReaderAt, size int64) (n uint64, ok bool) {
 	const (
-		eocdSig      = 0x06054b50
 		eocdLen      = 22
+		maxComment   = 0xFFFF
+		eocdSig      = 0x06054b50
 		locatorSig   = 0x07064b50
 		locatorLen   = 20
 		eocd64Sig    = 0x06064b50
 		eocd64MinLen = 56
 	)
-	if len(b) < eocdLen {
+	if size < eocdLen {
+		return 0, false
+	}
+	// The record is in the last eocdLen+maxComment bytes; the zip64
+	// locator just before it.
+	start := max(0, size-eocdLen-maxComment-locatorLen)
+	b := make([]byte, size-start)
+	if _, err := r.ReadAt(b, start); err != nil && err != io.EOF {
 		return 0, false
 	}
 	le := binary.LittleEndian
-	for i := len(b) - eocdLen; i >= 0 && i >= len(b)-eocdLen-0xFFFF; i-- {
+	for i := len(b) - eocdLen; i >= 0 && i >= len(b)-eocdLen-maxComment; i-- {
 		if le.Uint32(b[i:]) != eocdSig || i+eocdLen+int(le.Uint16(b[i+20:])) > len(b) {
 			continue
 		}
 		n = uint64(le.Uint16(b[i+10:]))
 		if n == 0xFFFF && i >= locatorLen && le.Uint32(b[i-locatorLen:]) == locatorSig {
-			if off := le.Uint64(b[i-locatorLen+8:]); off <= uint64(len(b)-eocd64MinLen) && le.Uint32(b[off:]) == eocd64Sig {
-				n = le.Uint64(b[off+32:])
+			var rec [eocd64MinLen]byte
+			if off := le.Uint64(b[i-locatorLen+8:]); size >= eocd64MinLen && off <= uint64(size-eocd64MinLen) {
+				if _, err := r.ReadAt(rec[:], int64(off)); err == nil && le.Uint32(rec[:]) == eocd64Sig {
+					n = le.Uint64(rec[32:])
+				}
 			}
 		}
 		return n, true

@@ -69,6 +69,11 @@ func bombZip(name string, inflated int, declared uint64) ([]byte, error) {
 
 // readAll opens every document of an archive and reads it to the end, as
 // the history builder would, returning why each stopped short.
+// openZip opens a zip held in memory.
+func openZip(label string, data []byte, lim ZipLimits) (*archive, error) {
+	return openArchive(label, bytes.NewReader(data), int64(len(data)), lim)
+}
+
 func readAll(t *testing.T, a *archive, docs []doc) []string {
 	t.Helper()
 	var out []string
@@ -102,7 +107,7 @@ func TestZipBomb(t *testing.T) {
 	if len(data) > 64<<10 {
 		t.Fatalf("bomb is %d bytes compressed; want a small one", len(data))
 	}
-	a, err := openArchive("art", data, ZipLimits{}.withDefaults())
+	a, err := openZip("art", data, ZipLimits{}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +148,7 @@ func TestZipCaps(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a, err := openArchive("art", data, ZipLimits{}.withDefaults())
+			a, err := openZip("art", data, ZipLimits{}.withDefaults())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +189,7 @@ func TestZipCorruptEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := openArchive("art", data, ZipLimits{}.withDefaults())
+	a, err := openZip("art", data, ZipLimits{}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +202,7 @@ func TestZipCorruptEntry(t *testing.T) {
 	good, _ := writeRaw([]rawEntry{{name: "x.xml", plain: bytes.Repeat(plain, 50), declared: uint64(len(plain) * 50)}})
 	bad := bytes.Clone(good)
 	bad[len("PK\x03\x04")+26+len("x.xml")+10] ^= 0xff
-	a, err = openArchive("art", bad, ZipLimits{}.withDefaults())
+	a, err = openZip("art", bad, ZipLimits{}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,16 +223,16 @@ func TestZipEntries(t *testing.T) {
 		return buf.Bytes()
 	}
 	lim := ZipLimits{Entries: 10}.withDefaults()
-	if _, err := openArchive("art", many(10), lim); err != nil {
+	if _, err := openZip("art", many(10), lim); err != nil {
 		t.Errorf("10 entries: %v", err)
 	}
-	if _, err := openArchive("art", many(11), lim); err == nil || err.Error() != "archive declares 11 entries, over the cap of 10 entries" {
+	if _, err := openZip("art", many(11), lim); err == nil || err.Error() != "archive declares 11 entries, over the cap of 10 entries" {
 		t.Errorf("11 entries: %v", err)
 	}
 
 	// Over 65,535 entries the count is in the zip64 record.
 	lying := many(65_537)
-	if n, ok := declaredEntries(lying); !ok || n != 65_537 {
+	if n, ok := declaredEntries(bytes.NewReader(lying), int64(len(lying))); !ok || n != 65_537 {
 		t.Errorf("zip64: declared %d, %v", n, ok)
 	}
 	// A zip64 record may understate the count: archive/zip checks it only
@@ -236,15 +241,15 @@ func TestZipEntries(t *testing.T) {
 	off := binary.LittleEndian.Uint64(lying[eocd-20+8:])
 	binary.LittleEndian.PutUint64(lying[off+24:], 1)
 	binary.LittleEndian.PutUint64(lying[off+32:], 1)
-	if n, _ := declaredEntries(lying); n != 1 {
+	if n, _ := declaredEntries(bytes.NewReader(lying), int64(len(lying))); n != 1 {
 		t.Fatalf("lying archive declares %d", n)
 	}
-	if _, err := openArchive("art", lying, ZipLimits{Entries: 100}.withDefaults()); err == nil || err.Error() != "archive has 65537 entries, over the cap of 100 entries" {
+	if _, err := openZip("art", lying, ZipLimits{Entries: 100}.withDefaults()); err == nil || err.Error() != "archive has 65537 entries, over the cap of 100 entries" {
 		t.Errorf("understated count: %v", err)
 	}
 
 	for _, b := range [][]byte{nil, []byte("PK"), []byte("PK\x05\x06 but not a zip, just text long enough")} {
-		if _, err := openArchive("art", b, lim); err == nil || !strings.HasPrefix(err.Error(), "not a zip archive") {
+		if _, err := openZip("art", b, lim); err == nil || !strings.HasPrefix(err.Error(), "not a zip archive") {
 			t.Errorf("%q: %v", b, err)
 		}
 	}
@@ -258,7 +263,7 @@ func TestZipScan(t *testing.T) {
 		zw.CreateHeader(&zip.FileHeader{Name: name, Method: zip.Store})
 	}
 	zw.Close()
-	a, err := openArchive("art", buf.Bytes(), ZipLimits{}.withDefaults())
+	a, err := openZip("art", buf.Bytes(), ZipLimits{}.withDefaults())
 	if err != nil {
 		t.Fatal(err)
 	}
