@@ -122,7 +122,10 @@ func TestFitPriorRecovers(t *testing.T) {
 func TestGuaranteeUnderTheModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
 	prs := 400
-	if testing.Short() || raceEnabled {
+	switch {
+	case raceEnabled:
+		prs = 40
+	case testing.Short():
 		prs = 100
 	}
 	rate := func() float64 {

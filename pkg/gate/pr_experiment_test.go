@@ -346,9 +346,12 @@ func TestPRExperiment(t *testing.T) {
 		case *experimentFull:
 			n = c.full
 		case raceEnabled && c.sequential:
-			// No goroutines here: the race detector only slows it down.
-			n = 8
-		case testing.Short() || raceEnabled:
+			// No goroutines here: the race detector only slows it down, and
+			// CI runs the suite under it. The full sizes run without it.
+			n = 4
+		case raceEnabled:
+			n = 10
+		case testing.Short():
 			n = max(c.short/5, 12)
 		}
 		name := fmt.Sprintf("%s/%s/history%d/seq=%v", c.pop.name, strings.ReplaceAll(prKindName[c.kind], " ", "_"), c.history, c.sequential)
