@@ -63,9 +63,9 @@ type GitHubOptions struct {
 	// and read from there. A negative value keeps every zip on disk.
 	MemoryBudget int64
 	// TempDir holds those temporary files, each removed as soon as its
-	// zip is read; default os.TempDir(). The action passes RUNNER_TEMP.
-	// At most Concurrency files exist at once, each at most
-	// Limits.Download bytes.
+	// zip is read; default os.TempDir(). In an action, RUNNER_TEMP is the
+	// place: the runner empties it after the job. At most Concurrency
+	// files exist at once, each at most Limits.Download bytes.
 	TempDir string
 	// Limits cap each artifact zip; zero fields take the defaults.
 	Limits ZipLimits
