@@ -259,7 +259,7 @@ func (a *run) side(ctx context.Context, input string, globs []string, sha string
 	if err != nil {
 		return nil, err
 	}
-	h, _, err := collect.GitHub(ctx, c, collect.GitHubOptions{Repo: a.repo(), HeadSHA: sha, Match: a.cfg.MatchArtifact, MaxRuns: a.cfg.MaxRuns})
+	h, _, err := collect.GitHub(ctx, c, collect.GitHubOptions{Repo: a.repo(), TempDir: a.cfg.GitHub.RunnerTemp, HeadSHA: sha, Match: a.cfg.MatchArtifact, MaxRuns: a.cfg.MaxRuns})
 	if err != nil {
 		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
 	}
@@ -375,7 +375,8 @@ func (a *run) collectBase(ctx context.Context, branch string, skip map[string]bo
 		known = carried.Keys()
 	}
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
-		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
+		TempDir: a.cfg.GitHub.RunnerTemp,
+		Repo:    a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
 		Since: a.env.Now().AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
 		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notOfBranch(skip, true),
 	})

@@ -345,7 +345,8 @@ func (a *run) collectRuns(ctx context.Context, branch string, carried *history.H
 	}
 	a.log.Infof("reading runs on branch %q from the last %d days", branch, a.cfg.LookbackDays)
 	h, st, err := collect.GitHub(ctx, c, collect.GitHubOptions{
-		Repo: a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
+		TempDir: a.cfg.GitHub.RunnerTemp,
+		Repo:    a.repo(), Workflows: a.cfg.Workflows, Branch: branch,
 		Since: now.AddDate(0, 0, -a.cfg.LookbackDays), MaxRuns: a.cfg.MaxRuns,
 		Match: a.cfg.MatchArtifact, Known: known, Exclude: a.notOfBranch(nil, false),
 	})

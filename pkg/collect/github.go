@@ -462,10 +462,10 @@ func (col *collector) pipeline(parent context.Context, jobs []*runJob) []*histor
 	}
 	go func() { downloaders.Wait(); close(zipCh) }()
 
-	builders := make([]*history.Builder, o.Workers)
-	for i := range builders {
-		b := history.NewBuilder()
-		builders[i] = b
+	// One set of builders shares history.MaxTests: each on its own would
+	// allow workers × the cap.
+	builders := history.NewBuilders(o.Workers)
+	for _, b := range builders {
 		parsers.Go(func() {
 			for f := range zipCh {
 				col.parse(b, f)

@@ -39,6 +39,7 @@ type GitHub struct {
 	GraphQLURL string // GITHUB_GRAPHQL_URL, default https://api.github.com/graphql
 
 	Workspace     string // GITHUB_WORKSPACE
+	RunnerTemp    string // RUNNER_TEMP: emptied after the job; where temporary files go
 	Output        string // GITHUB_OUTPUT: step outputs file
 	StepSummary   string // GITHUB_STEP_SUMMARY: job summary file
 	RetentionDays int    // GITHUB_RETENTION_DAYS: caps artifact retention; 0 when unset
@@ -70,6 +71,7 @@ type rawGitHub struct {
 	ServerURL     string `env:"GITHUB_SERVER_URL,default=https://github.com"`
 	GraphQLURL    string `env:"GITHUB_GRAPHQL_URL,default=https://api.github.com/graphql"`
 	Workspace     string `env:"GITHUB_WORKSPACE"`
+	RunnerTemp    string `env:"RUNNER_TEMP"`
 	Output        string `env:"GITHUB_OUTPUT"`
 	StepSummary   string `env:"GITHUB_STEP_SUMMARY"`
 	RetentionDays string `env:"GITHUB_RETENTION_DAYS"`
@@ -112,6 +114,7 @@ func readGitHub(getenv func(string) string) (GitHub, error) {
 		ServerURL:    raw.ServerURL,
 		GraphQLURL:   raw.GraphQLURL,
 		Workspace:    raw.Workspace,
+		RunnerTemp:   raw.RunnerTemp,
 		Output:       raw.Output,
 		StepSummary:  raw.StepSummary,
 		RuntimeToken: NewSecret(raw.RuntimeToken),
