@@ -79,6 +79,12 @@ func Run(ctx context.Context, env Env) int {
 		log.Noticef("%s", n)
 	}
 	a := &run{cfg: cfg, log: log, env: env, reportDir: reportDir(cfg)}
+	if t := cfg.GitHub.RunnerTemp; t != "" {
+		// Downloads spool there; a runner makes it, a bare container may not.
+		if err := os.MkdirAll(t, 0o700); err != nil {
+			log.Warningf("RUNNER_TEMP %s: %v; large artifacts will be left out", t, err)
+		}
+	}
 	var out outcome
 	switch cfg.Mode {
 	case config.ModeGate:

@@ -92,12 +92,6 @@ func (sp *spool) Write(p []byte) (int, error) {
 // spill moves what is in memory to a new temporary file and gives the
 // memory back.
 func (sp *spool) spill() error {
-	if sp.dir != "" {
-		// RUNNER_TEMP exists on a runner; make sure of it elsewhere.
-		if err := os.MkdirAll(sp.dir, 0o700); err != nil {
-			return fmt.Errorf("temporary directory: %w", err)
-		}
-	}
 	f, err := os.CreateTemp(sp.dir, "flakegate-artifact-*.zip")
 	if err != nil {
 		return fmt.Errorf("temporary file: %w", err)
