@@ -34,7 +34,7 @@ const usage = `flakegate tells flaky tests from tests broken by a patch.
 
 Usage:
   flakegate analyze [--threshold 0.1] [--min-commits 5] [--codeowners FILE] [--format text|json|csv|md|html] [--out DIR] [--json FILE] PATH...
-  flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE] [--diff FILE] [--json FILE] [--p1 0.9] [--alpha 0.05] [--beta 0.05] [--on-inconclusive fail|pass|neutral]
+  flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE] [--diff FILE] [--json FILE] [--alpha-pr 0.05] [--max-runs 20] [--on-inconclusive neutral|fail|pass]
   flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...
   flakegate ledger verify [FILE]
   flakegate version
