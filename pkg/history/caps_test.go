@@ -10,32 +10,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flakegate/flakegate/pkg/internal/pieces"
+
 	"github.com/flakegate/flakegate/pkg/junit"
 )
 
-// pieces is a document produced piece by piece, so that a test of huge
-// input does not hold the input. It counts the pieces read.
-type pieces struct {
-	next func(i int) (string, bool)
-	i    int
-	cur  string
-}
-
-func (p *pieces) Read(b []byte) (int, error) {
-	for p.cur == "" {
-		s, ok := p.next(p.i)
-		if !ok {
-			return 0, io.EOF
-		}
-		p.i++
-		p.cur = s
-	}
-	n := copy(b, p.cur)
-	p.cur = p.cur[n:]
-	return n, nil
-}
-
-func piecesSource(name string, p *pieces) Source {
+func piecesSource(name string, p *pieces.Reader) Source {
 	return Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(p), nil }}
 }
 
@@ -55,7 +35,7 @@ func allocated(f func()) uint64 {
 // Skipped entry says why.
 func TestTooManyTestsInOneFile(t *testing.T) {
 	const n = 200_000
-	doc := &pieces{next: func(i int) (string, bool) {
+	doc := &pieces.Reader{Next: func(i int) (string, bool) {
 		switch {
 		case i == 0:
 			return `<testsuite name="s">`, true
@@ -77,7 +57,7 @@ func TestTooManyTestsInOneFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Logf("read %d testcases, allocated %d MiB", doc.i, grew>>20)
+	t.Logf("read %d testcases, allocated %d MiB", doc.N, grew>>20)
 	want := []Skipped{{Path: "many.xml", Error: fmt.Sprintf("line %d: more than 50000 distinct tests in one file: "+
 		"flakegate reads at most 50000 tests per file, so it left this file out", MaxTestsPerFile+1)}}
 	if diff := cmp.Diff(want, h.Skipped); diff != "" {
@@ -87,8 +67,8 @@ func TestTooManyTestsInOneFile(t *testing.T) {
 		t.Errorf("tests %d, totals %+v: want only ok.xml's test", len(h.Tests), h.Totals)
 	}
 	// Reading stops at the cap, give or take one read of the window.
-	if doc.i > MaxTestsPerFile+2000 {
-		t.Errorf("read %d testcases of a file refused at %d", doc.i, MaxTestsPerFile)
+	if doc.N > MaxTestsPerFile+2000 {
+		t.Errorf("read %d testcases of a file refused at %d", doc.N, MaxTestsPerFile)
 	}
 	// Reading 50,000 tests allocates about 85 MB; all 200,000 took 400 MB.
 	if !raceEnabled && grew > 160<<20 {
@@ -102,7 +82,7 @@ func TestTooManyTestsInOneFile(t *testing.T) {
 func TestLongNamesAreCut(t *testing.T) {
 	const n, size = 40, 7 << 20
 	long := strings.Repeat("x", size-4)
-	doc := &pieces{next: func(i int) (string, bool) {
+	doc := &pieces.Reader{Next: func(i int) (string, bool) {
 		switch {
 		case i == 0:
 			return `<testsuite name="s">`, true

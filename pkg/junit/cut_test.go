@@ -11,29 +11,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/internal/pieces"
 )
-
-// pieces is a document produced piece by piece, so that a test of huge
-// input does not hold the input.
-type pieces struct {
-	next func(i int) (string, bool)
-	i    int
-	cur  string
-}
-
-func (p *pieces) Read(b []byte) (int, error) {
-	for p.cur == "" {
-		s, ok := p.next(p.i)
-		if !ok {
-			return 0, io.EOF
-		}
-		p.i++
-		p.cur = s
-	}
-	n := copy(b, p.cur)
-	p.cur = p.cur[n:]
-	return n, nil
-}
 
 var nameMark = regexp.MustCompile(`…\[cut (\d+) bytes, sha256:[0-9a-f]{16}\]$`)
 
@@ -196,7 +176,7 @@ func TestLongNamesMemory(t *testing.T) {
 	const n, size = 40, 7 << 20
 	long := strings.Repeat("x", size-4)
 	doc := func() io.Reader {
-		return &pieces{next: func(i int) (string, bool) {
+		return &pieces.Reader{Next: func(i int) (string, bool) {
 			switch {
 			case i == 0:
 				return `<testsuite name="s">`, true
