@@ -404,10 +404,13 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil {
 			// Exemption reads the base ledger only: see package ledger.
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
+			c := ""
+			if e != nil {
+				c = contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries)))
+			}
 			switch {
-			case e != nil && contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries))) != "":
+			case c != "":
 				// The entry says "a flake at rate p"; the head says far worse.
-				c := contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries)))
 				tr.Reason = fmt.Sprintf("the ledger does not exempt it: %s; %s; without the ledger: %s: %s", why, c, tr.Decision, tr.Reason)
 				tr.Decision, tr.Pending = Block, false
 				res.Ledger = append(res.Ledger, ledger.Finding{Rule: "contradicted", Severity: ledger.Warning, Test: ti.Name,
@@ -461,6 +464,7 @@ type classified struct {
 	tr       TestResult
 	baseSide Tally // K base repetitions + history, as the bucket read them
 	baseNote string
+	base     Class      // the base class the bucket was read from
 	group    *nullGroup // for members of the family
 }
 
@@ -494,7 +498,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	base, note := effectiveBase(ti.Base, ti.History)
 	tr.Bucket = BucketOf(base, tr.Head.Class)
 	side := Tally{Runs: ti.Base.Runs + ti.History.Runs, Failures: ti.Base.Failures + ti.History.Failures}
-	return classified{tr: tr, baseSide: side, baseNote: note}
+	return classified{tr: tr, baseSide: side, baseNote: note, base: base}
 }
 
 // evaluateTest decides one test. Members of the family are judged by the
@@ -511,7 +515,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	}
 	head := TallyOf(ti.Head)
 	headStr := fmt.Sprintf("%d of %d head runs failed", head.Failures, head.Runs)
-	base, _ := effectiveBase(ti.Base, ti.History)
+	base := c.base
 
 	switch tr.Bucket {
 	case NotRun:
