@@ -21,6 +21,10 @@
 // (Requests). Every REST request and response is checked against GitHub's
 // OpenAPI description (testdata/openapi-subset.json): New registers a
 // t.Cleanup that fails the test on any violation.
+//
+// The package does not import "testing", so a program may link it: Start
+// runs the fake without a test (flakegate demo does), and the caller
+// closes it and checks Violations.
 package ghfake
 
 import (
@@ -38,7 +42,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake/internal/openapi"
@@ -140,10 +143,36 @@ type Server struct {
 	secret              string
 }
 
+// TB is the part of testing.TB that New uses. *testing.T and *testing.B
+// satisfy it; the package does not import "testing" so that programs can
+// link it.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+}
+
 // New starts the fake and registers a cleanup that closes it and fails t if
 // any request or response violated GitHub's OpenAPI description. t may be
-// nil, for use outside tests; then call Close and check Violations yourself.
-func New(t testing.TB) *Server {
+// nil, for use outside tests; then call Close and check Violations yourself
+// (or use Start).
+func New(t TB) *Server {
+	s := Start()
+	if t != nil {
+		t.Helper()
+		t.Cleanup(func() {
+			s.Close()
+			for _, v := range s.Violations() {
+				t.Errorf("ghfake: %v", v)
+			}
+		})
+	}
+	return s
+}
+
+// Start starts the fake on loopback outside a test. The caller calls Close
+// and checks Violations: nothing fails on its own.
+func Start() *Server {
 	spec, err := openapi.Load(subsetJSON)
 	if err != nil {
 		panic(fmt.Sprintf("ghfake: embedded OpenAPI subset: %v", err)) // a broken embed is a build defect
@@ -168,15 +197,6 @@ func New(t testing.TB) *Server {
 	s.URL = s.api.URL + "/"
 	s.BlobURL = s.blob.URL
 	s.ResultsURL = s.results.URL + "/"
-	if t != nil {
-		t.Helper()
-		t.Cleanup(func() {
-			s.Close()
-			for _, v := range s.Violations() {
-				t.Errorf("ghfake: %v", v)
-			}
-		})
-	}
 	return s
 }
 
