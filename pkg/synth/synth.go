@@ -24,7 +24,8 @@ const (
 	Flaky
 	// Broken fails on every run from commit From on.
 	Broken
-	// Regression fails on every run of commits From to To-1, then is fixed.
+	// Regression fails on every run of commits From to To-1, then is fixed,
+	// and on the commits of its Blocks.
 	Regression
 	// Retried fails with probability P and is then retried inside the run
 	// (pytest-rerunfailures, gotestsum --rerun-fails): the repeated testcase
@@ -37,6 +38,35 @@ type Behavior struct {
 	Kind     Kind
 	P        float64
 	From, To int
+	// Blocks are more spans of commits [from, to) in which a Regression
+	// fails, besides From to To-1: two short regressions, or blips.
+	Blocks [][2]int
+}
+
+// fails reports whether a Broken or Regression test fails on commit c.
+func (b Behavior) fails(c int) bool {
+	switch b.Kind {
+	case Broken:
+		return c >= b.From
+	case Regression:
+		if c >= b.From && c < b.To {
+			return true
+		}
+		for _, bl := range b.Blocks {
+			if c >= bl[0] && c < bl[1] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Outage is a partial outage: in run Run (0-based, in time order), each
+// suite is hit with probability Suites, and in a hit suite almost every test
+// fails, as in a whole-run outage.
+type Outage struct {
+	Run    int
+	Suites float64
 }
 
 // Spec describes a history.
@@ -55,6 +85,11 @@ type Spec struct {
 	// Rerun is the chance that a run with failures is re-run as attempt 2
 	// on the same commit, as "Re-run failed jobs" does.
 	Rerun float64
+	// Outages are partial outages, hitting some suites of a run.
+	Outages []Outage
+	// SuiteSizes, when set, puts tests in suites (classnames) of these
+	// sizes in turn, cycling; otherwise a suite is 50 tests.
+	SuiteSizes []int
 	// Names, when set, names tests by index; others get generated names.
 	Names map[int][2]string // classname, name
 }
@@ -78,7 +113,39 @@ func (s *Spec) Name(i int) (string, string) {
 	if n, ok := s.Names[i]; ok {
 		return n[0], n[1]
 	}
+	if len(s.SuiteSizes) > 0 {
+		return fmt.Sprintf("tests.test_suite_%03d", s.Suite(i)), fmt.Sprintf("test_case_%04d", i)
+	}
 	return fmt.Sprintf("tests.test_module_%02d", i/50), fmt.Sprintf("test_case_%04d", i)
+}
+
+// Suite returns the suite of test i: the index of its group of SuiteSizes,
+// or i/50.
+func (s *Spec) Suite(i int) int {
+	if len(s.SuiteSizes) == 0 {
+		return i / 50
+	}
+	for k := 0; ; k++ {
+		n := max(1, s.SuiteSizes[k%len(s.SuiteSizes)])
+		if i < n {
+			return k
+		}
+		i -= n
+	}
+}
+
+// hitSuites returns, for a partial outage of run runNo, whether each suite
+// is hit. It draws from its own generator, so a spec without outages
+// generates what it always did.
+func (s *Spec) hitSuites(runNo int, frac float64) map[int]bool {
+	rng := rand.New(rand.NewPCG(s.Seed^0x51ed2701, uint64(runNo)))
+	hit := map[int]bool{}
+	for k := 0; k <= s.Suite(max(0, s.Tests-1)); k++ {
+		if rng.Float64() < frac {
+			hit[k] = true
+		}
+	}
+	return hit
 }
 
 // Generate calls emit for every run with a writer to fill; emit returns the
@@ -88,6 +155,10 @@ func (s *Spec) Generate(emit func(Run) (io.Writer, func() error, error)) error {
 	infra := map[int]bool{}
 	for _, r := range s.InfraRuns {
 		infra[r] = true
+	}
+	partial := map[int]float64{}
+	for _, o := range s.Outages {
+		partial[o.Run] = o.Suites
 	}
 	every := s.Every
 	if every == 0 {
@@ -104,7 +175,11 @@ func (s *Spec) Generate(emit func(Run) (io.Writer, func() error, error)) error {
 				if err != nil {
 					return err
 				}
-				failed, err := s.writeRun(w, run, infra[runNo], rng)
+				var hit map[int]bool
+				if f, ok := partial[runNo]; ok {
+					hit = s.hitSuites(runNo, f)
+				}
+				failed, err := s.writeRun(w, run, infra[runNo], hit, rng)
 				if err != nil {
 					return err
 				}
@@ -121,7 +196,7 @@ func (s *Spec) Generate(emit func(Run) (io.Writer, func() error, error)) error {
 	return nil
 }
 
-func (s *Spec) writeRun(w io.Writer, run Run, outage bool, rng *rand.Rand) (int, error) {
+func (s *Spec) writeRun(w io.Writer, run Run, outage bool, hit map[int]bool, rng *rand.Rand) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	ts := run.Time.UTC().Format("2006-01-02T15:04:05")
 	fmt.Fprintf(bw, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"synthetic\">\n  <testsuite name=\"suite\" timestamp=\"%s\" hostname=\"ci\">\n", ts)
@@ -130,20 +205,21 @@ func (s *Spec) writeRun(w io.Writer, run Run, outage bool, rng *rand.Rand) (int,
 	for i := 0; i < s.Tests; i++ {
 		cls, name := s.Name(i)
 		b := s.Behaviors[i]
+		down := outage || hit != nil && hit[s.Suite(i)]
 		dur := 0.001 + rng.Float64()*0.2
 		fail := false
 		msg := ""
 		switch {
-		case outage && rng.Float64() < 0.95:
+		case down && rng.Float64() < 0.95:
 			fail, msg = true, fmt.Sprintf("ConnectionError: could not connect to db:5432 after %.1fs", 30+rng.Float64())
 		case b.Kind == Flaky || b.Kind == Retried:
 			if rng.Float64() < b.P {
 				fail = true
 				msg = fmt.Sprintf("TimeoutError: timed out after %.3fs waiting for /tmp/pytest-of-ci/pytest-%d/sock", 5+rng.Float64(), rng.IntN(100))
 			}
-		case b.Kind == Broken && run.Commit >= b.From:
+		case b.Kind == Broken && b.fails(run.Commit):
 			fail, msg = true, fmt.Sprintf("AssertionError: expected 200, got 500 (%s.py:%d)", cls, 40+i%7)
-		case b.Kind == Regression && run.Commit >= b.From && run.Commit < b.To:
+		case b.Kind == Regression && b.fails(run.Commit):
 			fail, msg = true, fmt.Sprintf("KeyError: 'user_id' (%s.py:%d)", cls, 10+i%5)
 		}
 		file := fmt.Sprintf("tests/test_module_%02d.py", i/50)
@@ -153,7 +229,7 @@ func (s *Spec) writeRun(w io.Writer, run Run, outage bool, rng *rand.Rand) (int,
 		}
 		fmt.Fprintf(bw, "    <testcase classname=%q name=%q file=%q line=\"%d\" time=\"%.3f\">\n      <failure message=\"%s\" type=\"AssertionError\">%s&#10;  at %s:%d</failure>\n    </testcase>\n",
 			cls, name, file, 10+i%400, dur, escape(msg), escape(msg), file, 10+i%400)
-		if b.Kind == Retried && !outage {
+		if b.Kind == Retried && !down {
 			// The rerun plugin reports the retry as a repeated testcase.
 			fmt.Fprintf(bw, "    <testcase classname=%q name=%q file=%q line=\"%d\" time=\"%.3f\"/>\n", cls, name, file, 10+i%400, dur)
 			continue
