@@ -37,6 +37,7 @@ Usage:
   flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE] [--diff FILE] [--json FILE] [--alpha-pr 0.05] [--max-runs 20] [--on-inconclusive neutral|fail|pass]
   flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...
   flakegate ledger verify [FILE]
+  flakegate demo [-out DIR]
   flakegate version
 
 With no command and GITHUB_ACTIONS=true, flakegate runs as the GitHub Action.
@@ -70,6 +71,8 @@ func Main(ctx context.Context, env Env) int {
 		return ledgerCmd(env, args)
 	case "matrix":
 		return matrixCmd(ctx, env, args)
+	case "demo":
+		return demoCmd(ctx, env, args)
 	case "version", "--version":
 		fmt.Fprintf(env.Stdout, "flakegate %s\n", Version)
 		return 0
