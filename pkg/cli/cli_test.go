@@ -193,7 +193,7 @@ func TestGateCLI(t *testing.T) {
 	}{
 		{[]string{"gate", "--head", dir}, "--base and --head are required"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--on-inconclusive", "maybe"}, `invalid value "maybe" for flag -on-inconclusive: accepted values are neutral, fail, pass`},
-		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: must be strictly between 0 and 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: want a number above the p0 floor 0.05 and below 1"},
 	} {
 		if r := run(t, nil, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %s, want %q", tc.args, r.code, r.stderr, tc.msg)

@@ -16,7 +16,6 @@ import (
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
-	"github.com/flakegate/flakegate/pkg/matrix"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
@@ -97,7 +96,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 		}
 		sides[s.flag] = h
 	}
-	in.Tests = matrix.Join(sides["--base"], sides["--head"], sides["--history"])
+	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
 
 	if *diffFile != "" {
 		text, err := readArg(*diffFile)

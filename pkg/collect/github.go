@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/google/go-github/v60/github"
-
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -47,7 +45,7 @@ type GitHubOptions struct {
 	// Exclude, when set, leaves out the listed runs it returns true for,
 	// before their artifacts are listed: the gate leaves out runs of the
 	// pull request's head commit, pull request runs and its own run.
-	Exclude func(*github.WorkflowRun) bool
+	Exclude func(ghapi.Run) bool
 	// Known holds the history.RunKey of every run in the carried history
 	// (history.Keys). A run whose latest attempt is known is not read again.
 	Known map[string]bool
@@ -311,14 +309,14 @@ func (col *collector) failure() error {
 }
 
 // listRuns lists the runs of every workflow, newest first.
-func (col *collector) listRuns(ctx context.Context) ([]*github.WorkflowRun, error) {
+func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 	o := col.o
 	wfs := o.Workflows
 	if len(wfs) == 0 {
 		wfs = []string{""}
 	}
 	seen := map[int64]bool{}
-	var all []*github.WorkflowRun
+	var all []ghapi.Run
 	for _, wf := range wfs {
 		// The runs list shows the latest attempts. Earlier attempts are
 		// looked up later, and only those that documents name: looking
@@ -330,17 +328,17 @@ func (col *collector) listRuns(ctx context.Context) ([]*github.WorkflowRun, erro
 			return nil, err
 		}
 		for _, r := range runs {
-			if !seen[r.GetID()] && (o.Since.IsZero() || !r.GetCreatedAt().Time.Before(o.Since)) {
-				seen[r.GetID()] = true
+			if !seen[r.ID] && (o.Since.IsZero() || !r.CreatedAt.Before(o.Since)) {
+				seen[r.ID] = true
 				all = append(all, r)
 			}
 		}
 	}
-	slices.SortStableFunc(all, func(a, b *github.WorkflowRun) int {
-		if c := b.GetCreatedAt().Time.Compare(a.GetCreatedAt().Time); c != 0 {
+	slices.SortStableFunc(all, func(a, b ghapi.Run) int {
+		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.GetID(), a.GetID())
+		return cmp.Compare(b.ID, a.ID)
 	})
 	if o.MaxRuns > 0 && len(all) > o.MaxRuns {
 		all = all[:o.MaxRuns]
@@ -367,14 +365,14 @@ type runJob struct {
 	transient atomic.Bool  // something failed that a later collection may read
 }
 
-func newRunJob(r *github.WorkflowRun) *runJob {
-	t := r.GetRunStartedAt().Time
+func newRunJob(r ghapi.Run) *runJob {
+	t := r.StartedAt
 	if t.IsZero() {
-		t = r.GetCreatedAt().Time
+		t = r.CreatedAt
 	}
-	j := &runJob{id: r.GetID(), latest: max(1, r.GetRunAttempt()), created: r.GetCreatedAt().Time.UTC()}
-	j.meta = model.Run{CommitSHA: r.GetHeadSHA(), RunID: strconv.FormatInt(j.id, 10), Attempt: j.latest, Time: t.UTC(),
-		Workflow: r.GetName(), Branch: r.GetHeadBranch(), Event: r.GetEvent()}
+	j := &runJob{id: r.ID, latest: max(1, r.Attempt), created: r.CreatedAt.UTC()}
+	j.meta = model.Run{CommitSHA: r.HeadSHA, RunID: strconv.FormatInt(j.id, 10), Attempt: j.latest, Time: t.UTC(),
+		Workflow: r.Name, Branch: r.HeadBranch, Event: r.Event}
 	j.key = history.RunKey(j.meta)
 	over := j.meta
 	j.label = fmt.Sprintf("run %d attempt %d", j.id, j.latest)
@@ -497,7 +495,7 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 	if ctx.Err() != nil {
 		return
 	}
-	var arts []*github.Artifact
+	var arts []ghapi.Artifact
 	err := call(ctx, net, func() (err error) {
 		arts, err = col.c.ListRunArtifacts(ctx, col.o.Repo, j.id, "")
 		return err
@@ -512,7 +510,7 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 	}
 	var queue []*download
 	for _, a := range arts {
-		name := a.GetName()
+		name := a.Name
 		col.count(func(s *Stats) { s.Artifacts++ })
 		if !col.o.Match(name) {
 			continue
@@ -520,13 +518,13 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 		col.count(func(s *Stats) { s.Matched++ })
 		label := j.label + " / " + labelName(name)
 		switch {
-		case a.GetExpired():
+		case a.Expired:
 			col.count(func(s *Stats) { s.Expired++ })
 			col.skip(label, "artifact expired (GitHub lists it as expired)")
-		case a.GetSizeInBytes() > col.o.Limits.Download:
-			col.skip(label, fmt.Sprintf("artifact is %d bytes, over the download cap of %d bytes", a.GetSizeInBytes(), col.o.Limits.Download))
+		case a.Size > col.o.Limits.Download:
+			col.skip(label, fmt.Sprintf("artifact is %d bytes, over the download cap of %d bytes", a.Size, col.o.Limits.Download))
 		default:
-			queue = append(queue, &download{job: j, id: a.GetID(), label: label, size: a.GetSizeInBytes()})
+			queue = append(queue, &download{job: j, id: a.ID, label: label, size: a.Size})
 		}
 	}
 	j.pending.Add(int64(len(queue)))
@@ -657,7 +655,7 @@ func (col *collector) attributeAttempts(ctx context.Context, h *history.History,
 			// document's timestamp stands in.
 			col.stats.Attempts++
 			if run, err := col.c.RunAttempt(ctx, col.o.Repo, j.id, r.Attempt); err == nil {
-				t = run.GetRunStartedAt().Time.UTC()
+				t = run.StartedAt.UTC()
 			}
 			started[k] = t
 		}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/google/go-github/v60/github"
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
@@ -490,7 +489,7 @@ func TestGitHubExclude(t *testing.T) {
 		}
 	}
 	h, st, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit,
-		Exclude: func(r *github.WorkflowRun) bool { return r.GetHeadSHA() == head }})
+		Exclude: func(r ghapi.Run) bool { return r.HeadSHA == head }})
 	if err != nil {
 		t.Fatal(err)
 	}

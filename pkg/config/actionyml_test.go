@@ -68,7 +68,7 @@ func TestActionYAMLMatchesInputs(t *testing.T) {
 		}
 	}
 	sort.Strings(outputs)
-	if diff := cmp.Diff([]string{"blocking-count", "flaky-count", "report-dir", "report-json", "verdict"}, outputs); diff != "" {
+	if diff := cmp.Diff([]string{"blocking-count", "check-url", "comment-url", "failed-count", "flaky-count", "inconclusive-count", "report-dir", "report-json", "summary-path", "tests-count", "verdict", "verdict-json"}, outputs); diff != "" {
 		t.Errorf("outputs (-want +got):\n%s", diff)
 	}
 

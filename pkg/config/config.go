@@ -14,10 +14,16 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/publish"
+	"github.com/flakegate/flakegate/pkg/score"
 )
 
 // Mode is what the action does.
@@ -35,16 +41,6 @@ const (
 	ModeGate Mode = "gate"
 )
 
-// Inconclusive is the policy for a gate verdict the SPRT could not decide
-// within the rerun budget.
-type Inconclusive string
-
-const (
-	InconclusiveNeutral Inconclusive = "neutral" // the default: verdict inconclusive, exit zero; a check run, if any, concludes "neutral"
-	InconclusiveFail    Inconclusive = "fail"    // exit non-zero, as a block would
-	InconclusivePass    Inconclusive = "pass"    // exit zero
-)
-
 // Bounds on inputs, with their source.
 const (
 	// maxLookbackDays: GitHub keeps artifacts and logs at most 400 days
@@ -53,6 +49,8 @@ const (
 	// maxRuns: GitHub: the list-workflow-runs endpoint returns at most 1,000
 	// results when filtered.
 	maxRuns = 1000
+	// maxAnnotations caps max-annotations: each takes room in the check run.
+	maxAnnotations = 1000
 	// maxLabelChars: GitHub rejects label names over 50 characters.
 	maxLabelChars = 50
 )
@@ -119,7 +117,7 @@ type Config struct {
 	// nothing is blocked, over all its tests together.
 	AlphaPR float64
 	// OnInconclusive (on-inconclusive) decides what an undecided SPRT does.
-	OnInconclusive Inconclusive
+	OnInconclusive gate.Policy
 
 	// LedgerPath (ledger-path): the quarantine ledger, relative to the
 	// repository root, cleaned, never outside it.
@@ -134,8 +132,17 @@ type Config struct {
 	// and to the ledger's freeze set.
 	DeclarationLabel string
 
-	Comment             bool // comment: post or update the sticky PR comment
-	CheckRun            bool // check-run: also create a check run with annotations
+	// Comment (comment) says when the sticky PR comment is posted:
+	// always, changes, failures or off; true and false mean always and
+	// off.
+	Comment  publish.CommentMode
+	CheckRun bool // check-run: also create a check run with annotations
+	// CheckName (check-name) names the check run; CommentTag (comment-tag,
+	// default the check name) tells this step's comment, tracking issue and
+	// artifact from another flakegate step's in the same PR or run.
+	CheckName, CommentTag string
+	// MaxAnnotations (max-annotations) caps the check run's annotations.
+	MaxAnnotations      int
 	UploadArtifact      bool // upload-artifact: upload ArtifactName from inside the action
 	TrackingIssue       bool // tracking-issue: keep a tracking issue of flaky tests (report mode)
 	FailOnExpiredLedger bool // fail-on-expired-ledger: an expired ledger entry fails the gate
@@ -201,21 +208,23 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.BaseResults = v.globs("base-results", raw.BaseResults)
 	c.HeadResults = v.globs("head-results", raw.HeadResults)
 	c.History = v.globs("history", raw.History)
-	c.Threshold = v.number("threshold", raw.Threshold, rangeClosed)
+	c.Threshold = v.number("threshold", raw.Threshold)
 	c.MinCommits = v.integer("min-commits", raw.MinCommits, 1, math.MaxInt32)
-	c.InfraThreshold = v.number("infra-threshold", raw.InfraThreshold, rangeOpenClosed)
-	c.P1 = v.number("p1", raw.P1, rangeP1)
-	c.Alpha = v.number("alpha", raw.Alpha, rangeOpen)
-	c.Beta = v.number("beta", raw.Beta, rangeOpen)
-	c.AlphaPR = v.number("alpha-pr", raw.AlphaPR, rangeOpen)
-	c.OnInconclusive = Inconclusive(v.oneOf("on-inconclusive", raw.OnInconclusive,
-		string(InconclusiveNeutral), string(InconclusiveFail), string(InconclusivePass)))
+	c.InfraThreshold = v.number("infra-threshold", raw.InfraThreshold)
+	c.P1 = v.number("p1", raw.P1)
+	c.Alpha = v.number("alpha", raw.Alpha)
+	c.Beta = v.number("beta", raw.Beta)
+	c.AlphaPR = v.number("alpha-pr", raw.AlphaPR)
+	c.OnInconclusive = gate.Policy(raw.OnInconclusive)
 	c.LedgerPath = v.repoPath("ledger-path", raw.LedgerPath)
 	c.ProtectedPaths = v.globs("protected-paths", raw.ProtectedPaths)
 	c.ApprovalLabel = v.label("approval-label", raw.ApprovalLabel)
 	c.DeclarationLabel = v.label("declaration-label", raw.DeclarationLabel)
-	c.Comment = v.boolean("comment", raw.Comment)
+	c.Comment = v.commentMode("comment", raw.Comment)
 	c.CheckRun = v.boolean("check-run", raw.CheckRun)
+	c.CheckName = v.checkName("check-name", raw.CheckName)
+	c.CommentTag = v.tag("comment-tag", raw.CommentTag, c.CheckName)
+	c.MaxAnnotations = v.integer("max-annotations", raw.MaxAnnotations, 0, maxAnnotations)
 	c.UploadArtifact = v.boolean("upload-artifact", raw.UploadArtifact)
 	c.TrackingIssue = v.boolean("tracking-issue", raw.TrackingIssue)
 	c.FailOnExpiredLedger = v.boolean("fail-on-expired-ledger", raw.FailOnExpiredLedger)
@@ -223,9 +232,14 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.ReportDir = v.reportDir("report-dir", raw.ReportDir)
 	c.GeminiModel = v.model("gemini-model", raw.GeminiModel)
 
-	if c.Alpha > 0 && c.Beta > 0 && c.Alpha+c.Beta >= 1 {
-		v.fail("beta", raw.Beta, fmt.Sprintf("alpha + beta must be less than 1 (alpha is %v), or the SPRT bounds cross", c.Alpha))
-	}
+	// The stages own their options' ranges; the command line checks the
+	// same ones.
+	raws := map[string]string{"threshold": raw.Threshold, "min-commits": raw.MinCommits, "infra-threshold": raw.InfraThreshold,
+		"p1": raw.P1, "alpha": raw.Alpha, "beta": raw.Beta, "alpha-pr": raw.AlphaPR, "on-inconclusive": raw.OnInconclusive,
+		"protected-paths": raw.ProtectedPaths}
+	v.options(raws, c.ScoreOptions().Validate())
+	v.options(raws, c.GateOptions().Check())
+	v.inInputOrder()
 	// Checks that depend on the event come last, and are skipped when the
 	// event file is at fault, so its error is not followed by echoes.
 	derived := &validator{}
@@ -320,8 +334,8 @@ func (c *Config) apiReasons() []string {
 			r = append(r, "mode gate with no base-results or head-results downloads runs' artifacts")
 		}
 	}
-	if c.Comment && c.PullRequest != nil && c.Mode == ModeReport {
-		r = append(r, "comment is true and there is a pull request")
+	if c.Comment != publish.CommentOff && c.PullRequest != nil && c.Mode == ModeReport {
+		r = append(r, "comment is on and there is a pull request")
 	}
 	if c.CheckRun {
 		r = append(r, "check-run is true")
@@ -432,26 +446,112 @@ func (v *validator) integer(input, s string, lo, hi int) int {
 }
 
 // numberRange is an accepted interval and how to say it.
-type numberRange struct {
-	ok   func(float64) bool
-	want string
-}
-
-var (
-	rangeClosed     = numberRange{func(f float64) bool { return f >= 0 && f <= 1 }, "want a number between 0 and 1 inclusive"}
-	rangeOpenClosed = numberRange{func(f float64) bool { return f > 0 && f <= 1 }, "want a number greater than 0 and at most 1"}
-	rangeOpen       = numberRange{func(f float64) bool { return f > 0 && f < 1 }, "want a number strictly between 0 and 1"}
-	rangeP1         = numberRange{func(f float64) bool { return f > 0.5 && f < 1 },
-		"want a number greater than 0.5 and less than 1 (the failure rate of a regression, above any baseline rate that can be gated)"}
-)
-
-func (v *validator) number(input, s string, r numberRange) float64 {
+// number parses a number; its range is checked by the stage that owns it
+// (see options).
+// A value that is not a number is NaN, which every range refuses.
+func (v *validator) number(input, s string) float64 {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || !r.ok(f) {
-		v.fail(input, s, r.want)
-		return 0
+	if err != nil || math.IsInf(f, 0) {
+		return math.NaN()
 	}
 	return f
+}
+
+// options turns the option errors a stage's Validate returns into input
+// errors, each with the value as given.
+func (v *validator) options(raw map[string]string, err error) {
+	if err == nil {
+		return
+	}
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	failed := map[string]bool{}
+	for _, e := range v.errs {
+		var ie *InputError
+		if errors.As(e, &ie) {
+			failed[ie.Input] = true
+		}
+	}
+	for _, e := range list {
+		var oe *model.OptionError
+		if errors.As(e, &oe) {
+			if failed[oe.Name] {
+				continue // already said, by the parse
+			}
+			v.fail(oe.Name, raw[oe.Name], oe.Want)
+			continue
+		}
+		v.errs = append(v.errs, e)
+	}
+}
+
+// inInputOrder sorts the input errors as action.yml lists the inputs.
+func (v *validator) inInputOrder() {
+	at := map[string]int{}
+	for i, in := range Inputs() {
+		at[in.Name] = i
+	}
+	rank := func(e error) int {
+		var ie *InputError
+		if errors.As(e, &ie) {
+			return at[ie.Input]
+		}
+		return len(at)
+	}
+	slices.SortStableFunc(v.errs, func(a, b error) int { return rank(a) - rank(b) })
+}
+
+// commentMode accepts a comment mode, and true and false for always and
+// off (the input was a boolean before it had modes).
+func (v *validator) commentMode(input, s string) publish.CommentMode {
+	switch s {
+	case "true", "True", "TRUE":
+		return publish.CommentAlways
+	case "false", "False", "FALSE":
+		return publish.CommentOff
+	}
+	var names []string
+	for _, m := range publish.CommentModes {
+		if s == string(m) {
+			return m
+		}
+		names = append(names, string(m))
+	}
+	v.fail(input, s, "want one of "+strings.Join(names, ", ")+" (true and false mean always and off)")
+	return ""
+}
+
+// checkName accepts a check run name.
+func (v *validator) checkName(input, s string) string {
+	if s == "" || len(s) > 100 || strings.ContainsFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		v.fail(input, s, "want a name of 1 to 100 characters on one line")
+		return ""
+	}
+	return s
+}
+
+// tag accepts a comment tag; empty means the check name.
+func (v *validator) tag(input, s, checkName string) string {
+	given := s != ""
+	if !given {
+		s = checkName
+	}
+	if s == "" {
+		return ""
+	}
+	if err := publish.CheckTag(s); err != nil {
+		if given {
+			v.fail(input, s, err.Error())
+		} else {
+			v.fail(input, "", "the check name "+strconv.Quote(checkName)+" cannot be a comment tag: "+err.Error()+"; set comment-tag")
+		}
+		return ""
+	}
+	return s
 }
 
 // splitList splits on newlines and commas, trims, and drops blank entries.
@@ -563,4 +663,19 @@ func (v *validator) model(input, s string) string {
 		return ""
 	}
 	return m
+}
+
+// ScoreOptions are the report's scoring options from the inputs.
+func (c *Config) ScoreOptions() score.Options {
+	o := score.Defaults()
+	o.Threshold, o.MinCommits, o.InfraThreshold = c.Threshold, c.MinCommits, c.InfraThreshold
+	o.Source = c.GitHub.Repository
+	return o
+}
+
+// GateOptions are the gate's options from the inputs.
+func (c *Config) GateOptions() gate.Options {
+	return gate.Options{P1: c.P1, Alpha: c.Alpha, Beta: c.Beta, AlphaPR: c.AlphaPR, OnInconclusive: c.OnInconclusive,
+		ProtectedPaths: c.ProtectedPaths, DeclareLabel: c.DeclarationLabel, ApprovalLabel: c.ApprovalLabel,
+		ExpiredLedgerWarn: !c.FailOnExpiredLedger}
 }

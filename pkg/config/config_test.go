@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/publish"
 )
 
 const schedulePayload = `{"schedule": "17 4 * * 1", "repository": {"full_name": "octo/widgets"}}`
@@ -127,10 +130,10 @@ func TestLoad(t *testing.T) {
 				c.InfraThreshold = 1
 				c.P1, c.Alpha, c.Beta = 0.95, 0.01, 0.2
 				c.AlphaPR = 0.1
-				c.OnInconclusive = InconclusiveFail
+				c.OnInconclusive = gate.PolicyFail
 				c.LedgerPath = "ci/ledger.yml"
 				c.ProtectedPaths = []string{"spec/**"}
-				c.Comment, c.CheckRun, c.UploadArtifact, c.TrackingIssue, c.FailOnExpiredLedger = false, true, false, true, false
+				c.Comment, c.CheckRun, c.UploadArtifact, c.TrackingIssue, c.FailOnExpiredLedger = publish.CommentOff, true, false, true, false
 				c.ArtifactName = "flaky report"
 				c.ReportDir = "/github/runner_temp/out"
 				c.GeminiAPIKey = NewSecret(testGeminiKey)
@@ -380,26 +383,26 @@ func TestLoadErrors(t *testing.T) {
 		{"mode is case-sensitive", sched(map[string]string{"mode": "Gate"}),
 			[]string{`input mode: got "Gate"; want one of auto, report, gate`}},
 		{"threshold above 1", sched(map[string]string{"threshold": "1.5"}),
-			[]string{`input threshold: got "1.5"; want a number between 0 and 1 inclusive`}},
+			[]string{`input threshold: got "1.5"; threshold must be between 0 and 1`}},
 		{"threshold negative", sched(map[string]string{"threshold": "-0.1"}),
-			[]string{`input threshold: got "-0.1"; want a number between 0 and 1 inclusive`}},
+			[]string{`input threshold: got "-0.1"; threshold must be between 0 and 1`}},
 		{"threshold not a number", sched(map[string]string{"threshold": "ten percent"}),
-			[]string{`input threshold: got "ten percent"; want a number between 0 and 1 inclusive`}},
+			[]string{`input threshold: got "ten percent"; threshold must be between 0 and 1`}},
 		{"threshold NaN", sched(map[string]string{"threshold": "NaN"}),
-			[]string{`input threshold: got "NaN"; want a number between 0 and 1 inclusive`}},
+			[]string{`input threshold: got "NaN"; threshold must be between 0 and 1`}},
 		{"infra-threshold zero", sched(map[string]string{"infra-threshold": "0"}),
-			[]string{`input infra-threshold: got "0"; want a number greater than 0 and at most 1`}},
+			[]string{`input infra-threshold: got "0"; infra threshold must be greater than 0 and at most 1`}},
 		{"alpha and beta at the bounds", sched(map[string]string{"alpha": "0", "beta": "1"}),
 			[]string{
 				`input alpha: got "0"; want a number strictly between 0 and 1`,
 				`input beta: got "1"; want a number strictly between 0 and 1`,
 			}},
 		{"alpha + beta reaching 1", sched(map[string]string{"alpha": "0.6", "beta": "0.4"}),
-			[]string{`input beta: got "0.4"; alpha + beta must be less than 1 (alpha is 0.6), or the SPRT bounds cross`}},
-		{"p1 not above 0.5", sched(map[string]string{"p1": "0.5"}),
-			[]string{`input p1: got "0.5"; want a number greater than 0.5 and less than 1 (the failure rate of a regression, above any baseline rate that can be gated)`}},
+			[]string{`input beta: got "0.4"; alpha + beta must be below 1 (alpha is 0.6), or the SPRT bounds cross`}},
+		{"p1 not above the p0 floor", sched(map[string]string{"p1": "0.05"}),
+			[]string{`input p1: got "0.05"; want a number above the p0 floor 0.05 and below 1 (the failure rate of a regression)`}},
 		{"p1 of 1", sched(map[string]string{"p1": "1"}),
-			[]string{`input p1: got "1"; want a number greater than 0.5 and less than 1 (the failure rate of a regression, above any baseline rate that can be gated)`}},
+			[]string{`input p1: got "1"; want a number above the p0 floor 0.05 and below 1 (the failure rate of a regression)`}},
 		{"counts", sched(map[string]string{"lookback-days": "0", "max-runs": "-5", "min-commits": "0"}),
 			[]string{
 				`input lookback-days: got "0"; want an integer from 1 to 400`,
@@ -434,7 +437,7 @@ func TestLoadErrors(t *testing.T) {
 		{"booleans outside the YAML 1.2 core schema", sched(map[string]string{
 			"comment": "yes", "check-run": "1", "upload-artifact": "tRue", "tracking-issue": "on", "fail-on-expired-ledger": "no"}),
 			[]string{
-				`input comment: got "yes"; want a YAML 1.2 core-schema boolean: true | True | TRUE | false | False | FALSE`,
+				`input comment: got "yes"; want one of always, changes, failures, off (true and false mean always and off)`,
 				`input check-run: got "1"; want a YAML 1.2 core-schema boolean: true | True | TRUE | false | False | FALSE`,
 				`input upload-artifact: got "tRue"; want a YAML 1.2 core-schema boolean: true | True | TRUE | false | False | FALSE`,
 				`input tracking-issue: got "on"; want a YAML 1.2 core-schema boolean: true | True | TRUE | false | False | FALSE`,

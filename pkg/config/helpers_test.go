@@ -9,6 +9,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/publish"
 )
 
 // Values a runner would pass. The secrets are distinctive so a leak is easy
@@ -175,12 +178,15 @@ func wantDefaults() *Config {
 		Alpha:               0.05,
 		Beta:                0.05,
 		AlphaPR:             0.05,
-		OnInconclusive:      InconclusiveNeutral,
+		OnInconclusive:      gate.PolicyNeutral,
 		LedgerPath:          ".github/flaky-ledger.yml",
 		ProtectedPaths:      []string{"tests/**", "**/conftest.py", "pytest.ini"},
 		ApprovalLabel:       "flaky-ledger-approved",
 		DeclarationLabel:    "test-changes-declared",
-		Comment:             true,
+		Comment:             publish.CommentAlways,
+		CheckName:           "flakegate",
+		CommentTag:          "flakegate",
+		MaxAnnotations:      10,
 		CheckRun:            false,
 		UploadArtifact:      true,
 		ArtifactName:        "flakegate-report",

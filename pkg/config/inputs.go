@@ -42,8 +42,11 @@ type rawInputs struct {
 	ProtectedPaths      string `env:"PROTECTED_PATHS,default=tests/**\n**/conftest.py\npytest.ini"`
 	ApprovalLabel       string `env:"APPROVAL_LABEL,default=flaky-ledger-approved"`
 	DeclarationLabel    string `env:"DECLARATION_LABEL,default=test-changes-declared"`
-	Comment             string `env:"COMMENT,default=true"`
+	Comment             string `env:"COMMENT,default=always"`
+	CommentTag          string `env:"COMMENT_TAG"`
 	CheckRun            string `env:"CHECK_RUN,default=false"`
+	CheckName           string `env:"CHECK_NAME,default=flakegate"`
+	MaxAnnotations      string `env:"MAX_ANNOTATIONS,default=10"`
 	UploadArtifact      string `env:"UPLOAD_ARTIFACT,default=true"`
 	ArtifactName        string `env:"ARTIFACT_NAME,default=flakegate-report"`
 	ReportDir           string `env:"REPORT_DIR,default=flakegate-report"`

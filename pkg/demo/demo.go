@@ -75,14 +75,16 @@ func Run(ctx context.Context, out string) (*Result, error) {
 
 	s := ghfake.Start()
 	defer s.Close()
-	repo, reportRun, gateRun, err := serve(s)
+	s.SetClock(func() time.Time { return Now })
+	sc, err := Load(s, Now)
 	if err != nil {
 		return nil, err
 	}
+	repo := sc.Repo
 
 	res := &Result{}
 	// Step 1: the weekly report.
-	res.Report, err = runStep(ctx, s, job, "report", reportRun.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{
+	res.Report, err = runStep(ctx, s, job, "report", sc.ReportRun.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{
 		"mode": "report", "workflows": historyWorkflow, "report-dir": filepath.Join(out, "report"),
 	})
 	if err != nil {
@@ -90,20 +92,10 @@ func Run(ctx context.Context, out string) (*Result, error) {
 	}
 	// Step 2: the pull request's gate, on the K base and head repetitions
 	// an earlier step of its job ran.
-	ws := filepath.Join(job, "gate", "workspace")
-	if err := os.MkdirAll(filepath.Join(ws, "results"), 0o755); err != nil {
+	if err := sc.WriteResults(filepath.Join(job, "gate", "workspace", "results")); err != nil {
 		return nil, err
 	}
-	for k := 0; k < K; k++ {
-		for _, side := range []string{"base", "head"} {
-			var b bytes.Buffer
-			writeSide(&b, side, k)
-			if err := os.WriteFile(filepath.Join(ws, "results", fmt.Sprintf("%s-%d.xml", side, k+1)), b.Bytes(), 0o644); err != nil {
-				return nil, err
-			}
-		}
-	}
-	res.Gate, err = runStep(ctx, s, job, "gate", gateRun.ID, "pull_request", prEvent(), map[string]string{
+	res.Gate, err = runStep(ctx, s, job, "gate", sc.GateRun.ID, "pull_request", PREvent(), map[string]string{
 		"mode": "gate", "workflows": historyWorkflow, "report-dir": filepath.Join(out, "gate"),
 		"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "check-run": "true",
 	})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
@@ -41,12 +43,12 @@ const (
 	preExisting = 3
 )
 
-// History is main's last week: synth's sample suite (a flaky checkout test,
-// a test retried inside its run, a rarely failing e-mail test, a regression
-// fixed two commits later, and an outage in which almost every test failed)
-// over 30 commits, one CI run per commit and re-runs of failed jobs half
-// the time. The test the PR will make flaky is stable here.
-func History() synth.Spec {
+// History is main's last week before now: synth's sample suite (a flaky
+// checkout test, a test retried inside its run, a rarely failing e-mail
+// test, a regression fixed two commits later, and an outage in which almost
+// every test failed) over 30 commits, one CI run per commit and re-runs of
+// failed jobs half the time. The test the PR will make flaky is stable here.
+func History(now time.Time) synth.Spec {
 	spec := synth.Sample()
 	spec.Tests = Tests
 	// The sample's test broken from commit 22 on would leave main red for
@@ -54,12 +56,12 @@ func History() synth.Spec {
 	// branches from a green main.
 	delete(spec.Behaviors, 17)
 	spec.Names[induced] = [2]string{"tests.test_cart", "test_total_includes_tax"}
-	spec.Start = Now.Add(-time.Duration(spec.Commits)*spec.Every - time.Hour)
+	spec.Start = now.Add(-time.Duration(spec.Commits)*spec.Every - time.Hour)
 	return spec
 }
 
 var (
-	baseSHA = synth.SHA(History().Commits - 1) // the PR branches from main's last commit
+	baseSHA = synth.SHA(synth.Sample().Commits - 1) // the PR branches from main's last commit
 	headSHA = ghfake.SHA("acme/shop#42 head")
 )
 
@@ -83,14 +85,14 @@ func failureMessage(test, run int) string {
 
 // writeSide writes run k of a side ("base" or "head") as JUnit XML, in the
 // format synth writes, with the commit and run id in the properties. Runs
-// are interleaved in time: base 1, head 1, base 2, ...
-func writeSide(w io.Writer, side string, k int) {
-	spec := History()
+// are interleaved in time, in the hour before now: base 1, head 1, base 2, ...
+func writeSide(w io.Writer, side string, k int, now time.Time) {
+	spec := History(now)
 	sha, offset := baseSHA, 0
 	if side == "head" {
 		sha, offset = headSHA, 1
 	}
-	ts := Now.Add(-time.Hour + time.Duration(2*k+offset)*3*time.Minute).Format("2006-01-02T15:04:05")
+	ts := now.Add(-time.Hour + time.Duration(2*k+offset)*3*time.Minute).Format("2006-01-02T15:04:05")
 	fmt.Fprintf(w, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"pytest\">\n  <testsuite name=\"suite\" timestamp=\"%s\" hostname=\"runner\">\n", ts)
 	fmt.Fprintf(w, "    <properties>\n      <property name=\"commit_sha\" value=\"%s\"/>\n      <property name=\"run_id\" value=\"%d\"/>\n    </properties>\n", sha, 9000+2*k+offset)
 	failing := map[int]bool{}
@@ -133,14 +135,23 @@ func xmlEscape(s string) string {
 	return b.String()
 }
 
-// serve loads the scenario into the fake: main's CI runs with their JUnit
-// artifacts, the pull request with its diff, and the two runs of the
-// flakegate workflow (the weekly report, then the PR's gate).
-func serve(s *ghfake.Server) (repo *ghfake.Repo, reportRun, gateRun ghfake.Run, err error) {
-	s.SetClock(func() time.Time { return Now })
-	repo = s.Repo(Repository)
-	spec := History()
-	err = spec.Generate(func(sr synth.Run) (io.Writer, func() error, error) {
+// Scenario is the bundled scenario loaded into a fake GitHub.
+type Scenario struct {
+	Repo *ghfake.Repo
+	// ReportRun and GateRun are the flakegate workflow's runs: the weekly
+	// report, then the pull request's gate (GITHUB_RUN_ID of each step).
+	ReportRun, GateRun ghfake.Run
+	now                time.Time
+}
+
+// Load loads the scenario into the fake, dated from now: main's CI runs
+// with their JUnit artifacts, the pull request with its diff, and the two
+// runs of the flakegate workflow.
+func Load(s *ghfake.Server, now time.Time) (*Scenario, error) {
+	sc := &Scenario{Repo: s.Repo(Repository), now: now}
+	repo := sc.Repo
+	spec := History(now)
+	err := spec.Generate(func(sr synth.Run) (io.Writer, func() error, error) {
 		var buf bytes.Buffer
 		return &buf, func() error {
 			run := repo.AddRun(ghfake.Run{Workflow: historyWorkflow, Name: "CI", HeadSHA: sr.SHA, CreatedAt: sr.Time})
@@ -150,21 +161,39 @@ func serve(s *ghfake.Server) (repo *ghfake.Repo, reportRun, gateRun ghfake.Run, 
 		}, nil
 	})
 	if err != nil {
-		return nil, ghfake.Run{}, ghfake.Run{}, fmt.Errorf("history: %w", err)
+		return nil, fmt.Errorf("history: %w", err)
 	}
 	repo.AddPullRequest(ghfake.PullRequest{Number: PR, Title: "Add sales tax to the cart total", HeadRef: "cart-tax",
 		HeadSHA: headSHA, BaseSHA: baseSHA, Body: "Adds sales tax per line to the cart total.",
 		Files: []ghfake.File{{Filename: "shop/cart.py", Status: "modified", Additions: 2, Deletions: 1,
 			Patch: "@@ -40,3 +40,4 @@ def total(self):\n-    return sum(line.price for line in self.lines)\n+    rate = self.tax_rate()\n+    return sum(round(line.price * (1 + rate), 2) for line in self.lines)\n"}}})
-	reportRun = repo.AddRun(ghfake.Run{Workflow: selfWorkflow, Name: "flakegate", Event: "schedule", HeadSHA: baseSHA, CreatedAt: Now.Add(-30 * time.Minute)})
-	gateRun = repo.AddRun(ghfake.Run{Workflow: selfWorkflow, Name: "flakegate", Event: "pull_request", HeadSHA: headSHA, HeadBranch: "cart-tax",
-		PullRequests: []int{PR}, Status: "in_progress", CreatedAt: Now.Add(-5 * time.Minute)})
-	return repo, reportRun, gateRun, nil
+	sc.ReportRun = repo.AddRun(ghfake.Run{Workflow: selfWorkflow, Name: "flakegate", Event: "schedule", HeadSHA: baseSHA, CreatedAt: now.Add(-30 * time.Minute)})
+	sc.GateRun = repo.AddRun(ghfake.Run{Workflow: selfWorkflow, Name: "flakegate", Event: "pull_request", HeadSHA: headSHA, HeadBranch: "cart-tax",
+		PullRequests: []int{PR}, Status: "in_progress", CreatedAt: now.Add(-5 * time.Minute)})
+	return sc, nil
 }
 
-// prEvent is the pull_request event payload the runner writes to
-// GITHUB_EVENT_PATH.
-func prEvent() map[string]any {
+// WriteResults writes the K base and head repetitions the PR's job ran
+// into dir as base-N.xml and head-N.xml, as flakegate matrix keeps them.
+func (sc *Scenario) WriteResults(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for k := 0; k < K; k++ {
+		for _, side := range []string{"base", "head"} {
+			var b bytes.Buffer
+			writeSide(&b, side, k, sc.now)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.xml", side, k+1)), b.Bytes(), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// PREvent is the pull_request event payload the runner writes to
+// GITHUB_EVENT_PATH for the gate's run.
+func PREvent() map[string]any {
 	repo := map[string]any{"full_name": Repository}
 	return map[string]any{
 		"action": "synchronize", "number": PR,

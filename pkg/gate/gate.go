@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
@@ -60,7 +61,9 @@ const (
 
 // Defaults for Options' zero values.
 const (
-	DefaultMaxRuns       = 20
+	DefaultMaxRuns = 20
+	// MaxMaxRuns bounds the look schedule (the path counting is quadratic in it).
+	MaxMaxRuns           = 1000
 	DefaultAlphaPR       = 0.05
 	DefaultFirstLook     = 1
 	DefaultDeclareLabel  = "test-changes-declared"
@@ -145,41 +148,48 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Validate reports the first bad option, naming it and what is accepted.
-// Zero values are defaults and valid.
-func (o Options) Validate() error {
-	o = o.withDefaults()
+// Validate reports every bad option (as *model.OptionError, joined),
+// naming it and what is accepted. Zero values are defaults and valid.
+func (o Options) Validate() error { return o.withDefaults().Check() }
+
+// Check is Validate for options given in full, as the action's inputs are:
+// a zero is checked as zero, not taken as the default.
+func (o Options) Check() error {
+	var errs []error
+	bad := func(name string, v any, want string) {
+		errs = append(errs, &model.OptionError{Name: name, Value: v, Want: want})
+	}
 	for _, p := range []struct {
 		name string
 		v    float64
-	}{{"alpha-pr", o.AlphaPR}, {"p1", o.P1}, {"alpha", o.Alpha}, {"beta", o.Beta}} {
+	}{{"alpha-pr", o.AlphaPR}, {"alpha", o.Alpha}, {"beta", o.Beta}} {
 		if !(p.v > 0 && p.v < 1) {
-			return fmt.Errorf("%s = %v: must be strictly between 0 and 1", p.name, p.v)
+			bad(p.name, p.v, "want a number strictly between 0 and 1")
 		}
 	}
-	if o.Alpha+o.Beta >= 1 {
-		return fmt.Errorf("alpha + beta = %v: must be below 1", o.Alpha+o.Beta)
+	if !(o.P1 > P0Floor && o.P1 < 1) {
+		bad("p1", o.P1, fmt.Sprintf("want a number above the p0 floor %v and below 1 (the failure rate of a regression)", P0Floor))
 	}
-	if o.P1 <= P0Floor {
-		return fmt.Errorf("p1 = %v: must be above the p0 floor %v", o.P1, P0Floor)
+	if o.Alpha > 0 && o.Alpha < 1 && o.Beta > 0 && o.Beta < 1 && o.Alpha+o.Beta >= 1 {
+		bad("beta", o.Beta, fmt.Sprintf("alpha + beta must be below 1 (alpha is %v), or the SPRT bounds cross", o.Alpha))
 	}
 	switch o.OnInconclusive {
 	case PolicyFail, PolicyPass, PolicyNeutral:
 	default:
-		return fmt.Errorf("on-inconclusive = %q: want fail, pass or neutral", o.OnInconclusive)
+		bad("on-inconclusive", o.OnInconclusive, "want one of neutral, fail, pass")
 	}
-	if o.MaxRuns < 1 {
-		return fmt.Errorf("max runs = %d: must be at least 1", o.MaxRuns)
+	if o.MaxRuns < 0 || o.MaxRuns > MaxMaxRuns {
+		bad("max-runs", o.MaxRuns, fmt.Sprintf("want 0 (the default, %d) or an integer up to %d", DefaultMaxRuns, MaxMaxRuns))
 	}
 	if o.FirstLook < 0 {
-		return fmt.Errorf("first look = %d: must be 0 (the default, %d) or positive", o.FirstLook, DefaultFirstLook)
+		bad("first-look", o.FirstLook, fmt.Sprintf("want 0 (the default, %d) or a positive integer", DefaultFirstLook))
 	}
 	for _, p := range o.ProtectedPaths {
 		if err := validPattern(p); err != nil {
-			return fmt.Errorf("protected path %q: %w", p, err)
+			bad("protected-paths", p, err.Error())
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // TestInput is what the gate knows of one test.
@@ -188,6 +198,8 @@ type TestInput struct {
 	// File is the test's source file, when known (JUnit's file attribute).
 	// The ledger's scope_file_changed trigger uses it.
 	File string
+	// Line is the test's line in File, 0 when unknown.
+	Line int
 	// Base tallies the K interleaved base repetitions.
 	Base Tally
 	// Head lists the head runs in run order, true for a pass. Skipped runs

@@ -1,10 +1,9 @@
-package matrix
+package gate
 
 import (
 	"slices"
 	"strings"
 
-	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 )
 
@@ -26,20 +25,20 @@ import (
 // Run order is the history's order (History.Runs: time, then numeric run
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
-func Join(base, head, hist *history.History) []gate.TestInput {
-	byName := map[string]*gate.TestInput{}
-	get := func(t *history.Test) *gate.TestInput {
+func Join(base, head, hist *history.History) []TestInput {
+	byName := map[string]*TestInput{}
+	get := func(t *history.Test) *TestInput {
 		ti := byName[t.ID]
 		if ti == nil {
-			ti = &gate.TestInput{Name: t.ID}
+			ti = &TestInput{Name: t.ID}
 			byName[t.ID] = ti
 		}
 		if ti.File == "" {
-			ti.File = t.File
+			ti.File, ti.Line = t.File, t.Line
 		}
 		return ti
 	}
-	each := func(h *history.History, f func(*gate.TestInput, history.Cell)) {
+	each := func(h *history.History, f func(*TestInput, history.Cell)) {
 		if h == nil {
 			return
 		}
@@ -52,19 +51,19 @@ func Join(base, head, hist *history.History) []gate.TestInput {
 			}
 		}
 	}
-	each(base, func(ti *gate.TestInput, c history.Cell) {
+	each(base, func(ti *TestInput, c history.Cell) {
 		ti.Base.Runs++
 		if c.Failed() {
 			ti.Base.Failures++
 		}
 	})
-	each(hist, func(ti *gate.TestInput, c history.Cell) {
+	each(hist, func(ti *TestInput, c history.Cell) {
 		ti.History.Runs++
 		if c.Failed() {
 			ti.History.Failures++
 		}
 	})
-	each(head, func(ti *gate.TestInput, c history.Cell) {
+	each(head, func(ti *TestInput, c history.Cell) {
 		ti.Head = append(ti.Head, !c.Failed())
 	})
 	if head != nil {
@@ -75,13 +74,13 @@ func Join(base, head, hist *history.History) []gate.TestInput {
 			}
 		}
 	}
-	out := make([]gate.TestInput, 0, len(byName))
+	out := make([]TestInput, 0, len(byName))
 	for _, ti := range byName {
 		if ti.Base.Runs == 0 && len(ti.Head) == 0 {
 			continue
 		}
 		out = append(out, *ti)
 	}
-	slices.SortFunc(out, func(a, b gate.TestInput) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }

@@ -1,4 +1,4 @@
-package matrix
+package gate
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
 )
@@ -61,16 +60,16 @@ func TestJoin(t *testing.T) {
 	got := Join(base, head, hist)
 	sigA := head.Tests[0].Sigs[0].Hash
 	sigB := head.Tests[1].Sigs[0].Hash
-	want := []gate.TestInput{{
+	want := []TestInput{{
 		Name:       "c::a",
 		File:       "a_test.py",
-		Base:       gate.Tally{Runs: 2, Failures: 1}, // the skip is no evidence
+		Base:       Tally{Runs: 2, Failures: 1}, // the skip is no evidence
 		Head:       []bool{true, false, true, true, true, true, true, true, false},
-		History:    gate.Tally{Runs: 3, Failures: 1},
+		History:    Tally{Runs: 3, Failures: 1},
 		Signatures: []string{sigA},
 	}, {
 		Name:       "c::b",
-		Base:       gate.Tally{Runs: 3},
+		Base:       Tally{Runs: 3},
 		Head:       []bool{false, false, true, true, true, true, true, true, true, true}, // the rerun in run 2 is one failed run
 		Signatures: []string{sigB},
 	}}
@@ -82,7 +81,7 @@ func TestJoin(t *testing.T) {
 		t.Errorf("Join with history only = %+v, want no tests: history alone is not this experiment", got)
 	}
 	got = Join(nil, load(t, "head", suite(passB)), nil)
-	if diff := cmp.Diff([]gate.TestInput{{Name: "c::b", Head: []bool{true}}}, got); diff != "" {
+	if diff := cmp.Diff([]TestInput{{Name: "c::b", Head: []bool{true}}}, got); diff != "" {
 		t.Errorf("Join with head only (-want +got):\n%s", diff)
 	}
 }

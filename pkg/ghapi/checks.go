@@ -37,7 +37,7 @@ type CheckRunSpec struct {
 	Summary string
 	Text    string
 	// Annotations may be any number: they go out 50 per request.
-	Annotations []*github.CheckRunAnnotation
+	Annotations []Annotation
 }
 
 func (s CheckRunSpec) check(what string) error {
@@ -50,8 +50,8 @@ func (s CheckRunSpec) check(what string) error {
 		return fmt.Errorf("%s: output needs a title and a summary", what)
 	}
 	for i, a := range s.Annotations {
-		if a.GetPath() == "" || a.StartLine == nil || a.EndLine == nil || a.GetAnnotationLevel() == "" || a.GetMessage() == "" {
-			return fmt.Errorf("%s: annotation %d: path, start_line, end_line, annotation_level and message are required", what, i)
+		if a.Path == "" || a.StartLine < 1 || a.EndLine < a.StartLine || a.Level == "" || a.Message == "" {
+			return fmt.Errorf("%s: annotation %d: path, start_line (≥ 1), end_line (≥ start_line), annotation_level and message are required", what, i)
 		}
 	}
 	return nil
@@ -78,13 +78,13 @@ func optional(s string) *string {
 // batches cuts annotations into groups of MaxAnnotationsPerRequest, with
 // titles, messages and raw details cut to GitHub's limits. There is always
 // at least one (possibly empty) batch.
-func batches(anns []*github.CheckRunAnnotation) [][]*github.CheckRunAnnotation {
+func batches(anns []Annotation) [][]*github.CheckRunAnnotation {
 	out := [][]*github.CheckRunAnnotation{nil}
 	for i, a := range anns {
 		if i > 0 && i%MaxAnnotationsPerRequest == 0 {
 			out = append(out, nil)
 		}
-		cp := *a
+		cp := *a.github()
 		if t := cp.GetTitle(); utf8.RuneCountInString(t) > maxAnnotationTitle {
 			t = truncateRunes(t, maxAnnotationTitle)
 			cp.Title = &t
@@ -126,7 +126,7 @@ func truncateBytes(s string, n int) string {
 
 // CreateCheckRun creates a check run. Annotations beyond the first 50 are
 // appended with follow-up PATCHes, so 120 annotations take 3 requests.
-func (c *Client) CreateCheckRun(ctx context.Context, repo Repo, spec CheckRunSpec) (*github.CheckRun, error) {
+func (c *Client) CreateCheckRun(ctx context.Context, repo Repo, spec CheckRunSpec) (*CheckRun, error) {
 	what := fmt.Sprintf("check run %q in %s", spec.Name, repo)
 	if spec.Name == "" || spec.HeadSHA == "" {
 		return nil, fmt.Errorf("%s: name and head SHA are required", what)
@@ -147,7 +147,7 @@ func (c *Client) CreateCheckRun(ctx context.Context, repo Repo, spec CheckRunSpe
 
 // UpdateCheckRun updates a check run; its annotations are appended to those
 // already there, 50 per request.
-func (c *Client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, spec CheckRunSpec) (*github.CheckRun, error) {
+func (c *Client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, spec CheckRunSpec) (*CheckRun, error) {
 	what := fmt.Sprintf("check run %d in %s", id, repo)
 	if err := spec.check(what); err != nil {
 		return nil, err
@@ -163,7 +163,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, spec C
 	return c.appendAnnotations(ctx, repo, cr, spec, bs[1:], what)
 }
 
-func (c *Client) appendAnnotations(ctx context.Context, repo Repo, cr *github.CheckRun, spec CheckRunSpec, rest [][]*github.CheckRunAnnotation, what string) (*github.CheckRun, error) {
+func (c *Client) appendAnnotations(ctx context.Context, repo Repo, cr *github.CheckRun, spec CheckRunSpec, rest [][]*github.CheckRunAnnotation, what string) (*CheckRun, error) {
 	name := spec.Name
 	if name == "" {
 		name = cr.GetName() // go-github always sends name on PATCH
@@ -173,9 +173,9 @@ func (c *Client) appendAnnotations(ctx context.Context, repo Repo, cr *github.Ch
 			Name: name, Output: spec.output(b),
 		})
 		if err != nil {
-			return cr, c.classify(fmt.Sprintf("%s: annotations batch %d of %d", what, i+2, len(rest)+1), resp, err)
+			return checkRunOf(cr), c.classify(fmt.Sprintf("%s: annotations batch %d of %d", what, i+2, len(rest)+1), resp, err)
 		}
 		cr = next
 	}
-	return cr, nil
+	return checkRunOf(cr), nil
 }

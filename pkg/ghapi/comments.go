@@ -31,8 +31,8 @@ func withMarker(body, marker string) string {
 	return body + marker
 }
 
-// Comments lists the comments of an issue or pull request, oldest first.
-func (c *Client) Comments(ctx context.Context, repo Repo, issue int) ([]*github.IssueComment, error) {
+// comments lists the comments of an issue or pull request, oldest first.
+func (c *Client) comments(ctx context.Context, repo Repo, issue int) ([]*github.IssueComment, error) {
 	return paginate(ctx, c, fmt.Sprintf("comments of %s#%d", repo, issue), 0,
 		func(ctx context.Context, lo github.ListOptions) ([]*github.IssueComment, *github.Response, error) {
 			return c.gh.Issues.ListComments(ctx, repo.Owner, repo.Name, issue, &github.IssueListCommentsOptions{ListOptions: lo})
@@ -45,17 +45,17 @@ func (c *Client) Comments(ctx context.Context, repo Repo, issue int) ([]*github.
 // account: a GITHUB_TOKEN writes as github-actions[bot], an app as
 // <app>[bot]. A person's comment that quotes the marker is never picked, so
 // it is never overwritten.
-func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker string) (*github.IssueComment, error) {
+func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker string) (*Comment, error) {
 	if marker == "" {
 		return nil, fmt.Errorf("comment marker: must not be empty")
 	}
-	cs, err := c.Comments(ctx, repo, issue)
+	cs, err := c.comments(ctx, repo, issue)
 	if err != nil {
 		return nil, err
 	}
 	for _, cm := range cs {
 		if strings.Contains(cm.GetBody(), marker) && c.ours(cm.GetUser()) {
-			return cm, nil
+			return commentOf(cm), nil
 		}
 	}
 	return nil, nil
@@ -69,7 +69,7 @@ func (c *Client) ours(u *github.User) bool {
 }
 
 // CreateComment posts a comment on an issue or pull request.
-func (c *Client) CreateComment(ctx context.Context, repo Repo, issue int, body string) (*github.IssueComment, error) {
+func (c *Client) CreateComment(ctx context.Context, repo Repo, issue int, body string) (*Comment, error) {
 	what := fmt.Sprintf("new comment on %s#%d", repo, issue)
 	if err := checkBody(what, body); err != nil {
 		return nil, err
@@ -78,11 +78,11 @@ func (c *Client) CreateComment(ctx context.Context, repo Repo, issue int, body s
 	if err != nil {
 		return nil, c.classify(what, resp, err)
 	}
-	return cm, nil
+	return commentOf(cm), nil
 }
 
 // EditComment replaces a comment's body.
-func (c *Client) EditComment(ctx context.Context, repo Repo, commentID int64, body string) (*github.IssueComment, error) {
+func (c *Client) EditComment(ctx context.Context, repo Repo, commentID int64, body string) (*Comment, error) {
 	what := fmt.Sprintf("comment %d in %s", commentID, repo)
 	if err := checkBody(what, body); err != nil {
 		return nil, err
@@ -91,14 +91,14 @@ func (c *Client) EditComment(ctx context.Context, repo Repo, commentID int64, bo
 	if err != nil {
 		return nil, c.classify(what, resp, err)
 	}
-	return cm, nil
+	return commentOf(cm), nil
 }
 
 // UpsertComment keeps one sticky comment per marker: it edits the comment
 // FindComment finds, or creates one. The marker is appended to body when
 // body lacks it. created says which happened. A fork PR's read-only token
 // gets an error matching ErrReadOnly; callers fall back to the job summary.
-func (c *Client) UpsertComment(ctx context.Context, repo Repo, issue int, marker, body string) (cm *github.IssueComment, created bool, err error) {
+func (c *Client) UpsertComment(ctx context.Context, repo Repo, issue int, marker, body string) (cm *Comment, created bool, err error) {
 	body = withMarker(body, marker)
 	if err := checkBody(fmt.Sprintf("comment on %s#%d", repo, issue), body); err != nil {
 		return nil, false, err
@@ -111,9 +111,9 @@ func (c *Client) UpsertComment(ctx context.Context, repo Repo, issue int, marker
 		cm, err = c.CreateComment(ctx, repo, issue, body)
 		return cm, err == nil, err
 	}
-	if old.GetBody() == body {
+	if old.Body == body {
 		return old, false, nil
 	}
-	cm, err = c.EditComment(ctx, repo, old.GetID(), body)
+	cm, err = c.EditComment(ctx, repo, old.ID, body)
 	return cm, false, err
 }

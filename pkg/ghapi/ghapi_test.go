@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-github/v60/github"
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
@@ -128,7 +127,7 @@ func TestListWorkflowRunsPaginates(t *testing.T) {
 				t.Errorf("got %d runs, want %d", len(runs), tc.wantRuns)
 			}
 			for i := 1; i < len(runs); i++ {
-				if runs[i].GetCreatedAt().After(runs[i-1].GetCreatedAt().Time) {
+				if runs[i].CreatedAt.After(runs[i-1].CreatedAt) {
 					t.Fatalf("runs not newest first at %d", i)
 				}
 			}
@@ -169,7 +168,7 @@ func TestListWorkflowRunsAllAttempts(t *testing.T) {
 	}
 	var got []row
 	for _, run := range runs {
-		got = append(got, row{run.GetID(), run.GetRunAttempt(), run.GetConclusion()})
+		got = append(got, row{run.ID, run.Attempt, run.Conclusion})
 	}
 	want := []row{
 		{rerun.ID, 3, "success"}, {rerun.ID, 2, "cancelled"}, {rerun.ID, 1, "failure"},
@@ -584,15 +583,15 @@ func TestUpsertComment(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("first upsert: created=%v err=%v", created, err)
 	}
-	if want := "first verdict\n" + marker; cm.GetBody() != want {
-		t.Errorf("body = %q, want %q", cm.GetBody(), want)
+	if want := "first verdict\n" + marker; cm.Body != want {
+		t.Errorf("body = %q, want %q", cm.Body, want)
 	}
 	cm2, created, err := c.UpsertComment(ctx, repo, pr.Number, marker, marker+"\nsecond verdict")
 	if err != nil || created {
 		t.Fatalf("second upsert: created=%v err=%v", created, err)
 	}
-	if cm2.GetID() != cm.GetID() {
-		t.Errorf("edited comment %d, want the bot's comment %d", cm2.GetID(), cm.GetID())
+	if cm2.ID != cm.ID {
+		t.Errorf("edited comment %d, want the bot's comment %d", cm2.ID, cm.ID)
 	}
 	type row struct {
 		User, Body string
@@ -640,8 +639,8 @@ func TestFindCommentPaginates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.GetID() != want.ID {
-		t.Errorf("found %d, want %d", got.GetID(), want.ID)
+	if got.ID != want.ID {
+		t.Errorf("found %d, want %d", got.ID, want.ID)
 	}
 	if n := s.RequestCount(ghfake.HostAPI); n != 3 {
 		t.Errorf("requests = %d, want 3 pages", n)
@@ -672,7 +671,7 @@ func TestForkTokenIsReadOnly(t *testing.T) {
 			return err
 		}},
 		{"status", func() error {
-			_, err := c.CreateStatus(ctx, repo, pr.HeadSHA, ghapi.StatusSpec{State: "success", Context: "flakegate"})
+			err := c.CreateStatus(ctx, repo, pr.HeadSHA, ghapi.StatusSpec{State: "success", Context: "flakegate"})
 			return err
 		}},
 		{"issue", func() error {
@@ -701,13 +700,13 @@ func TestForkTokenIsReadOnly(t *testing.T) {
 }
 
 func TestCheckRunAnnotationBatches(t *testing.T) {
-	mk := func(n int) []*github.CheckRunAnnotation {
-		var out []*github.CheckRunAnnotation
+	mk := func(n int) []ghapi.Annotation {
+		var out []ghapi.Annotation
 		for i := range n {
-			out = append(out, &github.CheckRunAnnotation{
-				Path: github.String("pkg/x_test.go"), StartLine: github.Int(i + 1), EndLine: github.Int(i + 1),
-				AnnotationLevel: github.String("warning"), Message: github.String(fmt.Sprint("flaky ", i)),
-				Title: github.String(strings.Repeat("t", 300)),
+			out = append(out, ghapi.Annotation{
+				Path: "pkg/x_test.go", StartLine: i + 1, EndLine: i + 1,
+				Level: "warning", Message: fmt.Sprint("flaky ", i),
+				Title: strings.Repeat("t", 300),
 			})
 		}
 		return out
@@ -739,7 +738,7 @@ func TestCheckRunAnnotationBatches(t *testing.T) {
 				t.Fatalf("%d check runs, want 1", len(runs))
 			}
 			got := runs[0]
-			if got.ID != cr.GetID() || got.Writes != tc.wantWrites || got.Conclusion != "neutral" || got.Title != "3 flaky tests" || got.Text != "details" {
+			if got.ID != cr.ID || got.Writes != tc.wantWrites || got.Conclusion != "neutral" || got.Title != "3 flaky tests" || got.Text != "details" {
 				t.Errorf("check run = %+v", got)
 			}
 			if len(got.Annotations) != tc.annotations {
@@ -748,11 +747,6 @@ func TestCheckRunAnnotationBatches(t *testing.T) {
 			for i, a := range got.Annotations {
 				if a.StartLine != i+1 || len([]rune(a.Title)) != 255 {
 					t.Fatalf("annotation %d = line %d, title %d chars; want line %d, 255 chars", i, a.StartLine, len([]rune(a.Title)), i+1)
-				}
-			}
-			if tc.annotations == 120 {
-				if cr.GetOutput().GetAnnotationsCount() != 120 {
-					t.Errorf("annotations_count = %d, want 120", cr.GetOutput().GetAnnotationsCount())
 				}
 			}
 		})
@@ -770,8 +764,8 @@ func TestCheckRunRefusesBadSpecs(t *testing.T) {
 	}{
 		{"no name", ghapi.CheckRunSpec{HeadSHA: "abc"}, nil},
 		{"summary too long", ghapi.CheckRunSpec{Name: "n", HeadSHA: "abc", Title: "t", Summary: strings.Repeat("x", ghapi.MaxCheckText+1)}, ghapi.ErrTooLarge},
-		{"annotation without path", ghapi.CheckRunSpec{Name: "n", HeadSHA: "abc", Title: "t", Summary: "s", Annotations: []*github.CheckRunAnnotation{{Message: github.String("m")}}}, nil},
-		{"annotations without output", ghapi.CheckRunSpec{Name: "n", HeadSHA: "abc", Annotations: []*github.CheckRunAnnotation{{}}}, nil},
+		{"annotation without path", ghapi.CheckRunSpec{Name: "n", HeadSHA: "abc", Title: "t", Summary: "s", Annotations: []ghapi.Annotation{{Message: "m"}}}, nil},
+		{"annotations without output", ghapi.CheckRunSpec{Name: "n", HeadSHA: "abc", Annotations: []ghapi.Annotation{{}}}, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -803,8 +797,8 @@ func TestUpsertIssue(t *testing.T) {
 		t.Fatalf("first upsert: created=%v err=%v", created, err)
 	}
 	is2, created, err := c.UpsertIssue(ctx, repo, marker, ghapi.IssueSpec{Title: "Flaky tests", Body: "week 2"})
-	if err != nil || created || is2.GetNumber() != is.GetNumber() {
-		t.Fatalf("second upsert: issue %d created=%v err=%v, want an update of %d", is2.GetNumber(), created, err, is.GetNumber())
+	if err != nil || created || is2.Number != is.Number {
+		t.Fatalf("second upsert: issue %d created=%v err=%v, want an update of %d", is2.Number, created, err, is.Number)
 	}
 	type row struct {
 		Title, Body, State string
@@ -850,7 +844,7 @@ func TestPullRequestsForCommit(t *testing.T) {
 			}
 			var got []int
 			for _, pr := range prs {
-				got = append(got, pr.GetNumber())
+				got = append(got, pr.Number)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("PRs (-want +got):\n%s", diff)
@@ -878,8 +872,8 @@ func TestPullRequestAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.GetHead().GetRepo().GetFullName() != "forker/app" || got.GetBase().GetRepo().GetFullName() != "octo/app" || got.GetHead().GetSHA() != pr.HeadSHA {
-		t.Errorf("PR head %s@%s base %s", got.GetHead().GetRepo().GetFullName(), got.GetHead().GetSHA(), got.GetBase().GetRepo().GetFullName())
+	if got.HeadRepo != "forker/app" || got.BaseRepo != "octo/app" || got.HeadSHA != pr.HeadSHA || !got.Fork() {
+		t.Errorf("PR head %s@%s base %s", got.HeadRepo, got.HeadSHA, got.BaseRepo)
 	}
 	fs, err := c.PullRequestFiles(ctx, repo, pr.Number)
 	if err != nil {
@@ -888,8 +882,8 @@ func TestPullRequestAndFiles(t *testing.T) {
 	if len(fs) != ghapi.MaxPullRequestFiles {
 		t.Errorf("%d files, want %d", len(fs), ghapi.MaxPullRequestFiles)
 	}
-	if fs[1].GetStatus() != "renamed" || fs[1].GetPreviousFilename() != "old.go" {
-		t.Errorf("file 1 = %s %s", fs[1].GetStatus(), fs[1].GetPreviousFilename())
+	if fs[1].Status != "renamed" || fs[1].PreviousPath != "old.go" {
+		t.Errorf("file 1 = %s %s", fs[1].Status, fs[1].PreviousPath)
 	}
 	if n := len(requestsTo(s, "/files")); n != 30 {
 		t.Errorf("file list requests = %d, want 30", n)
@@ -935,7 +929,7 @@ func TestCreateStatus(t *testing.T) {
 	r := s.Repo("octo/app")
 	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
 	sha := ghfake.SHA("head")
-	_, err := c.CreateStatus(context.Background(), repo, sha, ghapi.StatusSpec{
+	err := c.CreateStatus(context.Background(), repo, sha, ghapi.StatusSpec{
 		State: "failure", Context: "flakegate", Description: strings.Repeat("d", 200), TargetURL: "https://example.com/run",
 	})
 	if err != nil {
@@ -988,12 +982,12 @@ func TestOpenAPIConformance(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, err = c.UpdateCheckRun(ctx, repo, cr.GetID(), ghapi.CheckRunSpec{Conclusion: "failure", Title: "t", Summary: "s"})
+			_, err = c.UpdateCheckRun(ctx, repo, cr.ID, ghapi.CheckRunSpec{Conclusion: "failure", Title: "t", Summary: "s"})
 			return err
 		},
 		func() error { _, err := c.FileContents(ctx, repo, "ledger.yml", ""); return err },
 		func() error {
-			_, err := c.CreateStatus(ctx, repo, pr.HeadSHA, ghapi.StatusSpec{State: "pending"})
+			err := c.CreateStatus(ctx, repo, pr.HeadSHA, ghapi.StatusSpec{State: "pending"})
 			return err
 		},
 	}
@@ -1032,8 +1026,12 @@ func TestFindCommentAuthor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.GetID() != tc.want {
-				t.Errorf("found comment %d, want %d", got.GetID(), tc.want)
+			var id int64
+			if got != nil {
+				id = got.ID
+			}
+			if id != tc.want {
+				t.Errorf("found comment %d, want %d", id, tc.want)
 			}
 		})
 	}

@@ -36,10 +36,10 @@ func (s IssueSpec) request() *github.IssueRequest {
 	return r
 }
 
-// Issues lists a repository's issues in state ("open", "closed" or "all";
+// issues lists a repository's issues in state ("open", "closed" or "all";
 // "" means open) that carry every one of labels. Pull requests, which the
 // issues API also returns, are left out.
-func (c *Client) Issues(ctx context.Context, repo Repo, state string, labels []string) ([]*github.Issue, error) {
+func (c *Client) issues(ctx context.Context, repo Repo, state string, labels []string) ([]*github.Issue, error) {
 	if state == "" {
 		state = "open"
 	}
@@ -61,24 +61,24 @@ func (c *Client) Issues(ctx context.Context, repo Repo, state string, labels []s
 
 // FindIssue returns the open issue whose body carries marker, or nil. labels
 // narrow the search on the server side.
-func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels []string) (*github.Issue, error) {
+func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels []string) (*Issue, error) {
 	if marker == "" {
 		return nil, fmt.Errorf("issue marker: must not be empty")
 	}
-	issues, err := c.Issues(ctx, repo, "open", labels)
+	issues, err := c.issues(ctx, repo, "open", labels)
 	if err != nil {
 		return nil, err
 	}
 	for _, is := range issues {
 		if strings.Contains(is.GetBody(), marker) {
-			return is, nil
+			return issueOf(is), nil
 		}
 	}
 	return nil, nil
 }
 
 // CreateIssue opens an issue.
-func (c *Client) CreateIssue(ctx context.Context, repo Repo, spec IssueSpec) (*github.Issue, error) {
+func (c *Client) CreateIssue(ctx context.Context, repo Repo, spec IssueSpec) (*Issue, error) {
 	what := fmt.Sprintf("new issue in %s", repo)
 	if spec.Title == "" {
 		return nil, fmt.Errorf("%s: title must not be empty", what)
@@ -90,11 +90,11 @@ func (c *Client) CreateIssue(ctx context.Context, repo Repo, spec IssueSpec) (*g
 	if err != nil {
 		return nil, c.classify(what, resp, err)
 	}
-	return is, nil
+	return issueOf(is), nil
 }
 
 // UpdateIssue edits an issue.
-func (c *Client) UpdateIssue(ctx context.Context, repo Repo, number int, spec IssueSpec) (*github.Issue, error) {
+func (c *Client) UpdateIssue(ctx context.Context, repo Repo, number int, spec IssueSpec) (*Issue, error) {
 	what := fmt.Sprintf("issue %s#%d", repo, number)
 	if err := checkBody(what, spec.Body); err != nil {
 		return nil, err
@@ -103,13 +103,13 @@ func (c *Client) UpdateIssue(ctx context.Context, repo Repo, number int, spec Is
 	if err != nil {
 		return nil, c.classify(what, resp, err)
 	}
-	return is, nil
+	return issueOf(is), nil
 }
 
 // UpsertIssue keeps one tracking issue per marker: it updates the open issue
 // FindIssue finds, or opens one. The marker is appended to the body when
 // missing.
-func (c *Client) UpsertIssue(ctx context.Context, repo Repo, marker string, spec IssueSpec) (is *github.Issue, created bool, err error) {
+func (c *Client) UpsertIssue(ctx context.Context, repo Repo, marker string, spec IssueSpec) (is *Issue, created bool, err error) {
 	spec.Body = withMarker(spec.Body, marker)
 	old, err := c.FindIssue(ctx, repo, marker, nil)
 	if err != nil {
@@ -119,6 +119,6 @@ func (c *Client) UpsertIssue(ctx context.Context, repo Repo, marker string, spec
 		is, err = c.CreateIssue(ctx, repo, spec)
 		return is, err == nil, err
 	}
-	is, err = c.UpdateIssue(ctx, repo, old.GetNumber(), spec)
+	is, err = c.UpdateIssue(ctx, repo, old.Number, spec)
 	return is, false, err
 }

@@ -16,21 +16,22 @@ const MaxPullRequestFiles = 3000 // GitHub: "Responses include a maximum of 3000
 const maxOpenPullsScanned = 1000
 
 // PullRequest returns one pull request.
-func (c *Client) PullRequest(ctx context.Context, repo Repo, number int) (*github.PullRequest, error) {
+func (c *Client) PullRequest(ctx context.Context, repo Repo, number int) (PullRequest, error) {
 	pr, resp, err := c.gh.PullRequests.Get(ctx, repo.Owner, repo.Name, number)
 	if err != nil {
-		return nil, c.classify(fmt.Sprintf("pull request %s#%d", repo, number), resp, err)
+		return PullRequest{}, c.classify(fmt.Sprintf("pull request %s#%d", repo, number), resp, err)
 	}
-	return pr, nil
+	return pullRequestOf(pr), nil
 }
 
 // PullRequestFiles lists the files a pull request changes (with patch,
 // status and previous_filename), up to MaxPullRequestFiles.
-func (c *Client) PullRequestFiles(ctx context.Context, repo Repo, number int) ([]*github.CommitFile, error) {
-	return paginate(ctx, c, fmt.Sprintf("files of pull request %s#%d", repo, number), MaxPullRequestFiles,
+func (c *Client) PullRequestFiles(ctx context.Context, repo Repo, number int) ([]File, error) {
+	files, err := paginate(ctx, c, fmt.Sprintf("files of pull request %s#%d", repo, number), MaxPullRequestFiles,
 		func(ctx context.Context, lo github.ListOptions) ([]*github.CommitFile, *github.Response, error) {
 			return c.gh.PullRequests.ListFiles(ctx, repo.Owner, repo.Name, number, &lo)
 		})
+	return mapAll(files, fileOf), err
 }
 
 // PullRequestsForCommit finds the pull requests whose head commit is sha,
@@ -42,7 +43,7 @@ func (c *Client) PullRequestFiles(ctx context.Context, repo Repo, number int) ([
 // 1,000) for head.sha == sha, since the commit endpoint may not know a
 // fork's commit. The caller should still treat the result as untrusted
 // input and compare it with the run's head_sha.
-func (c *Client) PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]*github.PullRequest, error) {
+func (c *Client) PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]PullRequest, error) {
 	what := fmt.Sprintf("pull requests for commit %s in %s", sha, repo)
 	prs, err := paginate(ctx, c, what, 0, func(ctx context.Context, lo github.ListOptions) ([]*github.PullRequest, *github.Response, error) {
 		return c.gh.PullRequests.ListPullRequestsWithCommit(ctx, repo.Owner, repo.Name, sha, &lo)
@@ -62,11 +63,11 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, repo Repo, sha strin
 	return headSHAIs(open, sha), nil
 }
 
-func headSHAIs(prs []*github.PullRequest, sha string) []*github.PullRequest {
-	var out []*github.PullRequest
+func headSHAIs(prs []*github.PullRequest, sha string) []PullRequest {
+	var out []PullRequest
 	for _, pr := range prs {
 		if pr.GetHead().GetSHA() == sha {
-			out = append(out, pr)
+			out = append(out, pullRequestOf(pr))
 		}
 	}
 	return out

@@ -149,7 +149,7 @@ func TestSameHostRedirects(t *testing.T) {
 				t.Fatalf("runs: %d, %v; want 1 run", len(runs), err)
 			}
 			got, err := c.PullRequest(context.Background(), repo, pr.Number)
-			if err != nil || got.GetTitle() != "moved" {
+			if err != nil || got.Title != "moved" {
 				t.Fatalf("pull request: %v, %v", got, err)
 			}
 			reqs := s.Requests(ghfake.HostAPI)

@@ -50,16 +50,16 @@ type StatusSpec struct {
 }
 
 // CreateStatus sets a commit status on sha.
-func (c *Client) CreateStatus(ctx context.Context, repo Repo, sha string, spec StatusSpec) (*github.RepoStatus, error) {
+func (c *Client) CreateStatus(ctx context.Context, repo Repo, sha string, spec StatusSpec) error {
 	what := fmt.Sprintf("status %q on %s in %s", spec.Context, sha, repo)
 	st := &github.RepoStatus{State: &spec.State, Context: optional(spec.Context), TargetURL: optional(spec.TargetURL)}
 	if spec.Description != "" {
 		d := truncateRunes(spec.Description, maxStatusDescription)
 		st.Description = &d
 	}
-	out, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, st)
+	_, resp, err := c.gh.Repositories.CreateStatus(ctx, repo.Owner, repo.Name, sha, st)
 	if err != nil {
-		return nil, c.classify(what, resp, err)
+		return c.classify(what, resp, err)
 	}
-	return out, nil
+	return nil
 }

@@ -55,7 +55,7 @@ func (f RunFilter) options() *github.ListWorkflowRunsOptions {
 // ListWorkflowRuns lists runs newest first, per_page=100. With AllAttempts,
 // each re-run run is followed by its earlier attempts, newest first; each
 // entry's RunAttempt says which attempt it is.
-func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) ([]*github.WorkflowRun, error) {
+func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) ([]Run, error) {
 	what := fmt.Sprintf("workflow runs of %s", repo)
 	if f.Workflow != "" {
 		what = fmt.Sprintf("runs of workflow %s in %s", f.Workflow, repo)
@@ -85,11 +85,11 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) (
 		return list.WorkflowRuns, resp, nil
 	})
 	if err != nil || !f.AllAttempts {
-		return runs, err
+		return mapAll(runs, runOf), err
 	}
-	var out []*github.WorkflowRun
+	var out []Run
 	for _, run := range runs {
-		out = append(out, run)
+		out = append(out, runOf(run))
 		for n := run.GetRunAttempt() - 1; n >= 1; n-- {
 			a, err := c.RunAttempt(ctx, repo, run.GetID(), n)
 			if err != nil {
@@ -102,28 +102,28 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) (
 }
 
 // RunAttempt returns a run as of attempt n (1-based).
-func (c *Client) RunAttempt(ctx context.Context, repo Repo, runID int64, n int) (*github.WorkflowRun, error) {
+func (c *Client) RunAttempt(ctx context.Context, repo Repo, runID int64, n int) (Run, error) {
 	run, resp, err := c.gh.Actions.GetWorkflowRunAttempt(ctx, repo.Owner, repo.Name, runID, n, nil)
 	if err != nil {
-		return nil, c.classify(fmt.Sprintf("attempt %d of run %d in %s", n, runID, repo), resp, err)
+		return Run{}, c.classify(fmt.Sprintf("attempt %d of run %d in %s", n, runID, repo), resp, err)
 	}
-	return run, nil
+	return runOf(run), nil
 }
 
 // WorkflowRun returns one run, as of its latest attempt.
-func (c *Client) WorkflowRun(ctx context.Context, repo Repo, runID int64) (*github.WorkflowRun, error) {
+func (c *Client) WorkflowRun(ctx context.Context, repo Repo, runID int64) (Run, error) {
 	run, resp, err := c.gh.Actions.GetWorkflowRunByID(ctx, repo.Owner, repo.Name, runID)
 	if err != nil {
-		return nil, c.classify(fmt.Sprintf("run %d in %s", runID, repo), resp, err)
+		return Run{}, c.classify(fmt.Sprintf("run %d in %s", runID, repo), resp, err)
 	}
-	return run, nil
+	return runOf(run), nil
 }
 
 // ListRunArtifacts lists a run's artifacts whose names match pattern
 // (path.Match syntax, e.g. "junit-*"; "" matches all). go-github v60 has no
 // name filter, so the match is done here. Expired artifacts are included
 // (Expired is set) so that callers can report them.
-func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, pattern string) ([]*github.Artifact, error) {
+func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, pattern string) ([]Artifact, error) {
 	if _, err := path.Match(pattern, ""); err != nil {
 		return nil, fmt.Errorf("artifact pattern %q: %w", pattern, err)
 	}
@@ -137,10 +137,10 @@ func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, p
 	if err != nil {
 		return nil, err
 	}
-	out := arts[:0]
+	var out []Artifact
 	for _, a := range arts {
 		if MatchName(pattern, a.GetName()) {
-			out = append(out, a)
+			out = append(out, artifactOf(a))
 		}
 	}
 	return out, nil

@@ -460,7 +460,7 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 		hs[side] = h
 	}
 	in := d.opt.Input
-	in.Tests = Join(hs[Base], hs[Head], d.hist)
+	in.Tests = gate.Join(hs[Base], hs[Head], d.hist)
 	if in.Now.IsZero() {
 		in.Now = d.opt.Now()
 	}

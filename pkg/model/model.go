@@ -3,6 +3,7 @@
 package model
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -77,3 +78,26 @@ func (r Run) Key() string {
 	}
 	return "src:" + r.Source
 }
+
+// RepoPath makes a test's file attribute relative to the repository root:
+// tools write absolute paths on the runner (/home/runner/work/repo/repo/…).
+func RepoPath(file, root string) string {
+	file = strings.ReplaceAll(file, `\`, "/")
+	root = strings.TrimSuffix(strings.ReplaceAll(root, `\`, "/"), "/")
+	if root != "" && strings.HasPrefix(file, root+"/") {
+		return file[len(root)+1:]
+	}
+	return strings.TrimPrefix(file, "./")
+}
+
+// OptionError is an option outside what is accepted. Name is the option
+// as users write it (the action's input and the command line's flag share
+// names), Want says what is accepted. The stage that owns an option
+// validates it; the action and the command line both report its error.
+type OptionError struct {
+	Name  string
+	Value any
+	Want  string
+}
+
+func (e *OptionError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Want) }

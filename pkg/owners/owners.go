@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
@@ -140,18 +141,7 @@ func (f *File) Annotate(tests []score.Test, root string) {
 	}
 	for i := range tests {
 		if t := &tests[i]; t.File != "" {
-			t.Owners = f.Owners(Relative(t.File, root))
+			t.Owners = f.Owners(model.RepoPath(t.File, root))
 		}
 	}
-}
-
-// Relative makes a test's file attribute relative to the repository root:
-// tools write absolute paths on the runner (/home/runner/work/repo/repo/…).
-func Relative(file, root string) string {
-	file = strings.ReplaceAll(file, `\`, "/")
-	root = strings.TrimSuffix(strings.ReplaceAll(root, `\`, "/"), "/")
-	if root != "" && strings.HasPrefix(file, root+"/") {
-		return file[len(root)+1:]
-	}
-	return strings.TrimPrefix(file, "./")
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 const codeowners = `# Owners of the shop
@@ -68,8 +70,8 @@ func TestRelative(t *testing.T) {
 		if strings.HasPrefix(in, "C:") {
 			root = `C:\w\shop`
 		}
-		if got := Relative(in, root); got != want {
-			t.Errorf("Relative(%q) = %q, want %q", in, got, want)
+		if got := model.RepoPath(in, root); got != want {
+			t.Errorf("RepoPath(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

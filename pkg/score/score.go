@@ -19,6 +19,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/junit"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // Evidence kinds.
@@ -29,8 +30,11 @@ const (
 	// EvidenceRetry: the test failed and then passed inside one run.
 	EvidenceRetry = "retry"
 	// EvidenceIntermittent: across commits in time order, the test's
-	// failures came and went: at least two short failure episodes, each
-	// followed by a pass.
+	// failures came and went: at least three short failure episodes (at
+	// most MaxEpisode failing commits each), of which at least two were
+	// followed by a pass; the third may be the last, censored episode.
+	// A broken test, a regression fixed later and one or two short
+	// regressions never qualify, whatever the rate.
 	EvidenceIntermittent = "intermittent"
 )
 
@@ -63,17 +67,20 @@ func Defaults() Options {
 // Validate checks the options with the seed's messages.
 func (o Options) Validate() error {
 	var errs []error
+	bad := func(name string, v any, want string) {
+		errs = append(errs, &model.OptionError{Name: name, Value: v, Want: want})
+	}
 	if !(o.Threshold >= 0 && o.Threshold <= 1) {
-		errs = append(errs, errors.New("threshold must be between 0 and 1"))
+		bad("threshold", o.Threshold, "threshold must be between 0 and 1")
 	}
 	if o.MinCommits < 1 {
-		errs = append(errs, errors.New("min_commits must be at least 1"))
+		bad("min-commits", o.MinCommits, "min_commits must be at least 1")
 	}
 	if !(o.InfraThreshold > 0 && o.InfraThreshold <= 1) {
-		errs = append(errs, errors.New("infra threshold must be greater than 0 and at most 1"))
+		bad("infra-threshold", o.InfraThreshold, "infra threshold must be greater than 0 and at most 1")
 	}
 	if o.MaxEpisode < 1 {
-		errs = append(errs, errors.New("max episode must be at least 1"))
+		bad("max-episode", o.MaxEpisode, "max episode must be at least 1")
 	}
 	return errors.Join(errs...)
 }
@@ -144,12 +151,26 @@ type Test struct {
 	Episodes            int `json:"failure_episodes"`
 	IntermittentCommits int `json:"intermittent_commits"`
 	// FlakeScore is (flaky + intermittent commits) / commits, and
-	// RankScore its Wilson lower bound, by which tests are ranked.
-	FlakeScore float64     `json:"flake_score"`
-	RankScore  float64     `json:"rank_score"`
-	Signatures []Signature `json:"signatures"`
-	File       string      `json:"file,omitempty"`
-	Line       int         `json:"line,omitempty"`
+	// RankScore its Wilson lower bound.
+	FlakeScore float64 `json:"flake_score"`
+	RankScore  float64 `json:"rank_score"`
+	// FlakeRate is the test's own failure rate: FailedCommits, the commits
+	// on which it failed at least once, over RateCommits, its commits left
+	// once infrastructure runs and events and its regression blocks
+	// (RegressionCommits: episodes of more than MaxEpisode failing commits,
+	// and such an episode still open at the end) are taken out. Tests are
+	// ranked by FlakeRateInterval.Low, its Wilson lower bound.
+	FlakeRate         float64  `json:"flake_rate"`
+	FlakeRateInterval Interval `json:"flake_rate_interval"`
+	FailedCommits     int      `json:"failed_commits"`
+	RateCommits       int      `json:"rate_commits"`
+	RegressionCommits int      `json:"regression_commits"`
+	// InfraFailures counts the runs in which the test failed that were
+	// left out as infrastructure: outage runs and co-failure events.
+	InfraFailures int         `json:"infra_failures"`
+	Signatures    []Signature `json:"signatures"`
+	File          string      `json:"file,omitempty"`
+	Line          int         `json:"line,omitempty"`
 	// Owners are the file's owners in CODEOWNERS, when both are known.
 	Owners []string `json:"owners,omitempty"`
 	// Timeline has one letter per commit of Report.Commits: P passed, F
@@ -196,6 +217,11 @@ type Report struct {
 	// they cannot be compared across commits and are not scored.
 	ResultsWithoutCommit int     `json:"results_without_commit"`
 	InfraThreshold       float64 `json:"infra_threshold"`
+	// InfraEvents are co-failures left out as infrastructure events, in
+	// run order: a suite, or a cluster of tests that always fail together,
+	// failing in one run far above its usual rate. Whole outage runs are in
+	// InfraRuns instead.
+	InfraEvents InfraEvents `json:"infra_events"`
 }
 
 // Flaky returns the flagged tests, in rank order.
@@ -218,7 +244,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 		GeneratedAt: o.Now.UTC(), Source: o.Source, Threshold: o.Threshold, MinCommits: o.MinCommits,
 		ResultsParsed: h.Totals.Testcases, Totals: h.Totals, SkippedFiles: h.Skipped, Runs: len(h.Runs),
 		InfraThreshold: o.InfraThreshold,
-		Tests:          []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{},
+		Tests:          []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{}, InfraEvents: InfraEvents{},
 	}
 	if rep.SkippedFiles == nil {
 		rep.SkippedFiles = []history.Skipped{}
@@ -251,6 +277,9 @@ func Score(h *history.History, o Options) (*Report, error) {
 		runCommit[i] = ci
 	}
 
+	ev := detectEvents(h, infra, runCommit, len(rep.Commits), o)
+	rep.InfraEvents = ev.Events()
+
 	// Tests are scored independently: split them across the cores, each
 	// part with its own scratch state, and keep the input order.
 	scored := make([]Test, len(h.Tests))
@@ -262,10 +291,10 @@ func Score(h *history.History, o Options) (*Report, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sc := scorer{o: o, infra: infra, runCommit: runCommit, commits: rep.Commits,
+			sc := scorer{o: o, infra: infra, ev: ev, runCommit: runCommit, commits: rep.Commits,
 				state: make([]commitState, len(rep.Commits))}
 			for i := p; i < len(h.Tests); i += parts {
-				scored[i], keep[i] = sc.test(h.Tests[i])
+				scored[i], keep[i] = sc.test(i, h.Tests[i])
 			}
 			noCommit[p] = sc.noCommit
 		}()
@@ -293,13 +322,19 @@ func Score(h *history.History, o Options) (*Report, error) {
 }
 
 // rankCmp ranks flagged tests first, then by the lower bound of their flake
-// score, so that 1 flaky commit of 1 never outranks 30 of 100.
+// rate, so that 1 failure in 1 commit never outranks 30 in 100.
 func rankCmp(a, b Test) int {
 	if a.IsFlaky != b.IsFlaky {
 		if a.IsFlaky {
 			return -1
 		}
 		return 1
+	}
+	if c := cmp.Compare(b.FlakeRateInterval.Low, a.FlakeRateInterval.Low); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(b.FlakeRate, a.FlakeRate); c != 0 {
+		return c
 	}
 	if c := cmp.Compare(b.RankScore, a.RankScore); c != 0 {
 		return c
@@ -322,22 +357,60 @@ type commitState struct {
 type scorer struct {
 	o         Options
 	infra     []bool
+	ev        *events
 	runCommit []int32
 	commits   []Commit
 	state     []commitState // scratch, per commit
 	touched   []int32
 	noCommit  int // attempts in runs with no commit SHA
+	long      []int
 }
 
-func (s *scorer) test(ht *history.Test) (Test, bool) {
+// blockAlpha is how improbable a long failure episode must be, for a flake
+// of the test's own rate, to count as a regression block: about
+// n (1-p) p^L, the expected number of runs of L failures in n commits.
+const blockAlpha = 0.01
+
+// regressionCommits returns the commits in regression blocks, of a test
+// with failed failing commits out of commits and failure episodes longer
+// than MaxEpisode of the given lengths. An episode is a block when a flake
+// of the test's rate, measured without the blocks, would hardly ever fail
+// that many commits in a row; a p = 0.5 flake's run of 5 failures is not a
+// regression, a p = 0.05 test's run of 4 is. The rate is measured twice:
+// first without every long episode, then without the blocks found.
+func regressionCommits(long []int, failed, commits int) int {
+	if len(long) == 0 {
+		return 0
+	}
+	in := 0
+	for _, l := range long {
+		in += l
+	}
+	for range 2 {
+		n := commits - in
+		p := math.Max(float64(failed-in), 0.5) / float64(n+1)
+		in = 0
+		for _, l := range long {
+			if float64(commits)*(1-p)*math.Pow(p, float64(l)) < blockAlpha {
+				in += l
+			}
+		}
+	}
+	return in
+}
+
+func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 	t := Test{Name: ht.ID, File: ht.File, Line: ht.Line, CommitsWhereFlaky: []string{}, Evidence: []string{}, Signatures: []Signature{}}
 	s.touched = s.touched[:0]
 	retry := false
 	sigRuns := make([]int, len(ht.Sigs)+1)
 	infraFailures := false
 	for _, c := range ht.Cells {
-		if s.infra[c.Run] {
-			infraFailures = infraFailures || c.Fail > 0
+		if s.infra[c.Run] || s.ev.excluded(ti, c.Run) {
+			if c.Fail > 0 {
+				infraFailures = true
+				t.InfraFailures++
+			}
 			continue
 		}
 		if c.Pass+c.Fail == 0 {
@@ -377,6 +450,8 @@ func (s *scorer) test(ht *history.Test) (Test, bool) {
 	}
 	// Episodes: runs of consecutive failing commits in time order.
 	episode, shortRecovered, shortCommits := 0, 0, 0
+	failed := 0
+	long := s.long[:0] // lengths of episodes longer than MaxEpisode
 	for _, ci := range s.touched {
 		st := &s.state[ci]
 		t.Commits++
@@ -395,6 +470,9 @@ func (s *scorer) test(ht *history.Test) (Test, bool) {
 		default:
 			timeline[ci] = 'P'
 		}
+		if st.fail > 0 {
+			failed++
+		}
 		if timeline[ci] == 'F' {
 			episode++
 			continue
@@ -404,13 +482,25 @@ func (s *scorer) test(ht *history.Test) (Test, bool) {
 			if episode <= s.o.MaxEpisode {
 				shortRecovered++
 				shortCommits += episode
+			} else {
+				long = append(long, episode)
 			}
 			episode = 0
 		}
 	}
+	censored := false
 	if episode > 0 {
-		t.Episodes++ // an episode still open at the end: broken, not recovered
+		// An episode still open at the end is censored: a short one may
+		// yet recover, a long one is a regression block.
+		t.Episodes++
+		if episode <= s.o.MaxEpisode {
+			censored = true
+		} else {
+			long = append(long, episode)
+		}
 	}
+	s.long = long
+	t.RegressionCommits = regressionCommits(long, failed, t.Commits)
 	for _, ci := range s.touched {
 		s.state[ci] = commitState{}
 	}
@@ -429,7 +519,7 @@ func (s *scorer) test(ht *history.Test) (Test, bool) {
 	if retry {
 		t.Evidence = append(t.Evidence, EvidenceRetry)
 	}
-	intermittent := shortRecovered >= 2
+	intermittent := shortRecovered >= 3 || shortRecovered == 2 && censored
 	if intermittent {
 		t.Evidence = append(t.Evidence, EvidenceIntermittent)
 		t.IntermittentCommits = shortCommits
@@ -437,8 +527,13 @@ func (s *scorer) test(ht *history.Test) (Test, bool) {
 	flake := t.FlakyCommits + t.IntermittentCommits
 	t.FlakeScore = float64(flake) / float64(t.Commits)
 	t.RankScore = Wilson(flake, t.Commits).Low
-	t.IsFlaky = t.Commits >= s.o.MinCommits &&
-		(t.Score >= s.o.Threshold || intermittent && t.FlakeScore >= s.o.Threshold)
+	t.FailedCommits = failed - t.RegressionCommits
+	t.RateCommits = t.Commits - t.RegressionCommits
+	if t.RateCommits > 0 {
+		t.FlakeRate = float64(t.FailedCommits) / float64(t.RateCommits)
+	}
+	t.FlakeRateInterval = Wilson(t.FailedCommits, t.RateCommits)
+	t.IsFlaky = t.Commits >= s.o.MinCommits && (t.Score >= s.o.Threshold || intermittent)
 	if t.Failures > 0 {
 		t.Timeline = string(timeline)
 	}

@@ -1,0 +1,385 @@
+package collect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/owners"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// KeepHistory bounds the carried history: runs older than this are
+// dropped when the next report is made.
+const KeepHistory = 365 * 24 * time.Hour
+
+// Logger is where the evidence stages say what they read and what they
+// left out; the action's log satisfies it.
+type Logger interface {
+	Infof(format string, args ...any)
+	Noticef(format string, args ...any)
+	Warningf(format string, args ...any)
+}
+
+// Scope is where the action reads workflow runs: the repository, the
+// workflows, the branch and the window.
+type Scope struct {
+	Repo ghapi.Repo
+	// FullName is owner/name: runs whose head lives elsewhere (a fork's
+	// branch of the same name) are not this repository's history.
+	FullName  string
+	Workflows []string // file names or ids; empty means every workflow
+	Branch    string
+	Since     time.Time // runs created before are not listed
+	MaxRuns   int
+	Match     func(artifactName string) bool // which artifacts hold JUnit XML
+	Self      int64                          // this run's id, never read
+	TempDir   string                         // downloads spool there
+	Workspace string                         // local globs are relative to it
+}
+
+// Report is a report's evidence.
+type Report struct {
+	// Window is what is scored: the runs in the lookback window, plus every
+	// local result whatever its date.
+	Window *history.History
+	// Full is what the next report carries: the previous report's history
+	// and every run read now, within KeepHistory.
+	Full     *history.History
+	Previous Previous
+	// Filtered says what the window left out, for the summary and the log;
+	// empty when nothing was.
+	Filtered string
+}
+
+// ReportOptions configures ForReport.
+type ReportOptions struct {
+	Scope
+	// Client reads workflow runs and the previous report; nil reads local
+	// results only.
+	Client *ghapi.Client
+	// Results are local globs. With them, no workflow runs are listed: the
+	// user gave the results to score. The previous report still adds its
+	// trend when a client is given.
+	Results []string
+	// Previous locates the last report.
+	Previous PreviousOptions
+	Now      time.Time
+}
+
+// ForReport gathers a report's evidence: local results when given, else
+// the JUnit artifacts of the runs in the window that the last report's
+// history does not hold yet; the last report's history is added in both
+// cases (for the trend and the carried history).
+func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error) {
+	var ev Report
+	if o.Client != nil {
+		p, err := PreviousReport(ctx, o.Client, o.Previous)
+		if err != nil {
+			// Not fatal: the trend and the carried history are left out.
+			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
+		} else {
+			log.Infof("previous report: run %d on %s (%s)", p.RunID, o.Previous.Branch, p.Created.UTC().Format(time.RFC3339))
+			ev.Previous = p
+		}
+	}
+	var collected, local *history.History
+	switch {
+	case len(o.Results) > 0:
+		h, err := Load(ctx, o.Workspace, o.Results, 0)
+		if h != nil {
+			for _, s := range h.Skipped {
+				log.Warningf("results: skipped %s: %s", s.Path, s.Error)
+			}
+		}
+		if err != nil {
+			return Report{}, fmt.Errorf("input results: %w", err)
+		}
+		local = h
+	case o.Client != nil:
+		var known map[string]bool
+		if ev.Previous.History != nil {
+			known = ev.Previous.History.Keys()
+		}
+		log.Infof("reading runs on branch %q since %s", o.Branch, o.Since.UTC().Format(time.DateOnly))
+		h, st, err := GitHub(ctx, o.Client, GitHubOptions{
+			TempDir: o.TempDir, Repo: o.Repo, Workflows: o.Workflows, Branch: o.Branch,
+			Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(nil, false),
+		})
+		if err != nil {
+			return Report{}, fmt.Errorf("collect: %w", err)
+		}
+		for _, s := range h.Skipped {
+			log.Warningf("skipped %s: %s", s.Path, s.Error)
+		}
+		log.Infof("runs listed %d, left out %d (forks' runs, this run), already known %d, artifacts downloaded %d (%d bytes), API requests %d",
+			st.RunsListed, st.RunsExcluded, st.RunsKnown, st.Downloaded, st.Bytes, o.Client.Stats().Requests)
+		collected = h
+	default:
+		return Report{}, errors.New("no results: give the results input, or a github-token to read workflow runs")
+	}
+
+	newer := collected
+	if local != nil {
+		newer = local
+	}
+	full, err := history.Combine(ev.Previous.History, newer, o.Now.Add(-KeepHistory))
+	if err != nil {
+		return Report{}, err
+	}
+	ev.Full = full
+	if local != nil {
+		// Local results are scored whatever their dates: the user named
+		// them. The carried history adds nothing to them but the trend.
+		ev.Window = local
+		return ev, nil
+	}
+	window, err := history.Combine(full, nil, o.Since)
+	if err != nil {
+		return Report{}, err
+	}
+	if dropped := len(full.Runs) - len(window.Runs); dropped > 0 {
+		ev.Filtered = fmt.Sprintf("%d runs older than %s were left out of the window (lookback-days)", dropped, o.Since.UTC().Format(time.DateOnly))
+	}
+	window.Totals, window.Skipped = collected.Totals, collected.Skipped
+	ev.Window = window
+	return ev, nil
+}
+
+// notOfBranch reports the runs listed on a branch that are not that
+// branch's history: this run, runs whose head commit lives in another
+// repository (a fork's branch of the same name), and runs of the commits in
+// skip. With prRuns, pull request runs too: they test a PR's head branch,
+// which a fork may name like the base, or a merge into another base.
+func (s Scope) notOfBranch(skip map[string]bool, prRuns bool) func(ghapi.Run) bool {
+	return func(r ghapi.Run) bool {
+		switch ev := r.Event; {
+		case skip[r.HeadSHA], r.ID == s.Self,
+			prRuns && (ev == "pull_request" || ev == "pull_request_target"):
+			return true
+		}
+		return r.HeadRepo != "" && s.FullName != "" && !strings.EqualFold(r.HeadRepo, s.FullName)
+	}
+}
+
+// Gate is a pull request gate's evidence.
+type Gate struct {
+	Base, Head *history.History
+	// History is the base branch's recent runs, for p0; nil when there is
+	// none.
+	History *history.History
+	// LastReport is the last report on the base branch, for the flaky
+	// tests the comment lists; nil when there is none.
+	LastReport *score.Report
+}
+
+// GateOptions configures ForGate.
+type GateOptions struct {
+	// Scope's Branch is the base branch.
+	Scope
+	Client *ghapi.Client // nil: local results only
+	// BaseResults, HeadResults and History are local globs; an empty one
+	// is read from the artifacts of runs on BaseSHA, HeadSHA and the base
+	// branch.
+	BaseResults, HeadResults, History []string
+	BaseSHA, HeadSHA                  string
+	Previous                          PreviousOptions
+	Now                               time.Time
+}
+
+// ForGate gathers a gate's evidence. The base-branch history is the
+// history input, or else the artifacts of recent runs of the workflows on
+// the base branch; plus, either way, the history carried in the last
+// report on that branch. A missing history source degrades to a notice or
+// a warning: p0 then rests on the base runs and what was read.
+func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
+	var ev Gate
+	var err error
+	if ev.Base, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log); err != nil {
+		return Gate{}, err
+	}
+	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
+		return Gate{}, err
+	}
+	if ev.Base == nil || ev.Head == nil {
+		return Gate{}, errors.New("no base or head results: give base-results and head-results, or run the suite on the PR's base and head commits with JUnit artifacts")
+	}
+	ev.History, ev.LastReport, err = o.baseHistory(ctx, log)
+	return ev, err
+}
+
+// side reads one side's evidence: the local globs, or else the JUnit
+// artifacts of workflow runs on that commit (every attempt).
+func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, error) {
+	if len(globs) > 0 {
+		h, err := Load(ctx, o.Workspace, globs, 0)
+		if h != nil {
+			for _, s := range h.Skipped {
+				log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("input %s: %w", input, err)
+		}
+		return h, nil
+	}
+	if sha == "" || o.Client == nil {
+		return nil, nil
+	}
+	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Match: o.Match, MaxRuns: o.MaxRuns})
+	if err != nil {
+		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
+	}
+	for _, s := range h.Skipped {
+		log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
+	}
+	if len(h.Runs) == 0 {
+		return nil, nil
+	}
+	return h, nil
+}
+
+func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.History, *score.Report, error) {
+	branch := o.Branch
+	// Runs of the PR's head commit are the patch's, not the base's. When
+	// the base side was read from the artifacts of the base commit's runs,
+	// those runs are the base side already and would count twice.
+	skip := map[string]bool{}
+	if o.HeadSHA != "" {
+		skip[o.HeadSHA] = true
+	}
+	if len(o.BaseResults) == 0 && o.BaseSHA != "" {
+		skip[o.BaseSHA] = true
+	}
+	api := o.Client != nil
+	if api && branch == "" {
+		log.Noticef("base-branch history: the base branch is unknown (no pull request, no branch input, and the event does not name the default branch); set the branch input to read it")
+	}
+	var prev Previous
+	if api && branch != "" {
+		var err error
+		if prev, err = PreviousReport(ctx, o.Client, o.Previous); err != nil {
+			log.Noticef("base-branch history: last report on %s: %v; no carried history is added", branch, err)
+		}
+	}
+	var carried *history.History
+	if prev.History != nil {
+		carried = history.Filter(prev.History, func(r model.Run) bool {
+			return !skip[r.CommitSHA] && (r.Branch == "" || r.Branch == branch)
+		})
+	}
+
+	var h *history.History
+	var from string
+	switch {
+	case len(o.History) > 0:
+		local, err := Load(ctx, o.Workspace, o.History, 0)
+		if local != nil {
+			for _, s := range local.Skipped {
+				log.Warningf("history: skipped %s: %s", s.Path, s.Error)
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("input history: %w", err)
+		}
+		h, from = local, "the history input"
+	case api && branch != "":
+		h, from = o.collectBase(ctx, skip, carried, log)
+	}
+	if h == nil && carried == nil {
+		return nil, prev.Report, nil
+	}
+	combined, err := history.Combine(carried, h, o.Now.Add(-KeepHistory))
+	if err != nil {
+		return nil, nil, err
+	}
+	var parts []string
+	read := 0
+	if h != nil {
+		read = len(h.Runs)
+		parts = append(parts, fmt.Sprintf("%d from %s", read, from))
+	}
+	if carried != nil {
+		parts = append(parts, fmt.Sprintf("%d carried in the report of run %d", len(combined.Runs)-read, prev.RunID))
+	}
+	log.Infof("base-branch history for p0: %d runs (%s)", len(combined.Runs), strings.Join(parts, "; "))
+	return combined, prev.Report, nil
+}
+
+// collectBase reads the JUnit artifacts of the runs of the workflows on
+// the base branch in the window, leaving out the runs the carried history
+// holds and those that are not base history (see notOfBranch). What it
+// cannot read becomes a warning; it returns the history and where it came
+// from.
+func (o GateOptions) collectBase(ctx context.Context, skip map[string]bool, carried *history.History, log Logger) (*history.History, string) {
+	wfs := "every workflow"
+	if len(o.Workflows) > 0 {
+		wfs = strings.Join(o.Workflows, ", ")
+	}
+	from := fmt.Sprintf("the JUnit artifacts of runs of %s on %s since %s", wfs, o.Branch, o.Since.UTC().Format(time.DateOnly))
+	var known map[string]bool
+	if carried != nil {
+		known = carried.Keys()
+	}
+	h, st, err := GitHub(ctx, o.Client, GitHubOptions{
+		TempDir: o.TempDir, Repo: o.Repo, Workflows: o.Workflows, Branch: o.Branch,
+		Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(skip, true),
+	})
+	for _, s := range h.Skipped {
+		log.Warningf("base-branch history: skipped %s: %s", s.Path, s.Error)
+	}
+	if err != nil {
+		log.Warningf("base-branch history: %v; p0 rests on what was read", err)
+	}
+	log.Infof("base-branch history: runs of %s on %s listed %d, left out %d (the PR's commits, pull request runs, this run), already carried %d, artifacts downloaded %d (%d bytes)",
+		wfs, o.Branch, st.RunsListed, st.RunsExcluded, st.RunsKnown, st.Downloaded, st.Bytes)
+	return h, from
+}
+
+// LedgerAt reads the quarantine ledger at a commit through the contents
+// API (c may be nil), or, when there is no API and checkout is true, from
+// the workspace's checkout of that commit. A missing file is nil.
+func LedgerAt(ctx context.Context, c *ghapi.Client, repo ghapi.Repo, path, sha, workspace string, checkout bool) (*ledger.Ledger, error) {
+	var data []byte
+	if c != nil && sha != "" {
+		var err error
+		data, err = c.FileContents(ctx, repo, path, sha)
+		if errors.Is(err, ghapi.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	} else {
+		if !checkout {
+			return nil, nil
+		}
+		b, err := os.ReadFile(filepath.Join(workspace, path))
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		data = b
+	}
+	l, err := ledger.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
+}
+
+// Owners reads the workspace's CODEOWNERS from GitHub's places; nil when
+// there is none. name is the file read, for messages.
+func Owners(workspace string) (f *owners.File, name string, err error) {
+	return owners.Find(workspace, os.ReadFile)
+}

@@ -1,0 +1,157 @@
+package collect
+
+import (
+	"archive/zip"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+// The files of a report artifact.
+const (
+	ReportFile  = "report.json"
+	HistoryFile = "history.json.gz"
+)
+
+// maxReportArtifact bounds the download of the previous report.
+const maxReportArtifact = 256 << 20
+
+// errNoReport is an artifact without report.json: a gate run's.
+var errNoReport = errors.New("no " + ReportFile + " in the artifact")
+
+// Previous is what the last report run left: its report and the history
+// it carried.
+type Previous struct {
+	Report  *score.Report
+	History *history.History
+	RunID   int64     // the run that made it
+	Created time.Time // when that run was created
+}
+
+// PreviousOptions says where the last report is.
+type PreviousOptions struct {
+	Repo ghapi.Repo
+	// Workflow is this workflow's file name: only its runs are read.
+	Workflow string
+	// Branch: runs of other branches are never read, so that a report made
+	// on a feature branch does not move the baseline of every pull request.
+	Branch string
+	// ArtifactName is the report artifact's name. An artifact named
+	// ArtifactName-N (a re-run's or a retried upload's, see ArtifactNames)
+	// is taken as well.
+	ArtifactName string
+	// Self is this run's id, never read.
+	Self int64
+}
+
+// artifactSuffix is what an upload adds to the artifact name when the name
+// is taken (a re-run of the same run): -attempt-N, or -N after a conflict.
+var artifactSuffix = regexp.MustCompile(`^(-attempt-[0-9]+)?(-[0-9]+)?$`)
+
+// IsReportArtifact reports whether an artifact name is the report artifact
+// name, possibly with the suffix a re-run's upload adds.
+func IsReportArtifact(base, name string) bool {
+	return len(name) >= len(base) && name[:len(base)] == base && artifactSuffix.MatchString(name[len(base):])
+}
+
+// PreviousReport finds the newest successful run of the workflow on the
+// branch, other than this one and other than pull request runs, with a
+// report artifact, and reads its report and history.
+func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Previous, error) {
+	if o.Workflow == "" || o.Workflow == "." {
+		return Previous{}, errors.New("GITHUB_WORKFLOW_REF is not set: cannot find this workflow's earlier runs")
+	}
+	if o.Branch == "" {
+		return Previous{}, errors.New("no branch to read the last report from")
+	}
+	runs, err := c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Workflow: o.Workflow, Branch: o.Branch, Status: "success", MaxRuns: 20})
+	if err != nil {
+		return Previous{}, err
+	}
+	for _, r := range runs {
+		// One workflow may both gate pull requests and report on a
+		// schedule: only report runs leave a report.
+		switch r.Event {
+		case "pull_request", "pull_request_target", "workflow_run":
+			continue
+		}
+		if r.ID == o.Self {
+			continue
+		}
+		arts, err := c.ListRunArtifacts(ctx, o.Repo, r.ID, "")
+		if err != nil {
+			return Previous{}, err
+		}
+		for _, art := range arts {
+			if !IsReportArtifact(o.ArtifactName, art.Name) || art.Expired {
+				continue
+			}
+			data, err := c.DownloadArtifact(ctx, o.Repo, art.ID, maxReportArtifact)
+			if errors.Is(err, ghapi.ErrExpired) {
+				continue
+			}
+			if err != nil {
+				return Previous{}, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
+			}
+			p, err := ReadReportArtifact(data)
+			if errors.Is(err, errNoReport) {
+				continue // a gate run's artifact
+			}
+			if err != nil {
+				return Previous{}, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
+			}
+			p.RunID, p.Created = r.ID, r.CreatedAt
+			return p, nil
+		}
+	}
+	return Previous{}, fmt.Errorf("no earlier successful run of this workflow on %s has a report artifact", o.Branch)
+}
+
+// ReadReportArtifact reads report.json and history.json.gz from a report
+// artifact zip, in memory.
+func ReadReportArtifact(data []byte) (Previous, error) {
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return Previous{}, fmt.Errorf("not a zip archive: %w", err)
+	}
+	var p Previous
+	for _, f := range zr.File {
+		switch f.Name {
+		case ReportFile:
+			rc, err := f.Open()
+			if err != nil {
+				return Previous{}, err
+			}
+			var rep score.Report
+			err = json.NewDecoder(io.LimitReader(rc, maxReportArtifact)).Decode(&rep)
+			rc.Close()
+			if err != nil {
+				return Previous{}, fmt.Errorf("%s: %w", ReportFile, err)
+			}
+			p.Report = &rep
+		case HistoryFile:
+			rc, err := f.Open()
+			if err != nil {
+				return Previous{}, err
+			}
+			p.History, err = history.Decode(rc)
+			rc.Close()
+			if err != nil {
+				return Previous{}, err
+			}
+		}
+	}
+	if p.Report == nil {
+		return Previous{}, errNoReport
+	}
+	return p, nil
+}

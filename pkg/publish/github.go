@@ -1,0 +1,234 @@
+package publish
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/artifact"
+	"github.com/flakegate/flakegate/pkg/ghapi"
+)
+
+// The interfaces below are what publishing needs from GitHub; *ghapi.Client
+// satisfies the first three and *artifact.Client the last. Tests may pass
+// anything that talks to a fake GitHub.
+
+// Commenter finds, posts and edits pull request comments.
+type Commenter interface {
+	FindComment(ctx context.Context, repo ghapi.Repo, issue int, marker string) (*ghapi.Comment, error)
+	CreateComment(ctx context.Context, repo ghapi.Repo, issue int, body string) (*ghapi.Comment, error)
+	EditComment(ctx context.Context, repo ghapi.Repo, commentID int64, body string) (*ghapi.Comment, error)
+}
+
+// CheckRunner creates check runs.
+type CheckRunner interface {
+	CreateCheckRun(ctx context.Context, repo ghapi.Repo, spec ghapi.CheckRunSpec) (*ghapi.CheckRun, error)
+}
+
+// IssueTracker keeps one issue per marker.
+type IssueTracker interface {
+	UpsertIssue(ctx context.Context, repo ghapi.Repo, marker string, spec ghapi.IssueSpec) (*ghapi.Issue, bool, error)
+}
+
+// Uploader uploads a workflow artifact.
+type Uploader interface {
+	Upload(ctx context.Context, name string, files map[string][]byte, o artifact.UploadOptions) (*artifact.Result, error)
+}
+
+// CommentMode says when the sticky comment is posted, as the reporting
+// actions' comment_mode does.
+type CommentMode string
+
+const (
+	// CommentAlways posts the comment and edits it on every run whose
+	// comment would read differently.
+	CommentAlways CommentMode = "always"
+	// CommentChanges posts or edits only when the verdict or the tests it
+	// names changed since the comment there (no comment counts as a pass
+	// with nothing to name).
+	CommentChanges CommentMode = "changes"
+	// CommentFailures posts only when the verdict is not a pass; a comment
+	// already there is edited to the pass, so that it never goes stale.
+	CommentFailures CommentMode = "failures"
+	// CommentOff posts nothing.
+	CommentOff CommentMode = "off"
+)
+
+// CommentModes lists the modes in the order the docs give them.
+var CommentModes = []CommentMode{CommentAlways, CommentChanges, CommentFailures, CommentOff}
+
+// tagPattern is what a comment tag may hold: it goes into an HTML comment.
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/ -]{0,99}$`)
+
+// CheckTag reports whether tag is usable as a comment tag.
+func CheckTag(tag string) error {
+	if !tagPattern.MatchString(tag) || strings.Contains(tag, "--") {
+		return fmt.Errorf("%q: want 1 to 100 letters, digits, spaces and . _ / -, starting with a letter or digit, without \"--\"", tag)
+	}
+	return nil
+}
+
+// DefaultTag is the tag of a step that names none. Its marker is the one
+// flakegate has always written, so existing comments are found again.
+const DefaultTag = "flakegate"
+
+// CommentMarker is the hidden marker that finds the sticky comment of the
+// step with this tag. No tag's marker contains another's.
+func CommentMarker(tag string) string {
+	if tag == "" || tag == DefaultTag {
+		return "<!-- flakegate:sticky-comment -->"
+	}
+	return "<!-- flakegate:sticky-comment:" + tag + " -->"
+}
+
+// IssueMarker finds the tracking issue of the step with this tag.
+func IssueMarker(tag string) string {
+	if tag == "" || tag == DefaultTag {
+		return "<!-- flakegate:tracking-issue -->"
+	}
+	return "<!-- flakegate:tracking-issue:" + tag + " -->"
+}
+
+// Comment is the sticky comment to publish.
+type Comment struct {
+	Mode CommentMode
+	Tag  string
+	Body string // Markdown, without the markers
+	// State is what the comment says in short: the verdict and the tests
+	// it names. CommentChanges compares it with the comment's.
+	State string
+	// Failing is a verdict that is not a pass.
+	Failing bool
+}
+
+// CommentResult says what happened to the comment.
+type CommentResult struct {
+	URL    string
+	Action string // posted, edited, unchanged or skipped
+	Why    string // for skipped and unchanged
+}
+
+var statePattern = regexp.MustCompile(`<!-- flakegate:state ([0-9a-f]{16}) -->`)
+
+func stateMark(state string) string {
+	sum := sha256.Sum256([]byte(state))
+	return "<!-- flakegate:state " + hex.EncodeToString(sum[:8]) + " -->"
+}
+
+// ErrCannotComment is a token that may not comment (a fork's read-only
+// token); the job summary then carries the verdict.
+var ErrCannotComment = errors.New("the token cannot comment on the pull request (a fork's read-only token); the verdict is in the job summary")
+
+// StickyComment posts, edits or leaves the pull request's one comment for
+// cm.Tag, as cm.Mode says. Only the comment flakegate wrote with that tag's
+// marker is ever edited.
+func StickyComment(ctx context.Context, c Commenter, repo ghapi.Repo, pr int, cm Comment) (CommentResult, error) {
+	if cm.Mode == CommentOff {
+		return CommentResult{Action: "skipped", Why: "comment is off"}, nil
+	}
+	if c == nil {
+		return CommentResult{}, errors.New("no GitHub client: give a github-token")
+	}
+	if pr <= 0 {
+		return CommentResult{Action: "skipped", Why: "no pull request"}, nil
+	}
+	marker, mark := CommentMarker(cm.Tag), stateMark(cm.State)
+	body := strings.TrimRight(cm.Body, "\n") + "\n\n" + marker + "\n" + mark + "\n"
+	old, err := c.FindComment(ctx, repo, pr, marker)
+	if err != nil {
+		return CommentResult{}, cannotComment(err)
+	}
+	same := old != nil && statePattern.FindString(old.Body) == mark
+	switch {
+	case old == nil && !cm.Failing && cm.Mode != CommentAlways:
+		return CommentResult{Action: "skipped", Why: "the verdict passes and there is no comment to update (comment: " + string(cm.Mode) + ")"}, nil
+	case same && cm.Mode != CommentAlways:
+		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the verdict and the tests it names are unchanged (comment: " + string(cm.Mode) + ")"}, nil
+	case old != nil && old.Body == body:
+		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the comment already reads so"}, nil
+	}
+	if old == nil {
+		got, err := c.CreateComment(ctx, repo, pr, body)
+		if err != nil {
+			return CommentResult{}, cannotComment(err)
+		}
+		return CommentResult{URL: got.URL, Action: "posted"}, nil
+	}
+	got, err := c.EditComment(ctx, repo, old.ID, body)
+	if err != nil {
+		return CommentResult{}, cannotComment(err)
+	}
+	return CommentResult{URL: got.URL, Action: "edited"}, nil
+}
+
+func cannotComment(err error) error {
+	if errors.Is(err, ghapi.ErrReadOnly) || errors.Is(err, ghapi.ErrForbidden) {
+		return fmt.Errorf("%w: %v", ErrCannotComment, err)
+	}
+	return err
+}
+
+// CheckRun creates a completed check run and returns its URL.
+func CheckRun(ctx context.Context, c CheckRunner, repo ghapi.Repo, spec ghapi.CheckRunSpec) (string, error) {
+	if c == nil {
+		return "", errors.New("no GitHub client: give a github-token")
+	}
+	cr, err := c.CreateCheckRun(ctx, repo, spec)
+	if err != nil {
+		if errors.Is(err, ghapi.ErrForbidden) {
+			return "", fmt.Errorf("%w (a check run needs `permissions: checks: write`; a fork's token cannot create one)", err)
+		}
+		return "", err
+	}
+	return cr.URL, nil
+}
+
+// TrackingIssue creates or updates the one open issue with the tag's
+// marker and returns its URL and whether it was created.
+func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag string, spec ghapi.IssueSpec) (url string, created bool, err error) {
+	if c == nil {
+		return "", false, errors.New("no GitHub client: give a github-token")
+	}
+	is, created, err := c.UpsertIssue(ctx, repo, IssueMarker(tag), spec)
+	if err != nil {
+		return "", false, err
+	}
+	return is.URL, created, nil
+}
+
+// maxNameTries bounds the names Upload tries when a name is taken.
+const maxNameTries = 5
+
+// Upload uploads files as an artifact named name. A name can be used once
+// per workflow run, and a re-run keeps its run: a name already taken (say,
+// by the run's first attempt or by another job of a matrix) is retried as
+// name-2, name-3, … The name used is returned.
+func Upload(ctx context.Context, u Uploader, name string, files map[string][]byte, o artifact.UploadOptions) (*artifact.Result, error) {
+	if u == nil {
+		return nil, errors.New("no artifact service: ACTIONS_RESULTS_URL is not set")
+	}
+	try := name
+	for i := 2; ; i++ {
+		res, err := u.Upload(ctx, try, files, o)
+		var te *artifact.TwirpError
+		if err == nil || !errors.As(err, &te) || te.Code != "already_exists" || i > maxNameTries {
+			return res, err
+		}
+		try = name + "-" + strconv.Itoa(i)
+	}
+}
+
+// ArtifactName is the report artifact's name for a run attempt: attempts
+// after the first add -attempt-N, since the first attempt's artifact keeps
+// the plain name in the same run.
+func ArtifactName(base string, attempt int) string {
+	if attempt > 1 {
+		return base + "-attempt-" + strconv.Itoa(attempt)
+	}
+	return base
+}
