@@ -65,6 +65,30 @@ func mkTest(name string, flaky, intermittent, commits, failures, attempts, runs 
 			t.CommitsWhereFlaky = append(t.CommitsWhereFlaky, sha(i))
 		}
 	}
+	// The flake rate: failing commits over commits, less the regression
+	// blocks (here, runs of more than 3 failing commits).
+	for i := 0; i < len(timeline); {
+		switch {
+		case timeline[i] == 'M':
+			t.FailedCommits++
+		case timeline[i] == 'F':
+			j := i
+			for j < len(timeline) && timeline[j] == 'F' {
+				j++
+			}
+			if j-i > 3 {
+				t.RegressionCommits += j - i
+			} else {
+				t.FailedCommits += j - i
+			}
+			i = j
+			continue
+		}
+		i++
+	}
+	t.RateCommits = commits - t.RegressionCommits
+	t.FlakeRate = float64(t.FailedCommits) / float64(t.RateCommits)
+	t.FlakeRateInterval = score.Wilson(t.FailedCommits, t.RateCommits)
 	if failures == 0 {
 		t.Timeline = ""
 	}
@@ -118,6 +142,12 @@ func handReport() *score.Report {
 	}
 	r.InfraRuns = []score.InfraRun{
 		{RunID: "5003", Attempt: 1, Commit: sha(4), Source: "artifact junit-5003.zip/results.xml", Time: genAt.Add(-6 * time.Hour), Tests: 5, Failed: 5},
+	}
+	r.InfraEvents = score.InfraEvents{
+		{RunID: "5005", Attempt: 1, Commit: sha(6), Source: "artifact junit-5005.zip/results.xml", Time: genAt.Add(-4 * time.Hour),
+			Kind: score.EventSuite, Group: "tests.payments", Tests: 7, Failed: 7, Expected: 0.143},
+		{RunID: "5006", Attempt: 2, Commit: sha(7), Source: "artifact junit-5006.zip/results.xml", Time: genAt.Add(-3 * time.Hour),
+			Kind: score.EventCluster, Group: "tests.db::test_a", Members: []string{"tests.db::test_a", hostileName}, Tests: 2, Failed: 2, Expected: 0.2},
 	}
 	return r
 }

@@ -9,12 +9,15 @@ import (
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
-// Text writes the report as the seed's CLI prints it: a header, then one
-// line per flaky test in rank order with its score, name and flaky commits
-// over commits ("0.300  tests.x::test_y  3/10"), followed by the kinds of
-// evidence, then a footer with what was left out. Plain text, no colour;
-// names are put on one line with control characters removed, so a test name
-// cannot move the cursor or recolour a terminal.
+// Text writes the report as a plain table: a summary line, a header row,
+// then one row per flaky test in rank order, and a footer with what was
+// left out. Rows are ranked by their first column, low95, the Wilson 95%
+// lower bound of the test's flake rate (the second column: failed commits
+// over the commits kept once outages and regression blocks are removed, the
+// third). The seed's score and flaky commits over commits follow, then the
+// kinds of evidence and the name. Plain text, no colour; names are put on
+// one line with control characters removed, so a test name cannot move the
+// cursor or recolour a terminal.
 func Text(w io.Writer, r *score.Report) error {
 	if r == nil {
 		return fmt.Errorf("text report: %w", errNilReport)
@@ -24,28 +27,42 @@ func Text(w io.Writer, r *score.Report) error {
 		plural(r.FlakyCount, "flaky test", "flaky tests"), plural(r.TestsAnalyzed, "test", "tests"),
 		r.Threshold, r.MinCommits, plural(len(r.Commits), "commit", "commits"), plural(r.Runs, "run", "runs"),
 		plural(r.ResultsParsed, "result", "results"))
-	n := 0
+	type row struct{ failed, flaky, evidence string }
+	var rows []row
+	var tests []*score.Test
+	wFailed, wFlaky, wEvidence := len("failed"), len("flaky"), len("evidence")
 	for i := range r.Tests {
 		t := &r.Tests[i]
 		if !t.IsFlaky {
 			continue
 		}
-		n++
-		fmt.Fprintf(&b, "%.3f  %s  %d/%d", t.Score, plain(t.Name), t.FlakyCommits, t.Commits)
-		if len(t.Evidence) > 0 {
-			b.WriteString("  ")
-			b.WriteString(plain(strings.Join(t.Evidence, ",")))
-		}
-		if t.IntermittentCommits > 0 {
-			fmt.Fprintf(&b, " (flake score %.3f)", t.FlakeScore)
-		}
-		b.WriteByte('\n')
+		rw := row{fmt.Sprintf("%d/%d", t.FailedCommits, t.RateCommits), fmt.Sprintf("%d/%d", t.FlakyCommits, t.Commits),
+			plain(strings.Join(t.Evidence, ","))}
+		wFailed, wFlaky, wEvidence = max(wFailed, len(rw.failed)), max(wFlaky, len(rw.flaky)), max(wEvidence, len(rw.evidence))
+		rows = append(rows, rw)
+		tests = append(tests, t)
 	}
-	if n == 0 {
+	if len(rows) == 0 {
 		b.WriteString("no flaky tests\n")
+	} else {
+		fmt.Fprintf(&b, "%-5s  %-5s  %-*s  %-5s  %-*s  %-*s  %s\n", "low95", "rate", wFailed, "failed", "score", wFlaky, "flaky", wEvidence, "evidence", "test")
+		for i, t := range tests {
+			fmt.Fprintf(&b, "%.3f  %.3f  %-*s  %.3f  %-*s  %-*s  %s\n", t.FlakeRateInterval.Low, t.FlakeRate, wFailed, rows[i].failed,
+				t.Score, wFlaky, rows[i].flaky, wEvidence, rows[i].evidence, plain(t.Name))
+		}
+		b.WriteString("ranked by low95, the 95% lower bound of rate: failed / commits, outages and regression blocks removed; score: the seed's\n")
 	}
-	fmt.Fprintf(&b, "%s skipped, %s excluded as infrastructure failures\n",
-		plural(len(r.SkippedFiles), "input file", "input files"), plural(len(r.InfraRuns), "run", "runs"))
+	fmt.Fprintf(&b, "%s skipped, %s and %s excluded as infrastructure failures\n",
+		plural(len(r.SkippedFiles), "input file", "input files"), plural(len(r.InfraRuns), "run", "runs"),
+		plural(len(r.InfraEvents), "co-failure", "co-failures"))
+	for i, e := range r.InfraEvents {
+		if i == maxTextEvents {
+			fmt.Fprintf(&b, "  and %s more\n", plural(len(r.InfraEvents)-i, "co-failure", "co-failures"))
+			break
+		}
+		fmt.Fprintf(&b, "  co-failure in run %s: %s %s, %d of %d tests failed (%.2f expected)\n",
+			plain(Truncate(runName(e), 100)), e.Kind, plain(Truncate(e.Group, 200)), e.Failed, e.Tests, e.Expected)
+	}
 	for _, s := range r.SkippedFiles {
 		fmt.Fprintf(&b, "  skipped %s: %s\n", plain(Truncate(s.Path, 300)), plain(Truncate(s.Error, 300)))
 	}
@@ -57,4 +74,18 @@ func Text(w io.Writer, r *score.Report) error {
 		return fmt.Errorf("text report: %w", err)
 	}
 	return nil
+}
+
+// maxTextEvents bounds the co-failures listed one by one.
+const maxTextEvents = 5
+
+// runName names an event's run: its id and attempt, or its source file.
+func runName(e score.InfraEvent) string {
+	switch {
+	case e.RunID != "" && e.Attempt > 1:
+		return fmt.Sprintf("%s attempt %d", e.RunID, e.Attempt)
+	case e.RunID != "":
+		return e.RunID
+	}
+	return e.Source
 }

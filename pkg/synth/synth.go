@@ -134,6 +134,12 @@ func (s *Spec) Suite(i int) int {
 	}
 }
 
+// OutageSuites returns the suites hit by Outages[i].
+func (s *Spec) OutageSuites(i int) map[int]bool {
+	o := s.Outages[i]
+	return s.hitSuites(o.Run, o.Suites)
+}
+
 // hitSuites returns, for a partial outage of run runNo, whether each suite
 // is hit. It draws from its own generator, so a spec without outages
 // generates what it always did.
