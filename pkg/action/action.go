@@ -5,6 +5,7 @@ package action
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,20 +36,52 @@ type Env struct {
 	GeminiBaseURL string
 }
 
-// outcome is what a mode produced.
+// outcome is what a mode produced: the step's outputs and exit code.
 type outcome struct {
-	verdict  string // pass, block, inconclusive
-	blocking int
-	flaky    int
-	jsonPath string
-	exit     int
+	verdict                        string // pass, block, inconclusive
+	tests, failed, flaky           int
+	blocking, inconclusive         []string // test names (and property checks)
+	jsonPath, commentURL, checkURL string
+	exit                           int
 }
 
-// marker finds flakegate's sticky comment and tracking issue.
-const (
-	commentMarker = "<!-- flakegate:sticky-comment -->"
-	issueMarker   = "<!-- flakegate:tracking-issue -->"
-)
+// verdictJSON is the verdict-json output.
+type verdictJSON struct {
+	Verdict      string   `json:"verdict"`
+	Tests        int      `json:"tests"`
+	Failed       int      `json:"failed"`
+	Flaky        int      `json:"flaky"`
+	Blocking     []string `json:"blocking"`
+	Inconclusive []string `json:"inconclusive"`
+}
+
+// outputs are the step outputs, in action.yml's order.
+func (o outcome) outputs(reportDir, summaryPath string) [][2]string {
+	v := verdictJSON{Verdict: o.verdict, Tests: o.tests, Failed: o.failed, Flaky: o.flaky,
+		Blocking: nonNil(o.blocking), Inconclusive: nonNil(o.inconclusive)}
+	js, _ := json.Marshal(v) // strings and ints only: cannot fail
+	return [][2]string{
+		{"verdict", o.verdict},
+		{"tests-count", strconv.Itoa(o.tests)},
+		{"failed-count", strconv.Itoa(o.failed)},
+		{"flaky-count", strconv.Itoa(o.flaky)},
+		{"blocking-count", strconv.Itoa(len(o.blocking))},
+		{"inconclusive-count", strconv.Itoa(len(o.inconclusive))},
+		{"verdict-json", string(js)},
+		{"comment-url", o.commentURL},
+		{"check-url", o.checkURL},
+		{"summary-path", summaryPath},
+		{"report-dir", reportDir},
+		{"report-json", o.jsonPath},
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
 
 // Run runs the action and returns the exit code: 0 when the verdict lets
 // the check pass, 1 when it blocks or flakegate failed. The verdict output
@@ -71,7 +104,7 @@ func Run(ctx context.Context, env Env) int {
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		log.Errorf("flakegate: configuration: %v", err)
-		fail(log, env.Getenv("GITHUB_OUTPUT"), "")
+		fail(log, env.Getenv("GITHUB_OUTPUT"), "", env.Getenv("GITHUB_STEP_SUMMARY"))
 		return 1
 	}
 	mask(cfg.Secrets())
@@ -94,16 +127,10 @@ func Run(ctx context.Context, env Env) int {
 	}
 	if err != nil {
 		log.Errorf("flakegate: %v", err)
-		fail(log, cfg.GitHub.Output, a.reportDir)
+		fail(log, cfg.GitHub.Output, a.reportDir, cfg.GitHub.StepSummary)
 		return 1
 	}
-	if err := publish.WriteOutputs(cfg.GitHub.Output, [][2]string{
-		{"verdict", out.verdict},
-		{"blocking-count", strconv.Itoa(out.blocking)},
-		{"flaky-count", strconv.Itoa(out.flaky)},
-		{"report-dir", a.reportDir},
-		{"report-json", out.jsonPath},
-	}); err != nil {
+	if err := publish.WriteOutputs(cfg.GitHub.Output, out.outputs(a.reportDir, cfg.GitHub.StepSummary)); err != nil {
 		log.Errorf("flakegate: step outputs: %v", err)
 		return 1
 	}
@@ -112,11 +139,11 @@ func Run(ctx context.Context, env Env) int {
 
 // fail records verdict=error so a workflow can tell a broken tool from a
 // blocking verdict.
-func fail(log *publish.Log, outputPath, dir string) {
+func fail(log *publish.Log, outputPath, dir, summary string) {
 	if outputPath == "" {
 		return
 	}
-	if err := publish.WriteOutputs(outputPath, [][2]string{{"verdict", "error"}, {"blocking-count", "0"}, {"flaky-count", "0"}, {"report-dir", dir}, {"report-json", ""}}); err != nil {
+	if err := publish.WriteOutputs(outputPath, outcome{verdict: "error"}.outputs(dir, summary)); err != nil {
 		log.Errorf("flakegate: step outputs: %v", err)
 	}
 }
@@ -159,11 +186,29 @@ func (a *run) client() (*ghapi.Client, error) {
 	return c, nil
 }
 
+// api is the GitHub client when there is a token, else nil: the stages
+// that can do without the API (local results) take nil.
+func (a *run) api() (*ghapi.Client, error) {
+	if !a.cfg.GitHubToken.IsSet() {
+		return nil, nil
+	}
+	return a.client()
+}
+
 // stage runs f inside a log group.
 func (a *run) stage(title string, f func() error) error {
 	end := a.log.Group(title)
 	defer end()
 	return f()
+}
+
+// optional runs a stage whose failure does not fail the step (the comment,
+// the check run, the upload, …): the failure is logged once, as a warning
+// naming the stage, and the step goes on.
+func (a *run) optional(title string, f func() error) {
+	if err := a.stage(title, f); err != nil {
+		a.log.Warningf("%s: %v", title, err)
+	}
 }
 
 // writeFiles writes the report files into the report directory.

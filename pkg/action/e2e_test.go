@@ -17,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/synth"
 )
 
@@ -267,7 +268,7 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 	// One tracking issue, found by its marker and updated in place.
 	issues := repo.Issues()
-	if len(issues) != 1 || !strings.Contains(issues[0].Body, issueMarker) || !strings.Contains(issues[0].Body, "Trend since") || !strings.Contains(issues[0].Title, "flaky tests") {
+	if len(issues) != 1 || !strings.Contains(issues[0].Body, publish.IssueMarker("")) || !strings.Contains(issues[0].Body, "Trend since") || !strings.Contains(issues[0].Title, "flaky tests") {
 		t.Errorf("tracking issues = %+v", issues)
 	}
 }

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/publish"
 )
 
 var (
@@ -125,7 +127,7 @@ func TestGatePullRequest(t *testing.T) {
 		t.Fatalf("%d comments, want one sticky comment edited in place", len(comments))
 	}
 	body := comments[0].Body
-	for _, want := range []string{"## ❌ flakegate: block", "test\\_login", "patch-induced flake", "Pre-existing flakes", "test\\_ws\\_reconnect", commentMarker} {
+	for _, want := range []string{"## ❌ flakegate: block", "test\\_login", "patch-induced flake", "Pre-existing flakes", "test\\_ws\\_reconnect", publish.CommentMarker("")} {
 		if !strings.Contains(body, want) {
 			t.Errorf("comment lacks %q:\n%s", want, body)
 		}
@@ -135,7 +137,7 @@ func TestGatePullRequest(t *testing.T) {
 			t.Errorf("comment contains %q", bad)
 		}
 	}
-	if len(body) > maxCommentChars {
+	if len(body) > ghapi.MaxCommentChars {
 		t.Errorf("comment is %d characters", len(body))
 	}
 	runs := repo.CheckRuns()

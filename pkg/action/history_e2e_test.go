@@ -63,7 +63,7 @@ func reportArtifact(t *testing.T, branch string, n int) map[string][]byte {
 	if err := history.Encode(&hb, h); err != nil {
 		t.Fatal(err)
 	}
-	return map[string][]byte{reportFile: []byte(`{"source":"sentinel"}`), historyFile: hb.Bytes()}
+	return map[string][]byte{render.ReportJSONFile: []byte(`{"source":"sentinel"}`), render.HistoryFile: hb.Bytes()}
 }
 
 // gateTally is a test's entry in gate.json, as far as these tests read it.
@@ -172,7 +172,8 @@ func TestGateBaseBranchHistory(t *testing.T) {
 		t.Errorf("the feature branch's report (run %d) was read:\n%s", feature.ID, log)
 	}
 	for _, want := range []string{
-		fmt.Sprintf("base-branch history for p0: 60 runs (20 from the JUnit artifacts of runs of ci.yml on main in the last 7 days; 40 carried in the report of run %d)", report.ID),
+		"base-branch history for p0: 60 runs (20 from the JUnit artifacts of runs of ci.yml on main since ",
+		fmt.Sprintf("; 40 carried in the report of run %d)", report.ID),
 		"left out 2 (the PR's commits, pull request runs, this run), already carried 40",
 	} {
 		if !strings.Contains(log, want) {

@@ -370,7 +370,7 @@ func TestUploadAppearsInRESTAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(arts) != 1 || arts[0].GetID() != res.ID || arts[0].GetSizeInBytes() != res.Size {
+	if len(arts) != 1 || arts[0].ID != res.ID || arts[0].Size != res.Size {
 		t.Fatalf("listed %+v, want the uploaded artifact %+v", arts, res)
 	}
 	zipped, err := gh.DownloadArtifact(ctx, ghapi.Repo{Owner: "octo", Name: "app"}, res.ID, 1<<20)

@@ -268,6 +268,8 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 		var err error
 		if prev, err = PreviousReport(ctx, o.Client, o.Previous); err != nil {
 			log.Noticef("base-branch history: last report on %s: %v; no carried history is added", branch, err)
+		} else {
+			log.Infof("previous report: run %d on %s (%s)", prev.RunID, branch, prev.Created.UTC().Format(time.RFC3339))
 		}
 	}
 	var carried *history.History

@@ -13,20 +13,15 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
-)
-
-// The files of a report artifact.
-const (
-	ReportFile  = "report.json"
-	HistoryFile = "history.json.gz"
 )
 
 // maxReportArtifact bounds the download of the previous report.
 const maxReportArtifact = 256 << 20
 
 // errNoReport is an artifact without report.json: a gate run's.
-var errNoReport = errors.New("no " + ReportFile + " in the artifact")
+var errNoReport = errors.New("no " + render.ReportJSONFile + " in the artifact")
 
 // Previous is what the last report run left: its report and the history
 // it carried.
@@ -126,7 +121,7 @@ func ReadReportArtifact(data []byte) (Previous, error) {
 	var p Previous
 	for _, f := range zr.File {
 		switch f.Name {
-		case ReportFile:
+		case render.ReportJSONFile:
 			rc, err := f.Open()
 			if err != nil {
 				return Previous{}, err
@@ -135,10 +130,10 @@ func ReadReportArtifact(data []byte) (Previous, error) {
 			err = json.NewDecoder(io.LimitReader(rc, maxReportArtifact)).Decode(&rep)
 			rc.Close()
 			if err != nil {
-				return Previous{}, fmt.Errorf("%s: %w", ReportFile, err)
+				return Previous{}, fmt.Errorf("%s: %w", render.ReportJSONFile, err)
 			}
 			p.Report = &rep
-		case HistoryFile:
+		case render.HistoryFile:
 			rc, err := f.Open()
 			if err != nil {
 				return Previous{}, err

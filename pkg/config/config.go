@@ -381,10 +381,10 @@ func (c *Config) AIEnabled() bool { return c.GeminiAPIKey.IsSet() }
 // it matches one of ArtifactPatterns, without regard to case, and is not the
 // report artifact (ArtifactName) itself.
 func (c *Config) MatchArtifact(name string) bool {
-	if strings.EqualFold(name, c.ArtifactName) {
-		return false
-	}
 	name = strings.ToLower(name)
+	if strings.HasPrefix(name, strings.ToLower(c.ArtifactName)) {
+		return false // this step's report artifact, or another flakegate step's
+	}
 	for _, p := range c.ArtifactPatterns {
 		if ok, _ := path.Match(strings.ToLower(p), name); ok {
 			return true
@@ -678,4 +678,21 @@ func (c *Config) GateOptions() gate.Options {
 	return gate.Options{P1: c.P1, Alpha: c.Alpha, Beta: c.Beta, AlphaPR: c.AlphaPR, OnInconclusive: c.OnInconclusive,
 		ProtectedPaths: c.ProtectedPaths, DeclareLabel: c.DeclarationLabel, ApprovalLabel: c.ApprovalLabel,
 		ExpiredLedgerWarn: !c.FailOnExpiredLedger}
+}
+
+// ReportArtifact is the name of this step's report artifact, the name the
+// last report is looked up by: artifact-name, and the comment tag after it
+// when the tag is not the default, so that two flakegate steps in one run
+// upload two artifacts. (An upload adds -attempt-N on a re-run.)
+func (c *Config) ReportArtifact() string {
+	if c.CommentTag == "" || c.CommentTag == publish.DefaultTag {
+		return c.ArtifactName
+	}
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, c.CommentTag)
+	return c.ArtifactName + "-" + slug
 }

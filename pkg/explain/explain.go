@@ -22,12 +22,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/score"
 )
 
 // Defaults for Options.
 const (
 	DefaultModel   = "gemini-2.5-flash"
-	DefaultBaseURL = "https://generativelanguage.googleapis.com/"
+	DefaultBaseURL = "https://generativelanguage.googleapis.com/" // the client library's
 	DefaultTimeout = 60 * time.Second
 )
 
@@ -39,6 +41,15 @@ type Input struct {
 	FlakyCount    int
 	RunsAnalyzed  int
 	Tests         []Test // the flaky tests; the highest scores are kept when capped
+}
+
+// FromScore is a scored test as the analysis reads it.
+func FromScore(t score.Test) Test {
+	et := Test{Name: t.Name, Score: t.FlakeScore, Evidence: strings.Join(t.Evidence, ","), Failures: t.Failures, Runs: t.Runs, Messages: t.ErrorMessages}
+	for _, s := range t.Signatures {
+		et.Signatures = append(et.Signatures, s.Hash)
+	}
+	return et
 }
 
 // Test is one flaky test.
@@ -150,9 +161,12 @@ func note(why string) string {
 
 // Options configures Gemini. The zero value of each field means its default.
 type Options struct {
-	APIKey  string        // required: the Gemini API key
-	Model   string        // default DefaultModel
-	BaseURL string        // default DefaultBaseURL; tests point it at a fake
+	APIKey string // required: the Gemini API key
+	Model  string // default DefaultModel
+	// BaseURL is the API's address; empty leaves it to the client library,
+	// which reads GOOGLE_GEMINI_BASE_URL (a proxy's, or a fake's) before
+	// its default, DefaultBaseURL.
+	BaseURL string
 	Timeout time.Duration // default DefaultTimeout; bounds the whole call
 	// HTTPClient is used for the call; its transport is wrapped to cap the
 	// reply size. Default: a new client over http.DefaultTransport.
@@ -178,9 +192,6 @@ func NewGemini(opts Options) (*Gemini, error) {
 	opts.Model = strings.TrimPrefix(opts.Model, "models/")
 	if strings.ContainsAny(opts.Model, "/?#% \t\r\n") {
 		return nil, &Error{Kind: KindConfig, Msg: fmt.Sprintf("model %q is not a model id", opts.Model)}
-	}
-	if opts.BaseURL == "" {
-		opts.BaseURL = DefaultBaseURL
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout

@@ -481,7 +481,7 @@ func TestNewGemini(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.opts.Model != "gemini-2.5-pro" || g.opts.BaseURL != DefaultBaseURL || g.opts.Timeout != DefaultTimeout {
+	if g.opts.Model != "gemini-2.5-pro" || g.opts.BaseURL != "" || g.opts.Timeout != DefaultTimeout {
 		t.Errorf("defaults not applied: %+v", g.opts)
 	}
 	if _, ok := g.hc.Transport.(limitTransport); !ok {

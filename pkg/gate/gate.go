@@ -341,6 +341,39 @@ func (r Result) Pending() []string {
 	return out
 }
 
+// Blocking lists what blocks the pull request: the tests decided Block by
+// name, then each property violation and error-level ledger finding as a
+// line. It is empty when nothing blocks (an inconclusive verdict under
+// on-inconclusive=fail blocks with it empty).
+func (r Result) Blocking() []string {
+	var out []string
+	for _, t := range r.Tests {
+		if t.Decision == Block {
+			out = append(out, t.Name)
+		}
+	}
+	for _, v := range r.Properties {
+		out = append(out, "property "+v.String())
+	}
+	for _, f := range r.Ledger {
+		if f.Severity == ledger.Error {
+			out = append(out, fmt.Sprintf("ledger %s: %s", f.Rule, f.Message))
+		}
+	}
+	return out
+}
+
+// Undecided lists the tests decided Inconclusive.
+func (r Result) Undecided() []string {
+	var out []string
+	for _, t := range r.Tests {
+		if t.Decision == Inconclusive {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
 // Evaluate runs the gate. It returns an error only for bad options or
 // malformed input (a duplicate or empty test name, an impossible tally);
 // findings, blocking ones included, are in the Result.

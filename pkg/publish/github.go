@@ -11,7 +11,10 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/artifact"
+	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // The interfaces below are what publishing needs from GitHub; *ghapi.Client
@@ -204,11 +207,34 @@ func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag str
 // maxNameTries bounds the names Upload tries when a name is taken.
 const maxNameTries = 5
 
-// Upload uploads files as an artifact named name. A name can be used once
+// ErrNoArtifactService: the runner gave no artifact service
+// (ACTIONS_RESULTS_URL), as outside GitHub Actions.
+var ErrNoArtifactService = errors.New("ACTIONS_RESULTS_URL is not set")
+
+// ArtifactService is the run's artifact service, from the runner's
+// environment.
+func ArtifactService(getenv func(string) string) (Uploader, error) {
+	c, err := artifact.FromEnv(getenv, artifact.Options{})
+	if errors.Is(err, artifact.ErrNotAvailable) {
+		return nil, ErrNoArtifactService
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// retentionDays is how long report artifacts are kept, capped by the
+// repository's setting.
+const retentionDays = 90
+
+// Upload uploads files as an artifact named name, kept retentionDays or
+// maxDays (GITHUB_RETENTION_DAYS; 0: no cap) if less. A name can be used once
 // per workflow run, and a re-run keeps its run: a name already taken (say,
 // by the run's first attempt or by another job of a matrix) is retried as
 // name-2, name-3, … The name used is returned.
-func Upload(ctx context.Context, u Uploader, name string, files map[string][]byte, o artifact.UploadOptions) (*artifact.Result, error) {
+func Upload(ctx context.Context, u Uploader, name string, files map[string][]byte, maxDays int) (*artifact.Result, error) {
+	o := artifact.UploadOptions{RetentionDays: retentionDays, MaxRetentionDays: maxDays}
 	if u == nil {
 		return nil, errors.New("no artifact service: ACTIONS_RESULTS_URL is not set")
 	}
@@ -231,4 +257,29 @@ func ArtifactName(base string, attempt int) string {
 		return base + "-attempt-" + strconv.Itoa(attempt)
 	}
 	return base
+}
+
+// Annotations are the check run's: one per blocking test whose file is known, at its line
+// (1 when unknown), at most limit (all with limit < 0). Paths are made relative to the
+// workspace, as GitHub places annotations by repository path.
+func Annotations(res gate.Result, tests []gate.TestInput, workspace string, limit int) []ghapi.Annotation {
+	byName := make(map[string]gate.TestInput, len(tests))
+	for _, t := range tests {
+		byName[t.Name] = t
+	}
+	var out []ghapi.Annotation
+	for _, t := range res.Tests {
+		in := byName[t.Name]
+		if t.Decision != gate.Block || in.File == "" {
+			continue // annotations need a file; the summary lists every test
+		}
+		if limit >= 0 && len(out) >= limit {
+			break
+		}
+		line := max(1, in.Line)
+		// Names, paths and reasons are untrusted: no controls, no bidi.
+		out = append(out, ghapi.Annotation{Path: render.Plain(model.RepoPath(in.File, workspace)), StartLine: line, EndLine: line,
+			Level: "failure", Title: render.Plain("flakegate: " + string(t.Bucket) + ": " + t.Name), Message: render.PlainLines(t.Reason)})
+	}
+	return out
 }

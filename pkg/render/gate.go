@@ -17,6 +17,12 @@ type GateMeta struct {
 	HeadSHA    string
 	BaseSHA    string
 	RunURL     string // the workflow run, for "the rest is in"
+	// ServerURL (https://github.com) links the commits when Repository is
+	// set too.
+	ServerURL string
+	// AI is the AI root-cause section (explain's Markdown) for the
+	// blocking tests; empty for none.
+	AI string
 	// ArtifactHint names where the full report is, e.g. "the
 	// flakegate-report artifact".
 	ArtifactHint string
@@ -71,6 +77,29 @@ func hint(m GateMeta) string {
 	return h
 }
 
+// commitLink is a commit's short SHA, linked to the commit when the
+// repository is known. Only a hex SHA is linked: the value comes from an
+// event file.
+func commitLink(m GateMeta, sha string) string {
+	short := "`" + shortSHA(sha) + "`"
+	if m.ServerURL == "" || m.Repository == "" || !isHex(sha) || !isSafeURL(m.ServerURL) || strings.ContainsAny(m.Repository, " ()<>\"'`\n\r[]") {
+		return short
+	}
+	return "[" + short + "](" + strings.TrimSuffix(m.ServerURL, "/") + "/" + m.Repository + "/commit/" + sha + ")"
+}
+
+func isHex(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'f' || r >= 'A' && r <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
 // isSafeURL accepts the plain https URLs the action builds itself.
 func isSafeURL(u string) bool {
 	if !strings.HasPrefix(u, "https://") && !strings.HasPrefix(u, "http://") {
@@ -98,10 +127,13 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 		len(by[gate.Inconclusive]), plural(len(r.Properties), "property violation", "property violations"),
 		plural(countErrors(r), "ledger error", "ledger errors"), plural(len(r.Tests), "test", "tests"))
 	if m.HeadSHA != "" {
-		fmt.Fprintf(&b, " at head `%s`", shortSHA(m.HeadSHA))
+		fmt.Fprintf(&b, " at head %s", commitLink(m, m.HeadSHA))
 		if m.BaseSHA != "" {
-			fmt.Fprintf(&b, " against base `%s`", shortSHA(m.BaseSHA))
+			fmt.Fprintf(&b, " against base %s", commitLink(m, m.BaseSHA))
 		}
+	}
+	if m.RunURL != "" && isSafeURL(m.RunURL) {
+		fmt.Fprintf(&b, " in [this run](%s)", m.RunURL)
 	}
 	b.WriteString(".\n")
 	if shortened {
@@ -150,6 +182,9 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 			fmt.Fprintf(&b, "| %d | %s | %.3f | %s |\n", i+1, cell(t.Name, 120), t.FlakeScore, EscapeMarkdown(strings.Join(t.Evidence, ", ")))
 		}
 		b.WriteString("\n</details>\n")
+	}
+	if m.AI != "" && len(by[gate.Block]) > 0 {
+		b.WriteString("\n<details><summary>AI root causes of the blocking tests (AI-generated)</summary>\n\n" + m.AI + "\n</details>\n")
 	}
 	if len(r.Reasons) > 0 && lv.traces {
 		b.WriteString("\n<details><summary>Reasons for the verdict</summary>\n\n")
@@ -203,7 +238,7 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 		return
 	}
 	for _, t := range kept {
-		fmt.Fprintf(b, "\n<details><summary>%s</summary>\n\n%s\n", EscapeMarkdown(Truncate(t.Name, 200)), EscapeMarkdown(Truncate(t.Reason, 1200)))
+		fmt.Fprintf(b, "\n<details><summary><code>%s</code></summary>\n\n%s\n", EscapeHTML(Truncate(t.Name, 200)), EscapeMarkdown(Truncate(t.Reason, 1200)))
 		if withTrace && t.SPRT != nil && len(t.SPRT.Trace) > 0 {
 			fmt.Fprintf(b, "\nSPRT against p1, the ledger's evidence: %s.\n\n| run | outcome | step | cumulative LLR |\n|---|---|---|---|\n", EscapeMarkdown(string(t.SPRT.Decision)))
 			for i, s := range t.SPRT.Trace {

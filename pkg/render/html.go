@@ -52,14 +52,16 @@ type htmlPage struct {
 	Threshold, MinCommits, FlakyRate        string
 	Flaky, Tests, Commits, Runs, Results    string
 	FailingOthers, Infra, Skipped, NoCommit int
-	NoCommitText, InfraThreshold            string
-	SkippedText, InfraText                  string
-	Rows                                    []htmlRow
-	StripsShown, StripsCut                  int
-	ScoreChart                              *scoreChart
-	CommitChart                             *commitChart
-	SkippedFiles                            []htmlPair
-	InfraRuns                               []htmlInfra
+	// AI is the AI root-cause section's Markdown, shown as text.
+	AI                           string
+	NoCommitText, InfraThreshold string
+	SkippedText, InfraText       string
+	Rows                         []htmlRow
+	StripsShown, StripsCut       int
+	ScoreChart                   *scoreChart
+	CommitChart                  *commitChart
+	SkippedFiles                 []htmlPair
+	InfraRuns                    []htmlInfra
 }
 
 type htmlRow struct {
@@ -147,12 +149,24 @@ type commitCol struct {
 // tooltip and told apart by height as well as colour), their failure
 // signatures with messages, the skipped files and the infrastructure runs.
 // html/template escapes every value.
-func HTML(w io.Writer, r *score.Report) error {
+func HTML(w io.Writer, r *score.Report) error { return HTMLWith(w, r, HTMLOptions{}) }
+
+// HTMLOptions adds to the HTML report.
+type HTMLOptions struct {
+	// AI is the AI root-cause section (explain's Markdown), shown as
+	// escaped text under its AI-generated label.
+	AI string
+}
+
+// HTMLWith is HTML with options.
+func HTMLWith(w io.Writer, r *score.Report, o HTMLOptions) error {
 	if r == nil {
 		return fmt.Errorf("html report: %w", errNilReport)
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := htmlTemplate().Execute(bw, htmlData(r)); err != nil {
+	page := htmlData(r)
+	page.AI = o.AI
+	if err := htmlTemplate().Execute(bw, page); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
