@@ -10,13 +10,15 @@
 # No USER line: GitHub runs docker actions as the image's user and needs root
 # to write /github/file_commands and /github/workspace.
 #
-# Both base images are pinned by the digest of their multi-platform image
-# index (linux/amd64 and linux/arm64 included). The digests were copied from
-# public repositories that pin the same tags in 2026 (golang:1.26.8-bookworm;
-# gcr.io/distroless/static-debian12, its latest tag); they were not pulled or
-# verified on the machine that wrote this file, which has no registry access.
-# The first build (CI's action job, the release workflow) verifies them: a
-# digest that does not exist fails the pull. To refresh them:
+# Both base images are pinned by digest. The digests were copied from public
+# repositories that pin the same tags in 2026: golang:1.26.8-bookworm (whose
+# pinners describe it as the multi-platform index) and
+# gcr.io/distroless/static-debian12 (seen as its latest tag in a build log).
+# They were not pulled or verified on the machine that wrote this file, which
+# has no registry access, and the distroless one is not confirmed to be the
+# multi-platform index rather than one platform's manifest. The first build
+# verifies them (a digest that does not exist fails the pull; a
+# one-platform digest fails the release's linux/arm64 build). To refresh:
 #   docker buildx imagetools inspect golang:1.26-bookworm
 #   docker buildx imagetools inspect gcr.io/distroless/static-debian12
 # and copy the "Digest:" line of each (the index, not a per-platform
