@@ -238,7 +238,7 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 		return
 	}
 	for _, t := range kept {
-		fmt.Fprintf(b, "\n<details><summary><code>%s</code></summary>\n\n%s\n", EscapeHTML(Truncate(t.Name, 200)), EscapeMarkdown(Truncate(t.Reason, 1200)))
+		fmt.Fprintf(b, "\n<details><summary><code>%s</code></summary>\n\n%s\n", escapeHTML(Truncate(t.Name, 200), false), EscapeMarkdown(Truncate(t.Reason, 1200)))
 		if withTrace && t.SPRT != nil && len(t.SPRT.Trace) > 0 {
 			fmt.Fprintf(b, "\nSPRT against p1, the ledger's evidence: %s.\n\n| run | outcome | step | cumulative LLR |\n|---|---|---|---|\n", EscapeMarkdown(string(t.SPRT.Decision)))
 			for i, s := range t.SPRT.Trace {

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -163,6 +164,15 @@ func checkMermaid(t *testing.T, md string) {
 	md, _ = splitPre(md) // a message may hold a fence; inside <pre> it is inert
 	for _, m := range mermaidRE.FindAllStringSubmatch(md, -1) {
 		lines := strings.Split(m[1], "\n")
+		// The colours come first: mermaid's default bars barely show.
+		if lines[0]+"\n" != chartTheme {
+			t.Errorf("mermaid block does not start with the colour theme: %q", lines[0])
+			continue
+		}
+		lines = lines[1:]
+		if labels := regexp.MustCompile(`"[^"]*"`).FindAllString(lines[2], -1); len(labels) != len(slices.Compact(slices.Sorted(slices.Values(labels)))) {
+			t.Errorf("mermaid labels collide: %s", lines[2])
+		}
 		if len(lines) < len(mermaidLines) || len(lines) > len(mermaidLines)+1 {
 			t.Errorf("mermaid block has %d lines:\n%s", len(lines), m[1])
 			continue

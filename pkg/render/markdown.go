@@ -121,8 +121,10 @@ func newMarkdown(r *score.Report, o MarkdownOptions) *mdDoc {
 	shown := fl[:min(len(fl), o.MaxTests)]
 	d.chartScores = mermaidScores(shown)
 	d.chartCommits = mermaidCommits(r)
-	d.tableHead = "| # | Test | Score (95% CI) | Flake score (95% CI) | Evidence | Failure rate (95% CI) | Flaky commits | Top signature |\n" +
-		"|--:|---|---|---|---|---|--:|---|\n"
+	// Five columns fit GitHub's 912 px content column; the flake score,
+	// the commits and the signatures are in each test's details.
+	d.tableHead = "| # | Test | Score (95% CI) | Failure rate (95% CI) | Evidence |\n" +
+		"|--:|---|---|---|---|\n"
 	for i, t := range shown {
 		d.rows = append(d.rows, mdRow(i+1, t))
 		d.details = append(d.details, mdDetails(i+1, t))
@@ -329,20 +331,8 @@ func mdRow(rank int, t *score.Test) string {
 	if len(t.Evidence) > 0 {
 		ev = EscapeMarkdown(Truncate(strings.Join(t.Evidence, ", "), 80))
 	}
-	commits := fmt.Sprintf("%d/%d", t.FlakyCommits, t.Commits)
-	if t.IntermittentCommits > 0 {
-		commits += fmt.Sprintf(" +%d intermittent", t.IntermittentCommits)
-	}
-	sig := "–"
-	if s, ok := topSignature(t); ok {
-		sig = fmt.Sprintf("`%s` ×%d", shortSig(s.Hash), s.Runs)
-		if s.Message != "" {
-			sig += ": " + cell(s.Message, cellMessageRunes)
-		}
-	}
-	return fmt.Sprintf("| %d | %s | %s | %s | %s | %s | %s | %s |\n", rank, cell(t.Name, cellNameRunes),
-		withInterval(t.Score, t.ScoreInterval), withInterval(t.FlakeScore, flakeInterval(t)), ev,
-		withInterval(t.FailureRate, t.FailureInterval), commits, sig)
+	return fmt.Sprintf("| %d | %s | %s | %s | %s |\n", rank, cell(t.Name, cellNameRunes),
+		withInterval(t.Score, t.ScoreInterval), withInterval(t.FailureRate, t.FailureInterval), ev)
 }
 
 // cell is untrusted text for a table cell: on one line, at most n runes,
@@ -359,6 +349,11 @@ func mdDetails(rank int, t *score.Test) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary>%d. %s: %s</summary>\n\n", rank, escapeHTML(Truncate(oneLine(Truncate(t.Name, 4*summaryNameRunes)), summaryNameRunes), false),
 		plural(len(t.Signatures), "signature", "signatures"))
+	commits := fmt.Sprintf("%d of %d", t.FlakyCommits, t.Commits)
+	if t.IntermittentCommits > 0 {
+		commits += fmt.Sprintf(", and %d intermittent", t.IntermittentCommits)
+	}
+	fmt.Fprintf(&b, "Flake score %s; flaky commits %s.\n\n", withInterval(t.FlakeScore, flakeInterval(t)), commits)
 	if t.File != "" {
 		fmt.Fprintf(&b, "File: %s", EscapeMarkdown(Truncate(t.File, pathRunes)))
 		if t.Line > 0 {
@@ -428,11 +423,11 @@ func mermaidScores(tests []*score.Test) string {
 	bars := make([]string, len(tests))
 	lows := make([]string, len(tests))
 	for i, t := range tests {
-		labels[i] = fmt.Sprintf("%q", fmt.Sprintf("%d %s", i+1, mermaidLabel(shortName(t.Name), 20)))
+		labels[i] = fmt.Sprintf("%q", fmt.Sprintf("%d %s", i+1, mermaidLabel(shortName(t.Name), 24)))
 		bars[i] = fmt.Sprintf("%.3f", t.FlakeScore)
 		lows[i] = fmt.Sprintf("%.3f", t.RankScore)
 	}
-	return "```mermaid\nxychart-beta\n" +
+	return "```mermaid\n" + chartTheme + "xychart-beta\n" +
 		"    title \"Top flake scores (bars) and their 95% lower bounds (line)\"\n" +
 		"    x-axis [" + strings.Join(labels, ", ") + "]\n" +
 		"    y-axis \"flaky commits / commits\" 0 --> 1\n" +
@@ -468,7 +463,7 @@ func mermaidCommits(r *score.Report) string {
 	if from > 0 {
 		title += fmt.Sprintf(", last %d of %d commits", len(r.Commits)-from, len(r.Commits))
 	}
-	return "```mermaid\nxychart-beta\n" +
+	return "```mermaid\n" + chartTheme + "xychart-beta\n" +
 		"    title \"" + title + "\"\n" +
 		"    x-axis [" + strings.Join(labels, ", ") + "]\n" +
 		fmt.Sprintf("    y-axis \"failing tests\" 0 --> %d\n", top) +
@@ -484,10 +479,20 @@ func shortName(id string) string {
 	return id
 }
 
+// chartTheme gives the charts visible colours: mermaid's default bars are
+// a pale lavender that barely shows on white. Bars are GitHub's blue, the
+// line its red.
+const chartTheme = `%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#0969da, #cf222e"}}}}%%` + "\n"
+
 // mermaidLabel keeps letters, digits and _ . : - of s, at most n runes, so
 // that a label can neither close its quotes nor the code fence nor form a
-// mermaid entity or directive.
+// mermaid entity or directive. A longer s keeps its start and its end with
+// ".." between: test names that share a prefix differ at the end.
 func mermaidLabel(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		head := (n - 2) / 2
+		s = string(r[:head]) + ".." + string(r[len(r)-(n-2-head):])
+	}
 	var b strings.Builder
 	count := 0
 	for _, r := range s {

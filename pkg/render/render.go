@@ -99,40 +99,6 @@ func EscapeMarkdown(s string) string {
 	return b.String()
 }
 
-// EscapeHTML makes untrusted text safe inside an HTML block of a GitHub
-// Markdown document, such as a <summary>: GitHub does not read Markdown
-// there, so backslash escapes would show; it writes & < > " ' as entities
-// instead and, as EscapeMarkdown does, puts the text on one line and breaks
-// @mentions, #123 references and autolinks.
-func EscapeHTML(s string) string {
-	s = oneLine(s)
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/8)
-	prev := rune(0)
-	for i, r := range s {
-		rest := s[i+utf8.RuneLen(r):]
-		switch r {
-		case '&':
-			b.WriteString("&amp;")
-		case '<':
-			b.WriteString("&lt;")
-		case '>':
-			b.WriteString("&gt;")
-		case '"':
-			b.WriteString("&quot;")
-		case '\'':
-			b.WriteString("&#39;")
-		default:
-			b.WriteRune(r)
-		}
-		if neutralize(r, prev, rest) {
-			b.WriteString(zwsp)
-		}
-		prev = r
-	}
-	return b.String()
-}
-
 // neutralize reports whether a zero-width space must follow r, preceded by
 // prev and followed by rest, to break a mention (@user, @org/team), an
 // issue reference (#123) or an autolink (scheme://, www.).
