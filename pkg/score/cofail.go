@@ -26,6 +26,9 @@ const (
 // large ones, which can only overstate it.
 const eventAlpha = 1e-3
 
+// maxMembers bounds the names listed for a cluster.
+const maxMembers = 20
+
 // maxExactTail bounds the work of one exact tail, tests × failures.
 const maxExactTail = 1 << 16
 
@@ -42,7 +45,8 @@ type InfraEvent struct {
 	Kind string `json:"kind"`
 	// Group is the suite's classname, or the first member of a cluster.
 	Group string `json:"group"`
-	// Members lists a cluster's tests; empty for a suite.
+	// Members lists a cluster's tests, the first maxMembers of them (Tests
+	// counts them all); empty for a suite.
 	Members []string `json:"members,omitempty"`
 	// Tests counts the group's tests with a result in the run, Failed
 	// those that failed every attempt (outside their own regression
@@ -349,7 +353,7 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 		}
 		for _, r := range rest[members[0]] {
 			ev.hit[eventKey(g, r)] = true
-			ev.list = append(ev.list, event(h, r, EventCluster, names[0], names, len(members), len(members), mu))
+			ev.list = append(ev.list, event(h, r, EventCluster, names[0], names[:min(len(names), maxMembers)], len(members), len(members), mu))
 		}
 	}
 	// In run order, then by kind and group.

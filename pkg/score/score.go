@@ -4,8 +4,11 @@
 // commit being flaky for a test that both passed and failed on it) and adds
 // what the seed lacks: Wilson intervals on every rate, ranking by evidence,
 // the kind of evidence behind each finding, detection of intermittent
-// failures in single-run histories, failure signatures, and exclusion of
-// infrastructure runs. It does no I/O and takes its clock as a parameter.
+// failures in single-run histories, failure signatures, exclusion of
+// infrastructure runs and of co-failures (a suite, or tests that always fail
+// together, failing as one), and a flake rate with regression blocks taken
+// out, by which tests are ranked. It does no I/O and takes its clock as a
+// parameter.
 package score
 
 import (
