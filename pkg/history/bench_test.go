@@ -7,18 +7,26 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/flakegate/flakegate/pkg/synth"
+	"github.com/flakegate/flakegate/fixtures/bench/layouts"
 )
 
-func benchDir(b *testing.B) []Source {
-	paths, err := synth.BenchFiles()
+func benchSources(b *testing.B, l layouts.Layout, scale int) []Source {
+	b.Helper()
+	dir, err := layouts.Dir(l, scale)
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths, err := layouts.Files(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
 	var size int64
 	srcs := make([]Source, len(paths))
 	for i, p := range paths {
-		fi, _ := os.Stat(p)
+		fi, err := os.Stat(p)
+		if err != nil {
+			b.Fatal(err)
+		}
 		size += fi.Size()
 		srcs[i] = Source{Name: p, Open: func() (io.ReadCloser, error) { return os.Open(p) }}
 	}
@@ -26,16 +34,29 @@ func benchDir(b *testing.B) []Source {
 	return srcs
 }
 
+// BenchmarkLoad loads the README's benchmark history (360,056 results) in
+// each file layout of fixtures/bench/layouts: one file per run (180 files),
+// one file per class per run as Surefire writes them (7,200 files), one
+// file per 7 tests (51,480 files), and one file per run with a <testsuite>
+// per 7 tests (51,480 suites).
+//
+//	go test -run '^$' -bench Load -benchtime 10x -count 3 ./pkg/history
 func BenchmarkLoad(b *testing.B) {
-	srcs := benchDir(b)
-	b.ResetTimer()
-	for b.Loop() {
-		h, err := Load(context.Background(), srcs, Options{})
-		if err != nil || len(h.Tests) != 2000 {
-			b.Fatal(err)
-		}
+	for _, l := range []layouts.Layout{layouts.Run, layouts.Class, layouts.Small, layouts.Suites} {
+		b.Run(string(l), func(b *testing.B) {
+			srcs := benchSources(b, l, 1)
+			b.ReportAllocs()
+			cpu := cpuTime()
+			for b.Loop() {
+				h, err := Load(context.Background(), srcs, Options{})
+				if err != nil || len(h.Tests) != 2000 || len(h.Runs) != 180 || len(h.Skipped) != 0 {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+		})
 	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MiB")
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -78,10 +79,10 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 	var wg sync.WaitGroup
 	for i, b := range builders {
 		// Merge keeps the first builder's tests and appends the others'
-		// cells to them: give those room for every run from the start.
-		b.cellHint = len(sources)/w + 1
+		// cells to them: give those room for every run.
+		b.docHint = len(sources)/w + 1
 		if i == 0 {
-			b.cellHint = len(sources)
+			b.docHint = len(sources)
 		}
 		wg.Add(1)
 		go func() {
@@ -123,7 +124,12 @@ type Builder struct {
 	key       []byte
 	names     [][2]string // per test: classname and name as read
 	cellOf    []int32     // per pending case: its cell's index in the test's Cells
-	cellHint  int         // documents this builder expects: the first Cells capacity
+	// docHint is the documents this builder expects. A test has one cell
+	// per run, and a run may be one document or hundreds (Surefire writes a
+	// file per class), so cell lists are sized by the runs this builder can
+	// expect, estimated from the documents read so far (growCells).
+	docHint  int
+	docsRead int // documents committed
 	// cells and files hold each test's cells and file densely, for the
 	// per-case work; Test.Cells is set from cells when the builder is
 	// merged. Cells come from slab chunks at a fixed stride, which keeps
@@ -132,8 +138,13 @@ type Builder struct {
 	files    []string
 	slab     []Cell
 	sigCache map[string]string // failure text to signature
-	prevSeq  []int32           // tests of the last document, in document order
+	prevSeq  []int32           // tests of the document this one follows, in document order
 	cursor   int               // next expected position in prevSeq
+	// seqs holds the tests of earlier documents by their first test: a
+	// document follows the last one read, unless it begins with the test
+	// another began with (a file per class: the class's file of the
+	// previous run).
+	seqs map[int32][]int32
 
 	lim      limits
 	all      *registry // the distinct tests of this builder and those it shares the cap with
@@ -208,7 +219,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	bs := make([]*Builder, n)
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{},
-			lim: lim, all: all}
+			seqs: map[int32][]int32{}, lim: lim, all: all}
 	}
 	return bs
 }
@@ -251,10 +262,15 @@ func (b *Builder) add(src Source) error {
 	}
 	b.totals.Merge(tot)
 	b.commit(src)
-	b.prevSeq = b.prevSeq[:0]
-	for _, p := range b.pend {
-		b.prevSeq = append(b.prevSeq, p.test)
+	b.docsRead++
+	seq := make([]int32, len(b.pend))
+	for i, p := range b.pend {
+		seq[i] = p.test
 	}
+	if len(seq) > 0 && len(b.seqs) < maxSeqs {
+		b.seqs[seq[0]] = seq
+	}
+	b.prevSeq = seq
 	return nil
 }
 
@@ -321,6 +337,11 @@ func (b *Builder) onCase(c *junit.Case) error {
 		b.key = append(append(append(b.key[:0], cls...), "::"...), c.Name...)
 		var ok bool
 		ti, ok = b.testIdx[string(b.key)]
+		if ok && len(b.pend) == 0 {
+			if seq, ok := b.seqs[ti]; ok {
+				b.prevSeq, b.cursor = seq, 1
+			}
+		}
 		if !ok {
 			id := string(b.key)
 			ti = int32(len(b.tests))
@@ -419,6 +440,14 @@ func (b *Builder) commit(src Source) {
 	// properties of its own is resolved alone.
 	bySuite := make([]resolved, len(b.suites))
 	done := make([]bool, len(b.suites))
+	// Suites of one run restate the same properties and timestamp (a
+	// <testsuite> per class): the run is resolved once per distinct set.
+	var last struct {
+		ok    bool
+		props junit.Props
+		ts    time.Time
+		res   resolved
+	}
 	resolve := func(p *pending) resolved {
 		if p.props == 0 && done[p.suite] {
 			return bySuite[p.suite]
@@ -436,6 +465,13 @@ func (b *Builder) commit(src Source) {
 				props.RunAttempt = own.RunAttempt
 			}
 		}
+		if last.ok && props == last.props && ts.Equal(last.ts) {
+			if p.props == 0 {
+				bySuite[p.suite], done[p.suite] = last.res, true
+			}
+			return last.res
+		}
+		last.ok, last.props, last.ts = true, props, ts
 		run := model.Run{CommitSHA: props.CommitSHA, RunID: props.RunID, Attempt: props.RunAttempt, Time: ts, Source: src.Name}
 		if o := src.Run; o != nil {
 			override(&run, o)
@@ -450,6 +486,7 @@ func (b *Builder) commit(src Source) {
 			r.Time = run.Time
 		}
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
+		last.res = res
 		if p.props == 0 {
 			bySuite[p.suite], done[p.suite] = res, true
 		}
@@ -464,6 +501,9 @@ func (b *Builder) commit(src Source) {
 			c := &cells[n-1]
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
+			if len(cells) == cap(cells) {
+				cells = b.growCells(cells)
+			}
 			cells = append(cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
 			b.cells[p.test] = cells
 		}
@@ -486,13 +526,41 @@ func (b *Builder) commit(src Source) {
 	}
 }
 
+// maxSeqs bounds the documents a builder remembers by their first test.
+const maxSeqs = 1 << 12
+
 // slabTests is how many tests' cells one slab chunk holds.
 const slabTests = 256
 
-// newCells returns an empty cell list with room for the documents this
-// builder expects, carved from the current slab chunk.
+// firstCells is the capacity of a new test's cell list: before a few
+// documents are read, nothing says whether a run is one document or
+// hundreds of them.
+const firstCells = 8
+
+// newCells returns an empty cell list for a new test, carved from the
+// current slab chunk.
 func (b *Builder) newCells() []Cell {
-	n := max(b.cellHint, 4)
+	return b.carve(min(firstCells, max(b.docHint, 1)))
+}
+
+// growCells returns cells in a list with room for the runs this builder
+// can expect: its documents times the runs per document read so far. At
+// least double the capacity, so that a poor estimate costs few copies.
+// The tests of a document grow together, so their lists stay side by side
+// in the slab.
+func (b *Builder) growCells(cells []Cell) []Cell {
+	n := 2 * cap(cells)
+	if b.docsRead > 0 && len(b.runs) > 0 {
+		est := int(int64(b.docHint)*int64(len(b.runs))/int64(b.docsRead)) + 1
+		n = max(n, min(est, b.docHint))
+	}
+	out := b.carve(n)
+	return append(out, cells...)
+}
+
+// carve returns an empty cell list of capacity n from the slab.
+func (b *Builder) carve(n int) []Cell {
+	n = max(n, 1)
 	if cap(b.slab)-len(b.slab) < n {
 		b.slab = make([]Cell, 0, slabTests*n)
 		b.slabs++

@@ -34,6 +34,9 @@ func (r *Reader) prolog() error {
 	if end < 0 {
 		return r.errf(r.pos, "unterminated XML declaration")
 	}
+	if d := decl[:end]; bytes.Contains(d, []byte(`encoding="UTF-8"`)) || bytes.Contains(d, []byte(`encoding="utf-8"`)) {
+		return nil // nearly every file: no need for the expression
+	}
 	m := encodingAttr.FindSubmatch(decl[:end])
 	if m == nil {
 		return nil

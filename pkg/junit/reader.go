@@ -28,8 +28,13 @@ type Reader struct {
 	intern              map[string]string
 	lastClass, lastFile string
 	pool                []tagMemo // testcase tags read, referred to by index
-	memo, prevMemo      []int32   // pool indexes of the testcase tags of this file and the last
+	memo, prevMemo      []int32   // pool indexes of the testcase tags of this file and the one it follows
 	cursor              int       // next expected position in prevMemo
+	// seqs holds the memo of earlier files by the prefix of their first
+	// testcase tag. A file follows the file read last, unless its first
+	// tag starts another file read before: with a file per class, the
+	// class's file of the previous run.
+	seqs map[string][]int32
 
 	// element stack: names live in nameArena, one entry per open element
 	stack     []frame
@@ -54,8 +59,17 @@ type Reader struct {
 
 	// <property> with its value as element text
 	propLvl  int
-	propName string
+	propName propKind
 	propDst  *Props
+
+	// Per-suite work repeats from suite to suite: a file per class, or a
+	// <testsuite> per class in one file, restate the same properties and
+	// timestamp. The last values read are kept to be reused.
+	lastCommit, lastRunID string
+	lastStamp             []byte    // the last suite timestamp read, as written
+	lastTime              time.Time // what it said
+	stampLayout           int       // index in timeLayouts of the layout that read it
+	suiteSlab             []Suite   // suites are carved from here, a chunk at a time
 
 	statusSkip  bool // the open testcase has status="disabled" or "notrun"
 	primarySeen bool // the open testcase has had a failure, error or skipped child
@@ -146,6 +160,7 @@ func NewReader() *Reader {
 	return &Reader{
 		buf:    make([]byte, readChunk*2),
 		intern: make(map[string]string),
+		seqs:   make(map[string][]int32),
 	}
 }
 
@@ -189,11 +204,15 @@ func (r *Reader) reset(name string, src io.Reader) {
 		r.scratch = nil
 	}
 	if len(r.memo) > 0 {
-		r.prevMemo, r.memo = r.memo, r.prevMemo[:0]
+		if p := r.pool[r.memo[0]].prefix; p != "" && len(r.seqs) < maxSeqs {
+			r.seqs[p] = r.memo
+		}
+		r.prevMemo, r.memo = r.memo, make([]int32, 0, len(r.memo))
 	}
 	if len(r.pool) >= maxPool {
 		// A history whose tags keep changing: start over.
-		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], r.prevMemo[:0]
+		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], nil
+		clear(r.seqs)
 	}
 	r.cursor = 0
 	if len(r.intern) > 1<<16 {
@@ -640,6 +659,10 @@ type caseAttrs struct {
 // maxPool bounds the testcase tags a Reader remembers.
 const maxPool = 1 << 16
 
+// maxSeqs bounds the files whose tags a Reader remembers by their first
+// tag.
+const maxSeqs = 1 << 12
+
 // Bits of caseAttrs.set, in the order of its fields.
 const (
 	caName uint8 = 1 << iota
@@ -750,6 +773,9 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	}
 	checked := 1 // bytes of the tag already known free of '<' and '&'
 	if r.ca.isCase {
+		if len(r.memo) == 0 && len(r.seqs) > 0 {
+			r.follow(b)
+		}
 		// The same bytes as a tag already read mean the same attributes:
 		// skip to where they end.
 		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
@@ -846,6 +872,20 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			r.spans = append(r.spans, attr{name, v})
 		}
 		i += e + 2
+	}
+}
+
+// follow picks the earlier file whose tags this file's are likely to
+// repeat, from its first testcase tag b: the file that began with the same
+// bytes up to the time attribute.
+func (r *Reader) follow(b []byte) {
+	b = b[:min(len(b), maxMemoPrefix+len(" time="))]
+	k := bytes.Index(b, []byte(" time="))
+	if k < 0 {
+		return
+	}
+	if seq, ok := r.seqs[string(b[:k])]; ok {
+		r.prevMemo, r.cursor = seq, 0
 	}
 }
 
@@ -980,15 +1020,16 @@ func (r *Reader) open(kind elemKind, at int) error {
 			r.stack[depth-1].kind = elemOther
 			return nil
 		}
-		s := &Suite{Parent: r.suite}
-		r.attrs(func(name, v []byte) {
-			switch string(name) {
+		s := r.newSuite()
+		s.Parent = r.suite
+		for _, a := range r.spans {
+			switch string(a.name) {
 			case "name":
-				s.Name = r.str(v)
+				s.Name = r.str(a.value)
 			case "timestamp":
-				s.Timestamp = parseTime(v)
+				s.Timestamp = r.stamp(a.value)
 			}
-		})
+		}
 		r.suite = s
 		return nil
 	case elemCase:
@@ -1099,25 +1140,25 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if r.propsLvl == 0 || depth != r.propsLvl+1 {
 			return nil
 		}
-		var pname string
+		pname := propNone
 		var value []byte
 		hasValue := false
-		r.attrs(func(name, v []byte) {
-			switch string(name) {
+		for _, a := range r.spans {
+			switch string(a.name) {
 			case "name":
-				if isRunProperty(string(v)) {
-					pname = string(v)
-				}
+				pname = runProperty(a.value)
 			case "value":
-				value = appendCut(value[:0], v, maxPropertyBytes)
-				hasValue = true
+				value, hasValue = a.value, true
 			}
-		})
-		if !isRunProperty(pname) {
+		}
+		if pname == propNone {
 			return nil
 		}
 		if hasValue {
-			setProp(r.propsDst, pname, value)
+			if len(value) > maxPropertyBytes {
+				value = appendCut(nil, value, maxPropertyBytes)
+			}
+			r.setProp(r.propsDst, pname, value)
 			return nil
 		}
 		// The value may be the element's text.
@@ -1129,24 +1170,100 @@ func (r *Reader) open(kind elemKind, at int) error {
 	return nil
 }
 
-func isRunProperty(name string) bool {
-	switch name {
-	case "commit_sha", "run_id", "run_attempt":
-		return true
+// propKind is a run property flakegate reads.
+type propKind uint8
+
+const (
+	propNone propKind = iota
+	propCommit
+	propRunID
+	propAttempt
+)
+
+// runProperty says which run property a <property> name is, comparing
+// bytes: no string is made for the names of the many properties (Surefire
+// writes every system property) that are not read.
+func runProperty(name []byte) propKind {
+	switch string(name) {
+	case "commit_sha":
+		return propCommit
+	case "run_id":
+		return propRunID
+	case "run_attempt":
+		return propAttempt
 	}
-	return false
+	return propNone
 }
 
-func setProp(p *Props, name string, v []byte) {
-	s := strings.TrimSpace(text(v))
-	switch name {
-	case "commit_sha":
-		p.CommitSHA = s
-	case "run_id":
-		p.RunID = s
-	case "run_attempt":
-		p.RunAttempt, _ = strconv.Atoi(s)
+// setProp stores a run property's value. Commit and run values repeat in
+// every suite of a run: the last one read is reused when the bytes match.
+func (r *Reader) setProp(p *Props, kind propKind, v []byte) {
+	v = bytes.TrimSpace(v)
+	switch kind {
+	case propCommit:
+		p.CommitSHA = r.reuse(&r.lastCommit, v)
+	case propRunID:
+		p.RunID = r.reuse(&r.lastRunID, v)
+	case propAttempt:
+		p.RunAttempt = atoi(v)
 	}
+}
+
+func (r *Reader) reuse(last *string, v []byte) string {
+	if string(v) != *last {
+		*last = text(v)
+	}
+	return *last
+}
+
+// atoi reads a decimal integer as strconv.Atoi does, or 0.
+func atoi(v []byte) int {
+	if len(v) > 0 && len(v) < 10 {
+		neg := v[0] == '-'
+		n, i := 0, 0
+		if v[0] == '+' || neg {
+			i = 1
+		}
+		for ; i < len(v) && v[i] >= '0' && v[i] <= '9'; i++ {
+			n = n*10 + int(v[i]-'0')
+		}
+		if i == len(v) && (i > 1 || !(v[0] == '+' || neg)) {
+			if neg {
+				return -n
+			}
+			return n
+		}
+		return 0
+	}
+	n, _ := strconv.Atoi(string(v))
+	return n
+}
+
+// suiteChunk is how many suites newSuite allocates at once.
+const suiteChunk = 64
+
+// newSuite returns a zero Suite. Suites outlive the file (a Case keeps its
+// Suite), so they are carved from chunks that are never reused.
+func (r *Reader) newSuite() *Suite {
+	if len(r.suiteSlab) == cap(r.suiteSlab) {
+		r.suiteSlab = make([]Suite, 0, suiteChunk)
+	}
+	r.suiteSlab = r.suiteSlab[:len(r.suiteSlab)+1]
+	return &r.suiteSlab[len(r.suiteSlab)-1]
+}
+
+// stamp reads a suite timestamp: the last one again when the bytes are the
+// same, and otherwise first in the layout that read the last one.
+func (r *Reader) stamp(v []byte) time.Time {
+	if r.lastStamp != nil && bytes.Equal(v, r.lastStamp) {
+		return r.lastTime
+	}
+	t, k := parseTimeFrom(v, r.stampLayout)
+	if k >= 0 {
+		r.stampLayout = k
+	}
+	r.lastStamp, r.lastTime = append(r.lastStamp[:0], v...), t
+	return t
 }
 
 func (r *Reader) close(f frame, fn func(*Case) error) error {
@@ -1163,7 +1280,7 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 		if r.textCut > 0 {
 			r.text = markCut(r.text, r.textCut)
 		}
-		setProp(r.propDst, r.propName, r.text)
+		r.setProp(r.propDst, r.propName, r.text)
 		r.propLvl, r.capturing = 0, false
 	case r.propsLvl == depth:
 		r.propsLvl, r.propsDst = 0, nil
@@ -1279,14 +1396,29 @@ var timeLayouts = []string{
 
 // parseTime reads a suite timestamp. A time with no zone is taken as UTC.
 func parseTime(v []byte) time.Time {
+	t, _ := parseTimeFrom(v, 0)
+	return t
+}
+
+// parseTimeFrom reads a suite timestamp trying timeLayouts[first] first.
+// It returns the index of the layout that read it, or -1.
+func parseTimeFrom(v []byte, first int) (time.Time, int) {
 	if len(v) > maxNumberBytes {
-		return time.Time{}
+		return time.Time{}, -1
 	}
 	s := strings.TrimSpace(string(v))
-	for _, l := range timeLayouts {
-		if t, err := time.Parse(l, s); err == nil {
-			return t.UTC()
+	if first > 0 && first < len(timeLayouts) {
+		if t, err := time.Parse(timeLayouts[first], s); err == nil {
+			return t.UTC(), first
 		}
 	}
-	return time.Time{}
+	for k, l := range timeLayouts {
+		if k == first && k > 0 {
+			continue
+		}
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), k
+		}
+	}
+	return time.Time{}, -1
 }

@@ -1,0 +1,99 @@
+package junit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSuiteMetaAcrossSuitesAndFiles: the timestamps and run properties of
+// suites and files read one after another by one Reader are each read
+// right, whether they repeat the last one, change layout or change value:
+// the Reader reuses the last timestamp and property values it read.
+func TestSuiteMetaAcrossSuitesAndFiles(t *testing.T) {
+	type meta struct {
+		Suite string
+		Props Props
+		Time  time.Time
+	}
+	suite := func(name, ts, commit, run, attempt string) string {
+		return fmt.Sprintf(`<testsuite name=%q timestamp=%q><properties>`+
+			`<property name="java.version" value="21"/><property name="commit_sha" value=%q/>`+
+			`<property name="run_id" value=%q/><property name="run_attempt" value=%q/></properties>`+
+			`<testcase classname="k" name="t"/></testsuite>`, name, ts, commit, run, attempt)
+	}
+	files := [][]string{
+		{suite("a", "2026-01-02T03:04:05", "c1", "1", "1"), suite("b", "2026-01-02T03:04:05", "c1", "1", "1"),
+			suite("c", "2026-01-02 03:04:06", " c1 ", "1", "2"), suite("d", "2026-01-02T03:04:05Z", "c2", "2", "+3")},
+		{suite("e", "2026-01-02T03:04:05", "c1", "1", "1"), suite("f", "not a time", "c1", "1", "x"),
+			suite("g", "2026-01-02T05:04:05+02:00", "c1", "10", "-1"), suite("h", "2026-01-02T03:04:05.5", "c1", "1", "12345678901")},
+	}
+	at := func(s string) time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(mustDur(s)) }
+	want := []meta{
+		{"a", Props{"c1", "1", 1}, at("0s")}, {"b", Props{"c1", "1", 1}, at("0s")},
+		{"c", Props{"c1", "1", 2}, at("1s")}, {"d", Props{"c2", "2", 3}, at("0s")},
+		{"e", Props{"c1", "1", 1}, at("0s")}, {"f", Props{"c1", "1", 0}, time.Time{}},
+		{"g", Props{"c1", "10", -1}, at("0s")}, {"h", Props{"c1", "1", 12345678901}, at("500ms")},
+	}
+	r := NewReader()
+	var got []meta
+	for i, f := range files {
+		doc := "<testsuites>" + strings.Join(f, "") + "</testsuites>"
+		_, err := r.Parse(fmt.Sprint(i), strings.NewReader(doc), func(c *Case) error {
+			p, ts := c.Meta()
+			got = append(got, meta{c.Suite.Name, p, ts})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("suite metadata (-want +got):\n%s", diff)
+	}
+}
+
+func mustDur(s string) time.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// TestFollowsTheFileOfTheSameClass: with a file per class, a file's
+// testcase tags are known from the same class's file of the previous run,
+// not only from the file read last, so they are not scanned again.
+func TestFollowsTheFileOfTheSameClass(t *testing.T) {
+	file := func(class string, run int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name=%q>`, class)
+		for k := range 20 {
+			fmt.Fprintf(&b, `<testcase name="t%d" classname=%q time="0.%d"/>`, k, class, run)
+		}
+		return b.String() + `</testsuite>`
+	}
+	r := NewReader()
+	var ids []string
+	for run := range 3 {
+		for _, class := range []string{"A", "B", "C"} {
+			if _, err := r.Parse(class, strings.NewReader(file(class, run)), func(c *Case) error {
+				ids = append(ids, c.ID())
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(ids) != 3*3*20 || ids[len(ids)-1] != "C::t19" {
+		t.Fatalf("%d cases, last %q", len(ids), ids[len(ids)-1])
+	}
+	// Every testcase tag of runs 2 and 3 matched a remembered one: only
+	// run 1's 60 tags were remembered.
+	if len(r.pool) != 3*20 {
+		t.Errorf("%d testcase tags remembered", len(r.pool))
+	}
+}
