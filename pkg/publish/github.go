@@ -55,8 +55,9 @@ const (
 	// names changed since the comment there (no comment counts as a pass
 	// with nothing to name).
 	CommentChanges CommentMode = "changes"
-	// CommentFailures posts only when the verdict is not a pass; a comment
-	// already there is edited to the pass, so that it never goes stale.
+	// CommentFailures posts and edits while the verdict is not a pass; a
+	// comment already there is edited once to the pass, so that it never
+	// goes stale, and a passing PR without one gets none.
 	CommentFailures CommentMode = "failures"
 	// CommentOff posts nothing.
 	CommentOff CommentMode = "off"
@@ -66,12 +67,12 @@ const (
 var CommentModes = []CommentMode{CommentAlways, CommentChanges, CommentFailures, CommentOff}
 
 // tagPattern is what a comment tag may hold: it goes into an HTML comment.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/ -]{0,99}$`)
+var tagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/ ()\[\]:+,-]{0,99}$`)
 
 // CheckTag reports whether tag is usable as a comment tag.
 func CheckTag(tag string) error {
 	if !tagPattern.MatchString(tag) || strings.Contains(tag, "--") {
-		return fmt.Errorf("%q: want 1 to 100 letters, digits, spaces and . _ / -, starting with a letter or digit, without \"--\"", tag)
+		return fmt.Errorf("%q: want 1 to 100 letters, digits, spaces and . _ / ( ) [ ] : + , -, starting with a letter or digit, without \"--\"", tag)
 	}
 	return nil
 }
@@ -150,7 +151,7 @@ func StickyComment(ctx context.Context, c Commenter, repo ghapi.Repo, pr int, cm
 	switch {
 	case old == nil && !cm.Failing && cm.Mode != CommentAlways:
 		return CommentResult{Action: "skipped", Why: "the verdict passes and there is no comment to update (comment: " + string(cm.Mode) + ")"}, nil
-	case same && cm.Mode != CommentAlways:
+	case same && (cm.Mode == CommentChanges || cm.Mode == CommentFailures && !cm.Failing):
 		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the verdict and the tests it names are unchanged (comment: " + string(cm.Mode) + ")"}, nil
 	case old != nil && old.Body == body:
 		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the comment already reads so"}, nil

@@ -1,0 +1,410 @@
+package action
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/publish"
+)
+
+// gateOnce runs the gate on the PR once, with head failures as given, as
+// workflow run self (a new run each time, so the comment's run link
+// changes), and returns the runner.
+func gateOnce(t *testing.T, s *ghfake.Server, repo *ghfake.Repo, inputs map[string]string, headFails map[string]int, env ...string) *runner {
+	t.Helper()
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	in := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head", "history": "results/history/*.xml", "upload-artifact": "false"}
+	for k, v := range inputs {
+		in[k] = v
+	}
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), in)
+	for i := 0; i+1 < len(env); i += 2 {
+		r.env[env[i]] = env[i+1]
+	}
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, headFails)
+	writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+	r.run()
+	return r
+}
+
+var (
+	passing  = map[string]int{}
+	blocking = map[string]int{"test_login": 5}
+	other    = map[string]int{"test_list": 5}
+)
+
+// TestCommentModes runs four gates on one PR (pass, block, the same block,
+// pass) under each comment mode and checks what the sticky comment did
+// after each: how many comments there are, and how many times the one
+// comment was written.
+func TestCommentModes(t *testing.T) {
+	type state struct{ Comments, Writes int }
+	sequence := []map[string]int{passing, blocking, blocking, passing}
+	for _, tc := range []struct {
+		mode string
+		want []state
+		logs []string
+	}{
+		{"always", []state{{1, 1}, {1, 2}, {1, 3}, {1, 4}}, []string{"posted", "edited", "edited", "edited"}},
+		{"true", []state{{1, 1}, {1, 2}, {1, 3}, {1, 4}}, []string{"posted", "edited", "edited", "edited"}},
+		{"changes", []state{{0, 0}, {1, 1}, {1, 1}, {1, 2}}, []string{"skipped", "posted", "unchanged", "edited"}},
+		{"failures", []state{{0, 0}, {1, 1}, {1, 2}, {1, 3}}, []string{"skipped", "posted", "edited", "edited"}},
+		{"off", []state{{0, 0}, {0, 0}, {0, 0}, {0, 0}}, nil},
+		{"false", []state{{0, 0}, {0, 0}, {0, 0}, {0, 0}}, nil},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			s := ghfake.New(t)
+			s.SetClock(func() time.Time { return now })
+			repo := gateRepo(t, s, "")
+			var got []state
+			var logs []string
+			for i, fails := range sequence {
+				r := gateOnce(t, s, repo, map[string]string{"comment": tc.mode}, fails)
+				cs := repo.Comments(42)
+				st := state{Comments: len(cs)}
+				if len(cs) == 1 {
+					st.Writes = 1 + strings.Count(requestLog(s), fmt.Sprintf("PATCH /repos/%s/issues/comments/%d", repoName, cs[0].ID))
+				}
+				got = append(got, st)
+				for _, a := range []string{"posted", "edited", "unchanged", "skipped"} {
+					if strings.Contains(r.stdout.String(), "PR comment "+a) {
+						logs = append(logs, a)
+					}
+				}
+				if i == 3 && len(cs) == 1 && !strings.Contains(cs[0].Body, "flakegate: pass") {
+					t.Errorf("after the last, passing run the comment does not say pass:\n%s", cs[0].Body)
+				}
+				out := r.outputs()
+				if len(cs) == 1 && out["comment-url"] == "" && tc.mode != "off" {
+					t.Errorf("run %d: comment-url output is empty with a comment there", i+1)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("comments after each run (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.logs, logs); diff != "" {
+				t.Errorf("what the log says of the comment (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// requestLog lists the API requests the fake served, one "METHOD path"
+// per line.
+func requestLog(s *ghfake.Server) string {
+	var b strings.Builder
+	for _, r := range s.Requests(ghfake.HostAPI) {
+		fmt.Fprintf(&b, "%s %s\n", r.Method, r.Path)
+	}
+	return b.String()
+}
+
+// TestTwoInstances runs two flakegate steps on one PR, as a matrix or two
+// workflows would: each keeps its own sticky comment, check run and
+// artifact, and re-running either edits its own comment only.
+func TestTwoInstances(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	unit := map[string]string{"check-run": "true", "check-name": "flakegate (unit)", "upload-artifact": "true"}
+	e2e := map[string]string{"check-run": "true", "check-name": "flakegate e2e", "comment-tag": "e2e", "upload-artifact": "true"}
+	for round := 0; round < 2; round++ {
+		gateOnce(t, s, repo, unit, blocking)
+		gateOnce(t, s, repo, e2e, other)
+	}
+	cs := repo.Comments(42)
+	if len(cs) != 2 {
+		t.Fatalf("%d comments, want one per instance", len(cs))
+	}
+	markers := []string{publish.CommentMarker("flakegate (unit)"), publish.CommentMarker("e2e")}
+	for i, m := range markers {
+		if !strings.Contains(cs[i].Body, m) {
+			t.Errorf("comment %d lacks its marker %s", i, m)
+		}
+		if strings.Contains(cs[i].Body, markers[1-i]) {
+			t.Errorf("comment %d carries the other instance's marker", i)
+		}
+	}
+	if !strings.Contains(cs[0].Body, "test\\_login") || !strings.Contains(cs[1].Body, "test\\_list") {
+		t.Errorf("each comment should name its own blocking test")
+	}
+	var names []string
+	for _, c := range repo.CheckRuns() {
+		names = append(names, c.Name)
+	}
+	sort.Strings(names)
+	if diff := cmp.Diff([]string{"flakegate (unit)", "flakegate (unit)", "flakegate e2e", "flakegate e2e"}, names); diff != "" {
+		t.Errorf("check runs (-want +got):\n%s", diff)
+	}
+	var arts []string
+	for _, a := range s.Uploads() {
+		arts = append(arts, a.Name)
+	}
+	for _, want := range []string{"flakegate-report-flakegate--unit-", "flakegate-report-e2e"} {
+		if !slices.Contains(arts, want) {
+			t.Errorf("artifacts %v lack %s", arts, want)
+		}
+	}
+}
+
+// TestArtifactNameOnRerun: a re-run keeps its run, and the first attempt's
+// artifact keeps the name; the second attempt uploads under another.
+func TestArtifactNameOnRerun(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	token := s.RuntimeTokenFor(repoName, self.ID) // one run: its attempts share the backend ids
+	for attempt := 1; attempt <= 3; attempt++ {
+		in := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head"}
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), in)
+		r.env["ACTIONS_RUNTIME_TOKEN"] = token
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+		if attempt == 3 {
+			r.env["GITHUB_RUN_ATTEMPT"] = "2" // the same attempt twice: a taken name
+		} else {
+			r.env["GITHUB_RUN_ATTEMPT"] = fmt.Sprint(attempt)
+		}
+		if code := r.run(); code != 0 {
+			t.Fatalf("attempt %d: exit %d\n%s", attempt, code, r.stdout.String())
+		}
+		if strings.Contains(r.stdout.String(), "::warning") {
+			t.Errorf("attempt %d warned:\n%s", attempt, r.stdout.String())
+		}
+	}
+	var names []string
+	for _, a := range s.Uploads() {
+		names = append(names, a.Name)
+	}
+	sort.Strings(names)
+	if diff := cmp.Diff([]string{"flakegate-report", "flakegate-report-attempt-2", "flakegate-report-attempt-2-2"}, names); diff != "" {
+		t.Errorf("artifacts (-want +got):\n%s", diff)
+	}
+}
+
+// TestAnnotationsOnLines: blocking tests are annotated on the file and line
+// JUnit gives, in the log and the check run, and max-annotations caps the
+// check run's.
+func TestAnnotationsOnLines(t *testing.T) {
+	for _, tc := range []struct {
+		max  string
+		want int
+	}{{"10", 2}, {"1", 1}, {"0", 0}} {
+		t.Run("max-annotations="+tc.max, func(t *testing.T) {
+			s := ghfake.New(t)
+			s.SetClock(func() time.Time { return now })
+			repo := gateRepo(t, s, "")
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+				map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head/*.xml", "check-run": "true", "max-annotations": tc.max, "upload-artifact": "false"})
+			ws := r.env["GITHUB_WORKSPACE"]
+			side := func(dir, sha string, fail bool) {
+				os.MkdirAll(filepath.Join(ws, dir), 0o755)
+				for i := 0; i < 5; i++ {
+					failure := ""
+					if fail {
+						failure = `<failure message="boom"/>`
+					}
+					doc := fmt.Sprintf(`<testsuite name="t"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties>`+
+						`<testcase classname="tests.test_a" name="test_one" file="%s/tests/test_a.py" line="12">%s</testcase>`+
+						`<testcase classname="tests.test_b" name="test_two" file="tests/test_b.py" line="34">%s</testcase></testsuite>`, sha, i+len(dir)*10, ws, failure, failure)
+					os.WriteFile(filepath.Join(ws, dir, fmt.Sprintf("%d.xml", i)), []byte(doc), 0o644)
+				}
+			}
+			side("results/base", baseSHA, false)
+			side("results/head", headSHA, true)
+			if code := r.run(); code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
+			}
+			log := r.stdout.String()
+			for _, want := range []string{"::error file=tests/test_a.py,line=12,", "::error file=tests/test_b.py,line=34,"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("log lacks %q (the workspace path made relative, on the line):\n%s", want, log)
+				}
+			}
+			runs := repo.CheckRuns()
+			if len(runs) != 1 {
+				t.Fatalf("%d check runs", len(runs))
+			}
+			anns := runs[0].Annotations
+			if len(anns) != tc.want {
+				t.Fatalf("%d annotations, want %d: %+v", len(anns), tc.want, anns)
+			}
+			if tc.want > 0 && (anns[0].Path != "tests/test_a.py" || anns[0].StartLine != 12 || anns[0].EndLine != 12) {
+				t.Errorf("annotation = %+v, want tests/test_a.py line 12", anns[0])
+			}
+			if out := r.outputs(); out["check-url"] == "" {
+				t.Errorf("check-url output is empty")
+			}
+		})
+	}
+}
+
+// TestOutputsMatchActionYAML: every output the action writes is declared
+// in action.yml, and every declared output is written, in both modes.
+func TestOutputsMatchActionYAML(t *testing.T) {
+	b, err := os.ReadFile("../../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct {
+		Outputs map[string]any `yaml:"outputs"`
+	}
+	if err := yaml.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	for k := range meta.Outputs {
+		declared = append(declared, k)
+	}
+	sort.Strings(declared)
+
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	r := gateOnce(t, s, repo, nil, blocking)
+	out := r.outputs()
+	var written []string
+	for k := range out {
+		written = append(written, k)
+	}
+	sort.Strings(written)
+	if diff := cmp.Diff(declared, written); diff != "" {
+		t.Errorf("outputs (-action.yml +written):\n%s", diff)
+	}
+	var v struct {
+		Verdict                string
+		Tests, Failed, Flaky   int
+		Blocking, Inconclusive []string
+	}
+	if err := json.Unmarshal([]byte(out["verdict-json"]), &v); err != nil {
+		t.Fatalf("verdict-json %q: %v", out["verdict-json"], err)
+	}
+	if v.Verdict != "block" || v.Tests != 4 || v.Failed != 1 || !slices.Equal(v.Blocking, []string{"tests.test_app::test_login"}) || v.Inconclusive == nil {
+		t.Errorf("verdict-json = %s", out["verdict-json"])
+	}
+	if out["tests-count"] != "4" || out["failed-count"] != "1" || out["blocking-count"] != "1" || out["inconclusive-count"] != "0" ||
+		out["summary-path"] != r.env["GITHUB_STEP_SUMMARY"] || !strings.HasPrefix(out["comment-url"], "https://") {
+		t.Errorf("outputs = %v", out)
+	}
+}
+
+// TestLocalResultsOffline: report mode with results set reads no workflow
+// runs, so it works with no API reachable, and lookback-days does not drop
+// local files dated weeks back: the bundled sample gives the same 3 flaky
+// tests as `flakegate analyze fixtures/history`.
+func TestLocalResultsOffline(t *testing.T) {
+	s := ghfake.New(t)
+	r := newRunner(t, s, 1, "workflow_dispatch", map[string]any{"repository": map[string]any{"full_name": repoName}},
+		map[string]string{"mode": "report", "results": "history/*.xml", "upload-artifact": "false"})
+	r.env["GITHUB_API_URL"] = "http://127.0.0.1:1" // nothing listens
+	copyDir(t, "../../fixtures/history", filepath.Join(r.env["GITHUB_WORKSPACE"], "history"))
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	out := r.outputs()
+	if out["flaky-count"] != "3" || out["tests-count"] != "60" {
+		t.Errorf("outputs = %v, want 3 flaky of 60 tests", out)
+	}
+	if strings.Contains(r.stdout.String(), "::error") {
+		t.Errorf("errors in the log:\n%s", r.stdout.String())
+	}
+}
+
+// TestEverythingFilteredOut: when the inputs leave nothing to analyse, the
+// summary and the log say why instead of passing quietly.
+func TestEverythingFilteredOut(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := s.Repo(repoName)
+	old := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: ghfake.SHA("old"), CreatedAt: now.AddDate(0, 0, -20)})
+	repo.AddArtifact(ghfake.Artifact{RunID: old.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(ghfake.SHA("old"), int(old.ID), nil)}})
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"repository": map[string]any{"full_name": repoName, "default_branch": "main"}},
+		map[string]string{"mode": "report", "workflows": "ci.yml", "upload-artifact": "false"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	for what, text := range map[string]string{"log": r.stdout.String(), "summary": r.summary()} {
+		if !strings.Contains(text, "0 tests analysed") {
+			t.Errorf("the %s does not say that nothing was analysed:\n%s", what, text)
+		}
+	}
+}
+
+// TestAISections: with a Gemini key, the AI section reaches the report
+// files, the job summary and the tracking issue in report mode, and the PR
+// comment for blocking tests in gate mode. GOOGLE_GEMINI_BASE_URL reaches
+// the client.
+func TestAISections(t *testing.T) {
+	var calls int
+	gem := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		calls++
+		reply := `{"summary":"Shared fixture state leaks between tests.","root_causes":[],"recommendations":["Reset the fixture."]}`
+		body, _ := json.Marshal(map[string]any{"candidates": []any{map[string]any{
+			"content": map[string]any{"role": "model", "parts": []any{map[string]any{"text": reply}}}, "finishReason": "STOP"}}})
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer gem.Close()
+	const said = "Shared fixture state leaks between tests."
+
+	s := ghfake.New(t)
+	s.Repo(repoName)
+	r := newRunner(t, s, 1, "workflow_dispatch", map[string]any{"repository": map[string]any{"full_name": repoName}},
+		map[string]string{"mode": "report", "results": "history/*.xml", "upload-artifact": "false", "tracking-issue": "true", "gemini-api-key": "AIzaTESTKEY0123456789"})
+	r.env["GOOGLE_GEMINI_BASE_URL"] = gem.URL
+	copyDir(t, "../../fixtures/history", filepath.Join(r.env["GITHUB_WORKSPACE"], "history"))
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	dir := r.outputs()["report-dir"]
+	for _, f := range []string{"report.md", "report.html"} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		if !strings.Contains(string(b), said) {
+			t.Errorf("%s lacks the AI section", f)
+		}
+	}
+	if !strings.Contains(r.summary(), said) {
+		t.Errorf("the summary lacks the AI section")
+	}
+	if is := s.Repo(repoName).Issues(); len(is) != 1 || !strings.Contains(is[0].Body, said) {
+		t.Errorf("the tracking issue lacks the AI section: %+v\n%s", is, r.stdout.String())
+	}
+
+	repo := gateRepo(t, s, "")
+	g := gateOnce(t, s, repo, map[string]string{"gemini-api-key": "AIzaTESTKEY0123456789"}, blocking, "GOOGLE_GEMINI_BASE_URL", gem.URL)
+	if cs := repo.Comments(42); len(cs) != 1 || !strings.Contains(cs[0].Body, said) || !strings.Contains(cs[0].Body, "AI-generated") {
+		t.Errorf("the PR comment lacks the AI section of the blocking test:\n%s", g.stdout.String())
+	}
+	if calls != 2 {
+		t.Errorf("Gemini was called %d times, want 2 (GOOGLE_GEMINI_BASE_URL must reach the client)", calls)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.CopyFS(to, os.DirFS(from)); err != nil {
+		t.Fatal(err)
+	}
+}
+
