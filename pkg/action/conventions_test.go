@@ -407,4 +407,3 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
-
