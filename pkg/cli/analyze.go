@@ -3,27 +3,24 @@ package cli
 import (
 	"bytes"
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/collect"
-	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
-// number is a float flag with an accepted range, named in its error.
-type number struct {
-	v        *float64
-	min, max float64
-	what     string
-}
+// number is a float flag. Its range is checked by the stage that owns it
+// (score.Options.Validate, gate.Options.Validate), as in the action.
+type number struct{ v *float64 }
 
 func (n number) String() string {
 	if n.v == nil {
@@ -34,33 +31,10 @@ func (n number) String() string {
 
 func (n number) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < n.min || f > n.max || f != f {
-		return fmt.Errorf("%s", n.what)
+	if err != nil || f != f || math.IsInf(f, 0) {
+		return errors.New("want a number")
 	}
 	*n.v = f
-	return nil
-}
-
-// count is an int flag with a minimum.
-type count struct {
-	v    *int
-	min  int
-	what string
-}
-
-func (c count) String() string {
-	if c.v == nil {
-		return ""
-	}
-	return strconv.Itoa(*c.v)
-}
-
-func (c count) Set(s string) error {
-	n, err := strconv.Atoi(s)
-	if err != nil || n < c.min {
-		return fmt.Errorf("%s", c.what)
-	}
-	*c.v = n
 	return nil
 }
 
@@ -78,18 +52,17 @@ var formats = []struct {
 	{"html", "report.html", render.HTML},
 }
 
-func analyze(ctx context.Context, env Env, args []string) int {
+func analyze(ctx context.Context, env Env, args []string) error {
 	opts := score.Defaults()
-	fs := flag.NewFlagSet("analyze", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+	fs := newFlags("analyze", env, args)
 	format := &choice{value: "text", allowed: []string{"text", "json", "csv", "md", "html"}}
-	fs.Var(number{&opts.Threshold, 0, 1, "threshold must be between 0 and 1"}, "threshold", "flag tests whose flaky-commit score reaches this (0 to 1)")
-	fs.Var(count{&opts.MinCommits, 1, "min_commits must be at least 1"}, "min-commits", "consider tests seen on at least this many commits")
-	fs.Var(number{&opts.InfraThreshold, 0.01, 1, "accepted values are numbers above 0 and at most 1"}, "infra-threshold", "fraction of failing tests that marks a run as an infrastructure failure")
-	fs.Var(format, "format", "stdout format: text, json, csv, md or html")
+	fs.Var(number{&opts.Threshold}, "threshold", "flag tests whose flaky-commit score reaches this `NUMBER` (0 to 1)")
+	fs.IntVar(&opts.MinCommits, "min-commits", opts.MinCommits, "consider tests seen on at least `N` commits")
+	fs.Var(number{&opts.InfraThreshold}, "infra-threshold", "fraction of failing tests (`NUMBER`, above 0, at most 1) that marks a run as an infrastructure failure")
+	fs.Var(format, "format", "stdout `FORMAT`: text, json, csv, md or html")
 	out := fs.String("out", "", "also write report.json, report.csv, report.md and report.html into `DIR`")
 	jsonFile := fs.String("json", "", "also write the JSON report to `FILE`")
-	workers := fs.Int("workers", 0, "files parsed at once (default: number of CPUs)")
+	workers := fs.Int("workers", 0, "`N` files parsed at once; 0 means one per CPU")
 	codeowners := fs.String("codeowners", "", "CODEOWNERS `FILE` for test owners (default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS here)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: flakegate analyze [flags] PATH...\n\nPATH is a JUnit XML file, a directory (searched recursively for *.xml) or a glob (** matches directories).\n\n")
@@ -97,68 +70,55 @@ func analyze(ctx context.Context, env Env, args []string) int {
 	}
 	paths, err := parseInterspersed(fs, args)
 	if err != nil {
-		return 2
+		return flagError(err)
+	}
+	if err := opts.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	if len(paths) == 0 {
-		fmt.Fprintln(env.Stderr, "flakegate analyze: no PATH given: pass JUnit XML files, directories or globs")
-		return 2
+		return usagef("no PATH given: pass JUnit XML files, directories or globs")
 	}
-	srcs, missing, err := collect.Local(paths)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate analyze: %v\n", err)
-		return 2
-	}
-	h, err := history.Load(ctx, srcs, history.Options{Workers: *workers})
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate analyze: %v\n", err)
-		return 1
-	}
-	h.Skipped = append(missing, h.Skipped...)
-	for _, s := range h.Skipped {
-		fmt.Fprintf(env.Stderr, "flakegate: skipped %s: %s\n", render.Plain(s.Path), render.Plain(s.Error))
-	}
-	if len(srcs) == len(h.Skipped)-len(missing) {
-		if len(srcs) == 0 {
-			fmt.Fprintf(env.Stderr, "flakegate analyze: no JUnit XML files found in %v\n", paths)
-		} else {
-			fmt.Fprintf(env.Stderr, "flakegate analyze: none of the %d files could be read as JUnit XML (reasons above)\n", len(srcs))
+	h, err := collect.Load(ctx, "", paths, *workers)
+	if h != nil {
+		for _, s := range h.Skipped {
+			fmt.Fprintf(env.Stderr, "flakegate: skipped %s: %s\n", render.Plain(s.Path), render.Plain(s.Error))
 		}
-		return 1
+	}
+	if errors.Is(err, collect.ErrPaths) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
 	}
 	opts.Now = now(env)
 	rep, err := score.Score(h, opts)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate analyze: %v\n", err)
-		return 2
+		return usagef("%v", err)
 	}
 	if err := addOwners(rep, *codeowners); err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate analyze: --codeowners: %v\n", err)
-		return 2
+		return usagef("--codeowners: %v", err)
 	}
 	if rep.ResultsWithoutCommit > 0 {
 		fmt.Fprintf(env.Stderr, "flakegate: %d results have no commit_sha and cannot be compared across commits; add <property name=\"commit_sha\" value=\"...\"/> to the suite properties\n", rep.ResultsWithoutCommit)
 	}
 	if *out != "" {
 		if err := writeReports(*out, rep); err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate analyze: --out: %v\n", err)
-			return 1
+			return fmt.Errorf("--out: %v", err)
 		}
 	}
 	if *jsonFile != "" {
 		if err := writeFile(*jsonFile, rep, render.JSON); err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate analyze: --json: %v\n", err)
-			return 1
+			return fmt.Errorf("--json: %v", err)
 		}
 	}
 	for _, f := range formats {
 		if f.name == format.value {
 			if err := f.write(env.Stdout, rep); err != nil {
-				fmt.Fprintf(env.Stderr, "flakegate analyze: %v\n", err)
-				return 1
+				return err
 			}
 		}
 	}
-	return 0
+	return nil
 }
 
 // addOwners maps tests' files to their CODEOWNERS owners: the file given,

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -33,20 +34,40 @@ type Env struct {
 const usage = `flakegate tells flaky tests from tests broken by a patch.
 
 Usage:
-  flakegate analyze [--threshold 0.1] [--min-commits 5] [--codeowners FILE] [--format text|json|csv|md|html] [--out DIR] [--json FILE] PATH...
-  flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE] [--diff FILE] [--json FILE] [--alpha-pr 0.05] [--max-runs 20] [--on-inconclusive neutral|fail|pass]
-  flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...
+  flakegate demo [--out DIR]
+      the weekly report and the PR gate on a bundled scenario, against a fake
+      GitHub in this process; writes the comment, summaries and report to DIR
+  flakegate analyze [--threshold 0.1] [--min-commits 5] [--infra-threshold 0.5]
+      [--format text|json|csv|md|html] [--out DIR] [--json FILE] [--codeowners FILE]
+      [--workers N] PATH...
+  flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE]
+      [--base-ledger FILE] [--diff FILE] [--pr-body FILE] [--label LABEL]
+      [--protected-paths GLOBS] [--alpha-pr 0.05] [--max-runs 20] [--first-look 1]
+      [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
+      [--expired-ledger fail|warn] [--json FILE]
+  flakegate matrix --base REV [--head REV] [-k 20] [--initial 5] --junit PATH
+      [--results DIR] [--history GLOB] [--alpha-pr 0.05] [--json FILE] -- CMD...
   flakegate ledger verify [FILE]
-  flakegate demo [-out DIR]
   flakegate version
 
 With no command and GITHUB_ACTIONS=true, flakegate runs as the GitHub Action.
-Run "flakegate COMMAND -h" for a command's flags.
+Run "flakegate COMMAND -h" for a command's flags. Exit status: 0 pass, 1 block
+or failure, 2 bad usage.
 `
 
-// Main runs one command and returns the process exit code: 0 for success,
-// 1 for a blocking verdict or a failure (the message says which), 2 for
-// bad usage.
+// commands are the subcommands; each returns an error that Main maps to
+// the exit code.
+var commands = map[string]func(ctx context.Context, env Env, args []string) error{
+	"analyze": analyze,
+	"gate":    gateCmd,
+	"matrix":  matrixCmd,
+	"ledger":  func(_ context.Context, env Env, args []string) error { return ledgerCmd(env, args) },
+	"demo":    demoCmd,
+}
+
+// Main runs one command and returns the process exit code: 0 for success
+// (and for -h), 1 for a blocking verdict or a failure (the message says
+// which), 2 for bad usage.
 func Main(ctx context.Context, env Env) int {
 	if len(env.Args) == 0 {
 		if env.Getenv("GITHUB_ACTIONS") == "true" && env.Action != nil {
@@ -61,18 +82,8 @@ func Main(ctx context.Context, env Env) int {
 	defer errw.flush()
 	env.rawStderr = env.Stderr
 	env.Stdout, env.Stderr = out, errw
-	cmd, args := env.Args[0], env.Args[1:]
-	switch cmd {
-	case "analyze":
-		return analyze(ctx, env, args)
-	case "gate":
-		return gateCmd(ctx, env, args)
-	case "ledger":
-		return ledgerCmd(env, args)
-	case "matrix":
-		return matrixCmd(ctx, env, args)
-	case "demo":
-		return demoCmd(ctx, env, args)
+	name, args := env.Args[0], env.Args[1:]
+	switch name {
 	case "version", "--version":
 		fmt.Fprintf(env.Stdout, "flakegate %s\n", Version)
 		return 0
@@ -80,8 +91,85 @@ func Main(ctx context.Context, env Env) int {
 		fmt.Fprint(env.Stdout, usage)
 		return 0
 	}
-	fmt.Fprintf(env.Stderr, "flakegate: unknown command %q: accepted commands are analyze, gate, matrix, ledger, version\n\n%s", cmd, usage)
-	return 2
+	cmd, ok := commands[name]
+	if !ok {
+		fmt.Fprintf(env.Stderr, "flakegate: unknown command %q: accepted commands are analyze, gate, matrix, ledger, demo, version\n\n%s", name, usage)
+		return 2
+	}
+	return exit(env, name, cmd(ctx, env, args))
+}
+
+// exit maps a command's error to the exit code, and prints it once.
+func exit(env Env, name string, err error) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	code := 1
+	var e *exitError
+	if errors.As(err, &e) {
+		code = e.code
+		if e.err == nil {
+			return code // already said: the flag package's message, or a printed verdict
+		}
+	}
+	fmt.Fprintf(env.Stderr, "flakegate %s: %v\n", name, err)
+	return code
+}
+
+// exitError is an error with its exit code; a nil err has been reported.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return "exit status " + strconv.Itoa(e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// errBlocked is a blocking verdict, which the command printed: exit 1.
+var errBlocked = &exitError{code: 1}
+
+// usagef is bad command-line input: exit 2.
+func usagef(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// flagError is a parse error the flag package printed with the usage, or
+// flag.ErrHelp after printing the help to stdout.
+func flagError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return &exitError{code: 2}
+}
+
+// newFlags is a command's flag set: help asked for (-h, -help, --help
+// before any "--") goes to stdout, errors and their usage to stderr.
+func newFlags(name string, env Env, args []string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if isHelp(a) {
+			fs.SetOutput(env.Stdout)
+		}
+	}
+	return fs
+}
+
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }
 
 // parseInterspersed parses flags that may come before, between or after
@@ -122,16 +210,27 @@ func (c *choice) Set(s string) error {
 	return fmt.Errorf("accepted values are %s", strings.Join(c.allowed, ", "))
 }
 
-// usageError marks bad command-line input: exit code 2.
-type usageError struct{ err error }
+// count is an int flag with a minimum, whose zero means def (shown as the
+// default).
+type count struct {
+	v    *int
+	min  int
+	what string
+	def  int
+}
 
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func exitCode(err error) int {
-	var u usageError
-	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
-		return 2
+func (c count) String() string {
+	if c.v == nil || *c.v == 0 {
+		return strconv.Itoa(c.def)
 	}
-	return 1
+	return strconv.Itoa(*c.v)
+}
+
+func (c count) Set(s string) error {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < c.min {
+		return errors.New(c.what)
+	}
+	*c.v = n
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -108,11 +109,11 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"nothing matches", []string{"analyze", filepath.Join(dir, "nope", "*.xml")}, 1, "no JUnit XML files found"},
 		{"no path", []string{"analyze"}, 2, "no PATH given"},
 		{"bad format", []string{"analyze", "--format", "xml", dir}, 2, `invalid value "xml" for flag -format: accepted values are text, json, csv, md, html`},
-		{"bad threshold", []string{"analyze", "--threshold", "1.5", dir}, 2, `invalid value "1.5" for flag -threshold: threshold must be between 0 and 1`},
-		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "flag -min-commits: min_commits must be at least 1"},
+		{"bad threshold", []string{"analyze", "--threshold", "1.5", dir}, 2, `threshold = 1.5: threshold must be between 0 and 1`},
+		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "min-commits = 0: min_commits must be at least 1"},
 		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},
 		{"malformed glob", []string{"analyze", dir + "/[.xml"}, 2, "malformed glob"},
-		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, matrix, ledger, version`},
+		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, matrix, ledger, demo, version`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,5 +271,57 @@ func TestAnalyzeCodeowners(t *testing.T) {
 	os.WriteFile(co, []byte("!negated @x\n"), 0o644)
 	if r := run(t, nil, "analyze", "--codeowners", co, "../../fixtures/history"); r.code != 2 || !strings.Contains(r.stderr, "CODEOWNERS line 1") {
 		t.Errorf("bad CODEOWNERS: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestHelp: -h on every command prints its usage to stdout and exits 0,
+// each flag shows one default, and the top-level usage names every flag
+// of every command.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"-h"}, {"help"}, {"analyze", "-h"}, {"analyze", "--help"}, {"gate", "-h"}, {"matrix", "-h"},
+		{"ledger", "-h"}, {"ledger", "verify", "-h"}, {"demo", "-h"},
+	} {
+		r := run(t, nil, args...)
+		if r.code != 0 || r.stderr != "" || !strings.Contains(r.stdout, "Usage:") {
+			t.Errorf("%v: exit %d, stdout %d bytes, stderr %q; want usage on stdout and exit 0", args, r.code, len(r.stdout), r.stderr)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.Count(line, "(default") > 1 {
+				t.Errorf("%v: two defaults on one line: %s", args, line)
+			}
+		}
+	}
+	top := run(t, nil, "help").stdout
+	flagRE := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	for _, cmd := range []string{"analyze", "gate", "matrix", "demo"} {
+		for _, m := range flagRE.FindAllStringSubmatch(run(t, nil, cmd, "-h").stdout, -1) {
+			name := "--" + m[1]
+			if m[1] == "k" {
+				name = "-k"
+			}
+			if !strings.Contains(top, name+" ") && !strings.Contains(top, name+"]") {
+				t.Errorf("the top-level usage does not name %s %s", cmd, name)
+			}
+		}
+	}
+	// Every flag the README shows on a flakegate command line is one.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.Contains(line, "flakegate ") || strings.Contains(line, "hyperfine") {
+			continue
+		}
+		for _, m := range regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]+)`).FindAllStringSubmatch(line, -1) {
+			if !strings.Contains(top, m[1]) {
+				t.Errorf("README line uses %s, which the usage does not list:\n%s", m[1], line)
+			}
+		}
+	}
+	// A file named -h is never opened.
+	if r := run(t, nil, "ledger", "verify", "-h"); strings.Contains(r.stderr, "no such file") {
+		t.Errorf("ledger verify -h opened a file: %s", r.stderr)
 	}
 }

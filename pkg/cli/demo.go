@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/flakegate/flakegate/pkg/demo"
@@ -10,28 +9,25 @@ import (
 
 // demoCmd runs the weekly report and the PR gate on the bundled scenario
 // against an in-process fake GitHub, and writes what a user would see.
-func demoCmd(ctx context.Context, env Env, args []string) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
+func demoCmd(ctx context.Context, env Env, args []string) error {
+	fs := newFlags("demo", env, args)
 	out := fs.String("out", "flakegate-demo", "folder for the comment, the job summaries and the report")
 	fs.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: flakegate demo [-out DIR]\n\n"+
+		fmt.Fprintf(fs.Output(), "Usage: flakegate demo [-out DIR]\n\n"+
 			"Runs the action's weekly report and PR gate on a bundled scenario, against a fake GitHub\n"+
 			"started in this process on loopback (no network, no token), and writes the PR comment,\n"+
 			"the job summaries (Markdown and HTML) and the HTML report into DIR.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return exitCode(err)
+		return flagError(err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Stderr, "flakegate demo: unexpected argument %q: the demo takes only -out DIR\n", fs.Arg(0))
-		return 2
+		return usagef("unexpected argument %q: the demo takes only -out DIR", fs.Arg(0))
 	}
 	res, err := demo.Run(ctx, *out)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate demo: %v\n", err)
-		return 1
+		return err
 	}
 	fmt.Fprintf(env.Stdout, "flakegate demo: %s, %d tests, main's CI history of the last week and pull request #%d, on a fake GitHub on loopback\n",
 		demo.Repository, demo.Tests, demo.PR)
@@ -41,5 +37,5 @@ func demoCmd(ctx context.Context, env Env, args []string) int {
 	for _, f := range res.Files {
 		fmt.Fprintf(env.Stdout, "%-60s %s\n", f.Path, f.What)
 	}
-	return 0
+	return nil
 }

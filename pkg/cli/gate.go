@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"strings"
 
@@ -35,49 +34,45 @@ func (l *list) Set(s string) error {
 	return nil
 }
 
-func gateCmd(ctx context.Context, env Env, args []string) int {
+func gateCmd(ctx context.Context, env Env, args []string) error {
 	var opt gate.Options
 	var base, head, hist, labels, protected list
-	flags := flag.NewFlagSet("gate", flag.ContinueOnError)
-	flags.SetOutput(env.Stderr)
+	flags := newFlags("gate", env, args)
 	flags.Var(&base, "base", "JUnit files of the base repetitions: `GLOB`, file or directory (repeatable)")
 	flags.Var(&head, "head", "JUnit files of the head repetitions: `GLOB`, file or directory (repeatable)")
-	flags.Var(&hist, "history", "JUnit files of base-branch runs, one per run, for the baseline failure rate p0 (repeatable)")
+	flags.Var(&hist, "history", "JUnit files of base-branch runs, one per run, for the baseline failure rate p0: `GLOB` (repeatable)")
 	ledgerFile := flags.String("ledger", "", "the quarantine ledger at head (`FILE`)")
 	baseLedgerFile := flags.String("base-ledger", "", "the quarantine ledger at base (`FILE`); default: the same as --ledger")
 	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`), for the property checks")
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
-	flags.Var(&labels, "label", "a PR label (repeatable)")
-	flags.Var(&protected, "protected-paths", "paths whose edits need a declaration (default tests/**, conftest.py, pytest.ini)")
+	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
+	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	applyPolicy := statFlags(flags, &opt)
 	opt.MaxRuns, opt.FirstLook = gate.DefaultMaxRuns, gate.DefaultFirstLook
-	flags.Var(count{&opt.MaxRuns, 1, "max-runs must be at least 1"}, "max-runs", "head-run budget per test, the last look (matrix's -k)")
-	flags.Var(count{&opt.FirstLook, 1, "first-look must be at least 1"}, "first-look", "head runs at the first look of the schedule")
+	flags.IntVar(&opt.MaxRuns, "max-runs", opt.MaxRuns, "head-run budget per test, `N`, the last look (matrix's -k)")
+	flags.IntVar(&opt.FirstLook, "first-look", opt.FirstLook, "`N` head runs at the first look of the schedule")
 	expired := &choice{value: "fail", allowed: []string{"fail", "warn"}}
-	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: fail or warn")
+	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: `fail or warn`")
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "Usage: flakegate gate --base GLOB --head GLOB [flags]\n\nExit status: 0 pass or inconclusive (with the default --on-inconclusive neutral), 1 block or error, 2 bad usage.\n\n")
 		flags.PrintDefaults()
 	}
 	rest, err := parseInterspersed(flags, args)
 	if err != nil {
-		return 2
+		return flagError(err)
 	}
 	if len(rest) > 0 {
-		fmt.Fprintf(env.Stderr, "flakegate gate: unexpected argument %q: results are given with --base and --head\n", rest[0])
-		return 2
+		return usagef("unexpected argument %q: results are given with --base and --head", rest[0])
 	}
 	if len(base) == 0 || len(head) == 0 {
-		fmt.Fprintln(env.Stderr, "flakegate gate: --base and --head are required: the JUnit files of the base and head repetitions")
-		return 2
+		return usagef("--base and --head are required: the JUnit files of the base and head repetitions")
 	}
 	applyPolicy()
 	opt.ExpiredLedgerWarn = expired.value == "warn"
 	opt.ProtectedPaths = protected
 	if err := opt.Validate(); err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
-		return 2
+		return usagef("%v", err)
 	}
 
 	in := gate.Input{Labels: labels, Now: now(env)}
@@ -91,8 +86,7 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 		}
 		h, err := loadSide(ctx, env, s.flag, s.globs)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
-			return 1
+			return fmt.Errorf("%v", err)
 		}
 		sides[s.flag] = h
 	}
@@ -101,20 +95,17 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 	if *diffFile != "" {
 		text, err := readArg(*diffFile)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: --diff: %v\n", err)
-			return 1
+			return fmt.Errorf("--diff: %v", err)
 		}
 		if in.Changes, err = gate.ParseUnifiedDiff(string(text)); err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: --diff %s: %v\n", *diffFile, err)
-			return 1
+			return fmt.Errorf("--diff %s: %v", *diffFile, err)
 		}
 		in.ChangesKnown = true
 	}
 	if *bodyFile != "" {
 		b, err := readArg(*bodyFile)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: --pr-body: %v\n", err)
-			return 1
+			return fmt.Errorf("--pr-body: %v", err)
 		}
 		in.PRBody = string(b)
 	}
@@ -136,28 +127,25 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 			*l.dst, err = ledger.Parse(data)
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: %s %s: %v\n", l.flag, l.path, err)
-			return 1
+			return fmt.Errorf("%s %s: %v", l.flag, l.path, err)
 		}
 	}
 
 	res, err := gate.Evaluate(in, opt)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate gate: %v\n", err)
-		return 1
+		return err
 	}
 	if *jsonFile != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate gate: --json: %v\n", err)
-			return 1
+			return fmt.Errorf("--json: %v", err)
 		}
 	}
 	printGate(env.Stdout, res)
 	if res.Verdict == gate.VerdictBlock {
-		return 1
+		return errBlocked
 	}
-	return 0
+	return nil
 }
 
 // statFlags registers the statistical options gate and matrix share, at the
@@ -165,13 +153,12 @@ func gateCmd(ctx context.Context, env Env, args []string) int {
 // Ranges are checked once, by gate.Options.Validate.
 func statFlags(flags *flag.FlagSet, opt *gate.Options) func() {
 	opt.AlphaPR, opt.P1, opt.Alpha, opt.Beta = gate.DefaultAlphaPR, sprt.DefaultP1, sprt.DefaultAlpha, sprt.DefaultBeta
-	flags.Var(number{&opt.AlphaPR, -math.MaxFloat64, math.MaxFloat64, "alpha-pr must be a number"}, "alpha-pr",
-		"the most a PR that changes nothing may be blocked, over all its tests together")
-	flags.Var(number{&opt.P1, -math.MaxFloat64, math.MaxFloat64, "p1 must be a number"}, "p1", "failure rate of a regression in the SPRT recorded as ledger evidence")
-	flags.Var(number{&opt.Alpha, -math.MaxFloat64, math.MaxFloat64, "alpha must be a number"}, "alpha", "per-test level: a test that fails this unusually often for its base rate is worth more runs; also the SPRT's")
-	flags.Var(number{&opt.Beta, -math.MaxFloat64, math.MaxFloat64, "beta must be a number"}, "beta", "the SPRT's missed-regression rate")
+	flags.Var(number{&opt.AlphaPR}, "alpha-pr", "the most a PR that changes nothing may be blocked, over all its tests together (`NUMBER`)")
+	flags.Var(number{&opt.P1}, "p1", "failure rate of a regression in the SPRT recorded as ledger evidence (`NUMBER`)")
+	flags.Var(number{&opt.Alpha}, "alpha", "per-test level (`NUMBER`): a test that fails this unusually often for its base rate is worth more runs; also the SPRT's")
+	flags.Var(number{&opt.Beta}, "beta", "the SPRT's missed-regression rate (`NUMBER`)")
 	policy := &choice{value: string(gate.PolicyNeutral), allowed: []string{"neutral", "fail", "pass"}}
-	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict: neutral (the check passes), fail or pass")
+	flags.Var(policy, "on-inconclusive", "what an undecided test does to the verdict (`POLICY`): neutral (the check passes), fail or pass")
 	return func() { opt.OnInconclusive = gate.Policy(policy.value) }
 }
 
@@ -185,19 +172,14 @@ func readArg(path string) ([]byte, error) {
 // loadSide reads one side's JUnit files. Each file (or each run id) is
 // one run.
 func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*history.History, error) {
-	srcs, missing, err := collect.Local(globs)
+	h, err := collect.Load(ctx, "", globs, 0)
+	if h != nil {
+		for _, s := range h.Skipped {
+			fmt.Fprintf(env.Stderr, "flakegate: %s: skipped %s: %s\n", flagName, render.Plain(s.Path), render.Plain(s.Error))
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagName, err)
-	}
-	h, err := history.Load(ctx, srcs, history.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", flagName, err)
-	}
-	for _, s := range append(missing, h.Skipped...) {
-		fmt.Fprintf(env.Stderr, "flakegate: %s: skipped %s: %s\n", flagName, render.Plain(s.Path), render.Plain(s.Error))
-	}
-	if len(srcs) == len(h.Skipped) {
-		return nil, fmt.Errorf("%s %s: no readable JUnit XML files", flagName, strings.Join(globs, ","))
+		return nil, fmt.Errorf("%s %s: %w", flagName, strings.Join(globs, ","), err)
 	}
 	return h, nil
 }
@@ -237,32 +219,40 @@ func printGate(w io.Writer, r gate.Result) {
 	}
 }
 
-func ledgerCmd(env Env, args []string) int {
+func ledgerCmd(env Env, args []string) error {
+	const help = "Usage: flakegate ledger verify [FILE]\n\nReplays every recorded SPRT trace and checks each entry; FILE defaults to " + ledger.DefaultPath + ".\n"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(env.Stdout, help)
+		return nil
+	}
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprintln(env.Stderr, "Usage: flakegate ledger verify [FILE]\n\nReplays every recorded SPRT trace and checks each entry; FILE defaults to "+ledger.DefaultPath+".")
-		return 2
+		fmt.Fprint(env.Stderr, help)
+		return &exitError{code: 2}
+	}
+	flags := newFlags("ledger verify", env, args[1:])
+	flags.Usage = func() { fmt.Fprint(flags.Output(), help) }
+	if err := flags.Parse(args[1:]); err != nil {
+		return flagError(err)
 	}
 	path := ledger.DefaultPath
-	if len(args) > 2 {
-		fmt.Fprintln(env.Stderr, "flakegate ledger verify: at most one FILE")
-		return 2
-	}
-	if len(args) == 2 {
-		path = args[1]
+	switch flags.NArg() {
+	case 0:
+	case 1:
+		path = flags.Arg(0)
+	default:
+		return usagef("at most one FILE")
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate ledger verify: %v\n", err)
-		return 1
+		return err
 	}
 	problems := ledger.VerifyFile(path, data)
 	for _, p := range problems {
 		fmt.Fprintln(env.Stderr, render.Plain(p.String()))
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(env.Stderr, "flakegate ledger verify: %d problem(s) in %s\n", len(problems), path)
-		return 1
+		return fmt.Errorf("%d problem(s) in %s", len(problems), path)
 	}
 	fmt.Fprintf(env.Stdout, "%s: every entry verified\n", path)
-	return 0
+	return nil
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -36,18 +35,17 @@ func gateCommand(rep *matrix.Report, opt matrix.Options) string {
 }
 
 // matrixCmd runs the suite on base and head in turns and gates the result.
-func matrixCmd(ctx context.Context, env Env, args []string) int {
+func matrixCmd(ctx context.Context, env Env, args []string) error {
 	var opt matrix.Options
 	var hist list
-	flags := flag.NewFlagSet("matrix", flag.ContinueOnError)
-	flags.SetOutput(env.Stderr)
+	flags := newFlags("matrix", env, args)
 	flags.StringVar(&opt.Base, "base", "", "base revision (`REV`), e.g. origin/main")
 	flags.StringVar(&opt.Head, "head", "HEAD", "head revision (`REV`)")
-	flags.Var(count{&opt.K, 1, "-k must be at least 1"}, "k", "most base/head pairs to run (default 20)")
-	flags.Var(count{&opt.Initial, 1, "--initial must be at least 1"}, "initial", "pairs run before the first look (default 5)")
+	flags.Var(count{&opt.K, 1, "-k must be at least 1", gate.DefaultMaxRuns}, "k", "most base/head pairs to run, `K`")
+	flags.Var(count{&opt.Initial, 1, "--initial must be at least 1", matrix.DefaultInitial}, "initial", "`N` pairs run before the first look")
 	flags.StringVar(&opt.JUnit, "junit", "", "the JUnit file each run writes, relative to the checkout (`PATH`)")
 	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
-	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate (repeatable)")
+	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
@@ -63,24 +61,25 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 		}
 	}
 	if err := flags.Parse(args); err != nil {
-		return 2
+		return flagError(err)
 	}
 	if flags.NArg() > 0 || len(cmd) == 0 || opt.Base == "" || opt.JUnit == "" {
-		fmt.Fprintln(env.Stderr, "flakegate matrix: --base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test -count=1 ./... (with a JUnit writer)")
-		return 2
+		return usagef("--base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test -count=1 ./... (with a JUnit writer)")
 	}
 	opt.Command = cmd
 	applyPolicy()
 	if len(hist) > 0 {
 		srcs, missing, err := collect.Local(hist)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate matrix: --history: %v\n", err)
-			return 2
+			return usagef("--history: %v", err)
 		}
 		for _, m := range missing {
 			fmt.Fprintf(env.Stderr, "flakegate: --history: skipped %s: %s\n", render.Plain(m.Path), render.Plain(m.Error))
 		}
 		opt.History = srcs
+	}
+	if err := opt.Gate.Validate(); err != nil {
+		return usagef("%v", err)
 	}
 	// The command's output goes to stderr, so stdout keeps the report.
 	raw := env.rawStderr
@@ -90,11 +89,10 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 	opt.Stdout, opt.Stderr, opt.Log = raw, raw, env.Stderr
 	rep, err := matrix.Run(ctx, opt)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "flakegate matrix: %v\n", err)
 		if rep != nil && rep.ResultsDir != "" {
-			fmt.Fprintf(env.Stderr, "flakegate matrix: the completed runs' JUnit files are in %s\n", rep.ResultsDir)
+			return fmt.Errorf("%w (the completed runs' JUnit files are in %s)", err, rep.ResultsDir)
 		}
-		return 1
+		return err
 	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", render.Plain(n))
@@ -104,13 +102,12 @@ func matrixCmd(ctx context.Context, env Env, args []string) int {
 	if *jsonFile != "" {
 		b, _ := json.MarshalIndent(rep.Result, "", "  ")
 		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
-			fmt.Fprintf(env.Stderr, "flakegate matrix: --json: %v\n", err)
-			return 1
+			return fmt.Errorf("--json: %v", err)
 		}
 	}
 	printGate(env.Stdout, rep.Result)
 	if rep.Result.Verdict == gate.VerdictBlock {
-		return 1
+		return errBlocked
 	}
-	return 0
+	return nil
 }

@@ -13,6 +13,19 @@ import (
 // document. The history it returns with it still lists what was skipped.
 var ErrNothingRead = errors.New("no readable JUnit XML")
 
+// ErrPaths is a path or glob Load cannot take (malformed, or climbing out
+// of the workspace): the user's input is at fault.
+var ErrPaths = errors.New("bad path")
+
+// said is an error that matches a sentinel but reads as its own message.
+type said struct {
+	msg  string
+	kind error
+}
+
+func (e said) Error() string        { return e.msg }
+func (e said) Is(target error) bool { return target == e.kind }
+
 // Load reads the JUnit documents that paths name into one history: the
 // command line's and the action's local results go through here. root is
 // the workspace ("" for the command line; see LocalIn). Paths that match
@@ -22,7 +35,7 @@ var ErrNothingRead = errors.New("no readable JUnit XML")
 func Load(ctx context.Context, root string, paths []string, workers int) (*history.History, error) {
 	srcs, missing, err := LocalIn(root, paths)
 	if err != nil {
-		return nil, err
+		return nil, said{err.Error(), ErrPaths}
 	}
 	h, err := history.Load(ctx, srcs, history.Options{Workers: workers})
 	if err != nil {
@@ -32,9 +45,9 @@ func Load(ctx context.Context, root string, paths []string, workers int) (*histo
 	h.Skipped = append(missing, h.Skipped...)
 	switch {
 	case len(srcs) == 0:
-		return h, fmt.Errorf("%w: no files found in %s", ErrNothingRead, strings.Join(paths, ", "))
+		return h, said{"no JUnit XML files found in " + strings.Join(paths, ", "), ErrNothingRead}
 	case unread == len(srcs):
-		return h, fmt.Errorf("%w: none of the %d files could be read as JUnit XML", ErrNothingRead, len(srcs))
+		return h, said{fmt.Sprintf("none of the %d files could be read as JUnit XML (reasons above)", len(srcs)), ErrNothingRead}
 	}
 	return h, nil
 }
