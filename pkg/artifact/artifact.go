@@ -23,14 +23,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // ErrNotAvailable says the runner offers no results service
@@ -97,41 +96,9 @@ func (o Options) withDefaults() Options {
 	if o.BlobClient == nil {
 		o.BlobClient = &http.Client{Timeout: defaultTimeout}
 	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = defaultMaxRetries
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.BackoffBase <= 0 {
-		o.BackoffBase = defaultBackoffBase
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = defaultMaxBackoff
-	}
-	if o.MaxWait <= 0 {
-		o.MaxWait = defaultMaxWait
-	}
-	if o.Sleep == nil {
-		o.Sleep = func(ctx context.Context, d time.Duration) error {
-			t := time.NewTimer(d)
-			defer t.Stop()
-			select {
-			case <-t.C:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	}
-	if o.Jitter == nil {
-		o.Jitter = func(d time.Duration) time.Duration {
-			if d <= 1 {
-				return d
-			}
-			return d/2 + rand.N(d/2+1)
-		}
-	}
+	p := retry.Policy{MaxRetries: o.MaxRetries, BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, MaxWait: o.MaxWait, Sleep: o.Sleep, Jitter: o.Jitter}.
+		WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
+	o.MaxRetries, o.BackoffBase, o.MaxBackoff, o.MaxWait, o.Sleep, o.Jitter = p.MaxRetries, p.BackoffBase, p.MaxBackoff, p.MaxWait, p.Sleep, p.Jitter
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -388,13 +355,13 @@ func (c *Client) putBlob(ctx context.Context, signedURL string, zipped []byte) e
 	return c.retry(ctx, func() (*http.Response, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPut, signedURL, bytes.NewReader(zipped))
 		if err != nil {
-			return nil, redact(err)
+			return nil, retry.Redact(err)
 		}
 		req.Header.Set("x-ms-blob-type", "BlockBlob")
 		req.Header.Set("x-ms-blob-content-type", "application/zip")
 		req.Header.Set("Content-Type", "application/zip")
 		resp, err := c.opts.BlobClient.Do(req)
-		return resp, redact(err)
+		return resp, retry.Redact(err)
 	}, func(resp *http.Response) error {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
@@ -414,7 +381,7 @@ func (c *Client) retry(ctx context.Context, do func() (*http.Response, error), h
 		retryable := false
 		switch {
 		case err != nil:
-			retryable = ctx.Err() == nil && transient(err)
+			retryable = ctx.Err() == nil && retry.Transient(err)
 			wait = c.backoff(attempt)
 		case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
 			retryable = true
@@ -445,31 +412,8 @@ func (c *Client) retry(ctx context.Context, do func() (*http.Response, error), h
 }
 
 func (c *Client) backoff(attempt int) time.Duration {
-	d := c.opts.BackoffBase << min(attempt, 30)
-	if d <= 0 || d > c.opts.MaxBackoff {
-		d = c.opts.MaxBackoff
-	}
-	return c.opts.Jitter(d)
-}
-
-func transient(err error) bool {
-	var netErr net.Error
-	var opErr *net.OpError
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) ||
-		errors.As(err, &opErr) || (errors.As(err, &netErr) && netErr.Timeout())
-}
-
-// redact drops the query (the signature) from a *url.Error's URL.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			u.RawQuery = ""
-			ue.URL = u.String()
-		}
-	}
-	return err
+	o := c.opts
+	return retry.Policy{BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, Jitter: o.Jitter}.Backoff(attempt)
 }
 
 // Fields of twirp answers, in snake_case or camelCase.

@@ -31,7 +31,6 @@ package ghapi
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -39,6 +38,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // Platform limits.
@@ -98,32 +99,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxRetries == 0 {
-		o.MaxRetries = defaultMaxRetries
-	}
-	if o.MaxRetries < 0 {
-		o.MaxRetries = 0
-	}
-	if o.BackoffBase <= 0 {
-		o.BackoffBase = defaultBackoffBase
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = defaultMaxBackoff
-	}
-	if o.MaxWait <= 0 {
-		o.MaxWait = defaultMaxWait
-	}
-	if o.Sleep == nil {
-		o.Sleep = sleep
-	}
-	if o.Jitter == nil {
-		o.Jitter = func(d time.Duration) time.Duration {
-			if d <= 1 {
-				return d
-			}
-			return d/2 + rand.N(d/2+1)
-		}
-	}
+	p := o.policy().WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
+	o.MaxRetries, o.BackoffBase, o.MaxBackoff, o.MaxWait, o.Sleep, o.Jitter = p.MaxRetries, p.BackoffBase, p.MaxBackoff, p.MaxWait, p.Sleep, p.Jitter
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -133,15 +110,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+// policy is the retry policy the options hold.
+func (o Options) policy() retry.Policy {
+	return retry.Policy{MaxRetries: o.MaxRetries, BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, MaxWait: o.MaxWait, Sleep: o.Sleep, Jitter: o.Jitter}
 }
 
 // Repo names a repository.

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // signedURLReuse is how long a signed download URL is used again after a
@@ -76,7 +78,7 @@ func (c *Client) DownloadArtifactTo(ctx context.Context, repo Repo, artifactID i
 		case status == http.StatusForbidden && !refused:
 			refused, u = true, nil // the signed URL expired before we used it
 			continue
-		case errors.As(err, &broken) && ctx.Err() == nil && transient(broken.err) && attempts < c.opts.MaxRetries:
+		case errors.As(err, &broken) && ctx.Err() == nil && retry.Transient(broken.err) && attempts < c.opts.MaxRetries:
 			wait := c.opts.backoff(attempts)
 			if waited+wait > c.opts.MaxWait {
 				return 0, err
@@ -126,12 +128,12 @@ func (e *brokenError) Unwrap() error { return e.err }
 func (c *Client) fetchBlob(ctx context.Context, u *url.URL, maxBytes int64, what string, dst io.Writer) (int64, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", what, redact(err))
+		return 0, 0, fmt.Errorf("%s: %w", what, retry.Redact(err))
 	}
 	req.Header.Set("User-Agent", c.opts.UserAgent)
 	resp, err := c.blob.Do(req)
 	if err != nil {
-		return 0, 0, fmt.Errorf("%s: download: %w", what, redact(err))
+		return 0, 0, fmt.Errorf("%s: download: %w", what, retry.Redact(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
@@ -145,7 +147,7 @@ func (c *Client) fetchBlob(ctx context.Context, u *url.URL, maxBytes int64, what
 	n, err := io.Copy(dst, body)
 	switch {
 	case body.err != nil:
-		return n, resp.StatusCode, &brokenError{what: what, err: redact(body.err)}
+		return n, resp.StatusCode, &brokenError{what: what, err: retry.Redact(body.err)}
 	case err != nil:
 		return n, resp.StatusCode, fmt.Errorf("%s: writing the download: %w", what, err)
 	case n > maxBytes:
@@ -204,17 +206,4 @@ func (m *memSpool) Truncate(size int64) error {
 	}
 	m.b = m.b[:size]
 	return nil
-}
-
-// redact drops the query, which holds the signature, from the URL of a
-// *url.Error, so that logs never show a usable download link.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			u.RawQuery = ""
-			ue.URL = u.String()
-		}
-	}
-	return err
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // Sentinel errors. Match them with errors.Is; the concrete errors are
@@ -147,7 +149,7 @@ func (c *Client) classify(what string, resp *github.Response, err error) error {
 	)
 	switch {
 	case errors.Is(err, errOtherHost):
-		return fmt.Errorf("%s: %w", what, redact(err))
+		return fmt.Errorf("%s: %w", what, retry.Redact(err))
 	case errors.As(err, &rl):
 		return &RateLimitError{What: what, Primary: true, Limit: rl.Rate.Limit, Reset: rl.Rate.Reset.Time, Now: c.now(), Err: err}
 	case errors.As(err, &ab):

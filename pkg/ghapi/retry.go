@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // Rate-limit headers.
@@ -126,20 +125,13 @@ func (t *retryTransport) noteRate(resp *http.Response) {
 
 func (t *retryTransport) backoff(attempt int) time.Duration { return t.opts.backoff(attempt) }
 
-// backoff is the wait before retry attempt+1: BackoffBase doubled per
-// attempt, capped at MaxBackoff, jittered.
-func (o Options) backoff(attempt int) time.Duration {
-	d := o.BackoffBase << min(attempt, 30)
-	if d <= 0 || d > o.MaxBackoff {
-		d = o.MaxBackoff
-	}
-	return o.Jitter(d)
-}
+// backoff is the wait before retry attempt+1 (retry.Policy.Backoff).
+func (o Options) backoff(attempt int) time.Duration { return o.policy().Backoff(attempt) }
 
 // decide says whether to retry and after how long.
 func (t *retryTransport) decide(ctx context.Context, attempt int, resp *http.Response, err error) (time.Duration, bool) {
 	if err != nil {
-		if ctx.Err() != nil || !transient(err) {
+		if ctx.Err() != nil || !retry.Transient(err) {
 			return 0, false
 		}
 		return t.backoff(attempt), true
@@ -193,20 +185,4 @@ func secondaryLimit(resp *http.Response) bool {
 	return strings.HasSuffix(e.DocumentationURL, "secondary-rate-limits") ||
 		strings.HasSuffix(e.DocumentationURL, "#abuse-rate-limits") ||
 		strings.Contains(strings.ToLower(e.Message), "secondary rate limit")
-}
-
-// transient reports whether a transport error is worth retrying.
-func transient(err error) bool {
-	var netErr net.Error
-	var opErr *net.OpError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
-		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
-		return true
-	case errors.As(err, &opErr):
-		return true
-	case errors.As(err, &netErr) && netErr.Timeout():
-		return true
-	}
-	return false
 }
