@@ -136,7 +136,7 @@ func Run(ctx context.Context, out string) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", f.name, err)
 		}
-		if err := write(f.name+".html", f.what+", rendered as GitHub renders Markdown (GFM)", page); err != nil {
+		if err := write(f.name+".html", f.what+" as HTML (GitHub-flavoured Markdown by goldmark; mermaid charts and alerts stay as text)", page); err != nil {
 			return nil, err
 		}
 	}
