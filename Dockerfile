@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1
 # flakegate action image: one static Go binary on a distroless base that has
 # CA certificates, tzdata, /etc/passwd and a /tmp, but no shell or package
 # manager.
