@@ -10,11 +10,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/history"
+
+	globs "github.com/flakegate/flakegate/pkg/internal/glob"
 )
 
 // Local expands paths into JUnit sources. Each path may be a file, a
@@ -135,7 +136,7 @@ func expand(p string) ([]string, error) {
 		}
 		return walkXML(p, nil)
 	}
-	re, root, err := compileGlob(p)
+	g, root, err := splitGlob(p)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func expand(p string) ([]string, error) {
 			}
 			return err
 		}
-		if re.MatchString(filepath.ToSlash(path)) {
+		if globs.Match(g, filepath.ToSlash(path)) {
 			if d.IsDir() {
 				more, err := walkXML(path, nil)
 				out = append(out, more...)
@@ -176,18 +177,15 @@ func walkXML(dir string, out []string) ([]string, error) {
 	return out, err
 }
 
-// compileGlob turns a glob into a regular expression over slash-separated
-// paths, and returns the directory to walk: the glob's longest prefix
-// without wildcards. "*" and "?" do not cross "/", "**" does, and
-// character classes follow path.Match.
-func compileGlob(glob string) (*regexp.Regexp, string, error) {
+// splitGlob cleans a glob to slash form and returns it with the directory
+// to walk: its longest prefix without wildcards.
+func splitGlob(glob string) (string, string, error) {
 	g := filepath.ToSlash(filepath.Clean(glob))
-	if _, err := filepath.Match(strings.ReplaceAll(g, "**", "*"), ""); err != nil {
-		return nil, "", fmt.Errorf("malformed glob %q: %w (accepted: *, ?, **, [class])", glob, err)
+	if err := globs.Validate(g); err != nil {
+		return "", "", err
 	}
-	segs := strings.Split(g, "/")
-	root := []string{}
-	for _, s := range segs {
+	var root []string
+	for _, s := range strings.Split(g, "/") {
 		if hasMeta(s) {
 			break
 		}
@@ -200,45 +198,5 @@ func compileGlob(glob string) (*regexp.Regexp, string, error) {
 			rootDir = "/"
 		}
 	}
-	var b strings.Builder
-	b.WriteString("^")
-	if !strings.HasPrefix(g, "/") && !strings.HasPrefix(g, "./") && rootDir == "." {
-		b.WriteString(`(\./)?`)
-	}
-	for i := 0; i < len(g); i++ {
-		c := g[i]
-		switch {
-		case c == '*' && i+1 < len(g) && g[i+1] == '*':
-			i++
-			if i+1 < len(g) && g[i+1] == '/' {
-				i++
-				b.WriteString(`(.*/)?`)
-			} else {
-				b.WriteString(`.*`)
-			}
-		case c == '*':
-			b.WriteString(`[^/]*`)
-		case c == '?':
-			b.WriteString(`[^/]`)
-		case c == '[':
-			j := strings.IndexByte(g[i:], ']')
-			class := g[i+1 : i+j]
-			if strings.HasPrefix(class, "^") || strings.HasPrefix(class, "!") {
-				class = "^" + class[1:]
-			}
-			b.WriteString("[" + strings.ReplaceAll(class, `\`, `\\`) + "]")
-			i += j
-		case c == '\\' && i+1 < len(g):
-			i++
-			b.WriteString(regexp.QuoteMeta(string(g[i])))
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	re, err := regexp.Compile(b.String())
-	if err != nil {
-		return nil, "", fmt.Errorf("malformed glob %q: %w", glob, err)
-	}
-	return re, filepath.FromSlash(rootDir), nil
+	return g, filepath.FromSlash(rootDir), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -82,7 +83,7 @@ type Config struct {
 	// LookbackDays (lookback-days) and MaxRuns (max-runs) bound the runs read.
 	LookbackDays int
 	MaxRuns      int
-	// ArtifactPatterns (artifact-pattern) are path.Match globs matched
+	// ArtifactPatterns (artifact-pattern) are globs (pkg/internal/glob) matched
 	// case-insensitively against artifact names; see MatchArtifact.
 	ArtifactPatterns []string
 
@@ -386,7 +387,7 @@ func (c *Config) MatchArtifact(name string) bool {
 		return false // this step's report artifact, or another flakegate step's
 	}
 	for _, p := range c.ArtifactPatterns {
-		if ok, _ := path.Match(strings.ToLower(p), name); ok {
+		if glob.Match(strings.ToLower(p), name) {
 			return true
 		}
 	}
@@ -565,13 +566,13 @@ func splitList(s string) []string {
 	return out
 }
 
-// globs checks every pattern's syntax with path.Match, which reports
-// path.ErrBadPattern for a malformed one (an unclosed '[', a trailing '\').
+// globs checks every pattern's syntax (pkg/internal/glob): an unclosed '['
+// or '{', or a trailing '\', is refused.
 func (v *validator) globs(input, s string) []string {
 	list := splitList(s)
 	for _, p := range list {
-		if _, err := path.Match(p, ""); err != nil {
-			v.fail(input, p, "malformed glob: want path.Match syntax (* ? [a-z] \\x, with ** for any directories), one pattern per line or comma")
+		if err := glob.Validate(p); err != nil {
+			v.fail(input, p, "malformed glob: want * ? [a-z] {a,b} and ** for any directories, one pattern per line or comma")
 		}
 	}
 	return list

@@ -248,7 +248,7 @@ func TestEvaluateRejectsBadInput(t *testing.T) {
 		{"impossible tally", Input{Tests: []TestInput{{Name: "a", Base: Tally{2, 3}}}}, Options{}, "3 failures in 2 runs"},
 		{"bad p1", Input{}, Options{P1: 1.5}, "p1 = 1.5"},
 		{"bad policy", Input{}, Options{OnInconclusive: "maybe"}, "want one of neutral, fail, pass"},
-		{"bad glob", Input{}, Options{ProtectedPaths: []string{"tests/[x"}}, "bad glob"},
+		{"bad glob", Input{}, Options{ProtectedPaths: []string{"tests/[x"}}, "malformed glob"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

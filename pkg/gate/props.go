@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"path"
 	"regexp"
 	"slices"
@@ -168,62 +169,13 @@ func matchAny(patterns []string, p string) (string, bool) {
 }
 
 // MatchPath reports whether a slash-separated repository path matches a
-// gitignore-style pattern:
-//   - a pattern with no slash matches the last element at any depth
-//     ("conftest.py" matches "a/b/conftest.py");
-//   - otherwise it is anchored at the repository root, a leading "/" is
-//     ignored, and a trailing "/" means everything under it;
-//   - "**" matches any number of path elements (zero included); "*", "?" and
-//     "[…]" match within one element, as in path.Match.
-func MatchPath(pattern, p string) bool {
-	p = strings.TrimPrefix(p, "./")
-	if !strings.Contains(strings.TrimSuffix(pattern, "/"), "/") {
-		if strings.HasSuffix(pattern, "/") { // "tests/": a directory at any depth
-			return matchSegs([]string{"**", strings.TrimSuffix(pattern, "/"), "**"}, strings.Split(p, "/"))
-		}
-		ok, _ := path.Match(pattern, path.Base(p))
-		return ok
-	}
-	pattern = strings.TrimPrefix(pattern, "/")
-	if strings.HasSuffix(pattern, "/") {
-		pattern += "**"
-	}
-	return matchSegs(strings.Split(pattern, "/"), strings.Split(p, "/"))
-}
+// .gitignore-style pattern (see pkg/internal/glob): a pattern with no
+// slash matches the last element at any depth, otherwise it is anchored at
+// the root; a trailing "/" means everything under it; "**" matches any
+// number of elements.
+func MatchPath(pattern, p string) bool { return glob.Repo{}.MatchRepo(pattern, p) }
 
-func matchSegs(pat, segs []string) bool {
-	if len(pat) == 0 {
-		return len(segs) == 0
-	}
-	if pat[0] == "**" {
-		for i := 0; i <= len(segs); i++ {
-			if matchSegs(pat[1:], segs[i:]) {
-				return true
-			}
-		}
-		return false
-	}
-	if len(segs) == 0 {
-		return false
-	}
-	ok, _ := path.Match(pat[0], segs[0])
-	return ok && matchSegs(pat[1:], segs[1:])
-}
-
-func validPattern(p string) error {
-	if strings.TrimSpace(p) == "" {
-		return fmt.Errorf("empty pattern")
-	}
-	for _, seg := range strings.Split(strings.Trim(p, "/"), "/") {
-		if seg == "**" {
-			continue
-		}
-		if _, err := path.Match(seg, ""); err != nil {
-			return fmt.Errorf("bad glob element %q: want *, ?, [...] or **", seg)
-		}
-	}
-	return nil
-}
+func validPattern(p string) error { return glob.Validate(p) }
 
 func changedPaths(changes []FileChange) []string {
 	var out []string

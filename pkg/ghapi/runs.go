@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-github/v60/github"
+
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 )
 
 // MaxFilteredRuns is the most runs GitHub lists for a filtered query.
@@ -124,8 +126,10 @@ func (c *Client) WorkflowRun(ctx context.Context, repo Repo, runID int64) (Run, 
 // name filter, so the match is done here. Expired artifacts are included
 // (Expired is set) so that callers can report them.
 func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, pattern string) ([]Artifact, error) {
-	if _, err := path.Match(pattern, ""); err != nil {
-		return nil, fmt.Errorf("artifact pattern %q: %w", pattern, err)
+	if pattern != "" {
+		if err := glob.Validate(pattern); err != nil {
+			return nil, fmt.Errorf("artifact pattern: %w", err)
+		}
 	}
 	arts, err := paginate(ctx, c, fmt.Sprintf("artifacts of run %d in %s", runID, repo), 0, func(ctx context.Context, lo github.ListOptions) ([]*github.Artifact, *github.Response, error) {
 		list, resp, err := c.gh.Actions.ListWorkflowRunArtifacts(ctx, repo.Owner, repo.Name, runID, &lo)
@@ -146,12 +150,9 @@ func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, p
 	return out, nil
 }
 
-// MatchName reports whether an artifact name matches pattern (path.Match
-// syntax; "" matches everything; a malformed pattern matches nothing).
+// MatchName reports whether an artifact name matches pattern (see
+// pkg/internal/glob; "" matches everything; a malformed pattern matches
+// nothing).
 func MatchName(pattern, name string) bool {
-	if pattern == "" {
-		return true
-	}
-	ok, err := path.Match(pattern, name)
-	return err == nil && ok
+	return pattern == "" || glob.Match(pattern, name)
 }

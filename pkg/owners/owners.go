@@ -6,11 +6,13 @@ package owners
 import (
 	"bufio"
 	"fmt"
-	"regexp"
+
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/score"
+
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 )
 
 // Paths GitHub looks for CODEOWNERS in, in order.
@@ -22,8 +24,8 @@ type File struct {
 }
 
 type rule struct {
-	re     *regexp.Regexp
-	owners []string
+	pattern string
+	owners  []string
 }
 
 // Parse reads CODEOWNERS content. A pattern that cannot be read is an
@@ -41,65 +43,25 @@ func Parse(content string) (*File, error) {
 		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
 			continue
 		}
-		re, err := compile(fields[0])
-		if err != nil {
+		if err := check(fields[0]); err != nil {
 			return nil, fmt.Errorf("CODEOWNERS line %d: pattern %q: %w", n, fields[0], err)
 		}
-		f.rules = append(f.rules, rule{re: re, owners: fields[1:]})
+		f.rules = append(f.rules, rule{pattern: fields[0], owners: fields[1:]})
 	}
 	return f, sc.Err()
 }
 
-// compile turns a CODEOWNERS pattern into a regular expression over a
-// repository-relative path with forward slashes.
-func compile(p string) (*regexp.Regexp, error) {
+// check refuses what GitHub's CODEOWNERS does not support.
+func check(p string) error {
 	if strings.HasPrefix(p, "!") || strings.Contains(p, "[") {
-		return nil, fmt.Errorf("negation and character ranges are not supported by GitHub")
+		return fmt.Errorf("negation and character ranges are not supported by GitHub")
 	}
-	dir := strings.HasSuffix(p, "/")
-	p = strings.TrimSuffix(p, "/")
-	// "docs/*" owns the files directly in docs, not those below (GitHub's
-	// documented exception to .gitignore).
-	oneLevel := strings.HasSuffix(p, "/*") && !strings.HasSuffix(p, "**/*")
-	anchored := strings.HasPrefix(p, "/") || strings.Contains(p, "/")
-	p = strings.TrimPrefix(p, "/")
-	var b strings.Builder
-	b.WriteString("^")
-	if !anchored {
-		b.WriteString("(?:.*/)?")
-	}
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '*' && i+1 < len(p) && p[i+1] == '*':
-			i++
-			if i+1 < len(p) && p[i+1] == '/' {
-				i++
-				b.WriteString("(?:.*/)?")
-			} else {
-				b.WriteString(".*")
-			}
-		case c == '*':
-			b.WriteString("[^/]*")
-		case c == '?':
-			b.WriteString("[^/]")
-		case c == '\\' && i+1 < len(p):
-			i++
-			b.WriteString(regexp.QuoteMeta(string(p[i])))
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	switch {
-	case dir:
-		b.WriteString("/.*$")
-	case oneLevel:
-		b.WriteString("$")
-	default:
-		// A pattern naming a directory owns everything under it.
-		b.WriteString("(?:/.*)?$")
-	}
-	return regexp.Compile(b.String())
+	return glob.Validate(p)
 }
+
+// codeowners matches as GitHub's CODEOWNERS: a pattern naming a directory
+// owns everything under it, and "docs/*" only the files directly in docs.
+var ownerRules = glob.Repo{Under: true}
 
 // Owners returns the owners of a repository-relative path, or nil.
 func (f *File) Owners(path string) []string {
@@ -108,7 +70,7 @@ func (f *File) Owners(path string) []string {
 	}
 	path = strings.TrimPrefix(strings.ReplaceAll(path, `\`, "/"), "./")
 	for i := len(f.rules) - 1; i >= 0; i-- {
-		if f.rules[i].re.MatchString(path) {
+		if ownerRules.MatchRepo(f.rules[i].pattern, path) {
 			return f.rules[i].owners
 		}
 	}
