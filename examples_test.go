@@ -1,0 +1,94 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TestExamples keeps the quickstarts in examples/ pasteable: actionlint
+// (in .ci/run) checks them as workflows but cannot see this action's
+// inputs, so this test checks what it cannot. Every flakegate step sets
+// only inputs action.yml declares; every workflow states its permissions
+// and grants what its flakegate steps use (checks: write for a check run,
+// pull-requests: write for the comment, issues: write for the tracking
+// issue, actions: read for artifacts); every job that runs flakegate
+// matrix checks out the whole history and installs flakegate first.
+func TestExamples(t *testing.T) {
+	inputs := actionInputs(t)
+	paths, err := filepath.Glob("examples/*.yml")
+	if err != nil || len(paths) < 4 {
+		t.Fatalf("examples: %v, %d workflows", err, len(paths))
+	}
+	type step struct {
+		Uses string            `yaml:"uses"`
+		Run  string            `yaml:"run"`
+		With map[string]string `yaml:"with"`
+	}
+	type job struct {
+		Permissions map[string]string `yaml:"permissions"`
+		Steps       []step            `yaml:"steps"`
+	}
+	for _, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wf struct {
+				Permissions map[string]string `yaml:"permissions"`
+				Jobs        map[string]job    `yaml:"jobs"`
+			}
+			if err := yaml.Unmarshal(b, &wf); err != nil {
+				t.Fatal(err)
+			}
+			if len(wf.Permissions) == 0 {
+				t.Error("no top-level permissions: state them")
+			}
+			for name, j := range wf.Jobs {
+				perms := wf.Permissions
+				if j.Permissions != nil {
+					perms = j.Permissions // a job's permissions replace the workflow's
+				}
+				installed, fullHistory := false, false
+				for _, s := range j.Steps {
+					if strings.HasPrefix(s.Uses, "actions/checkout@") && s.With["fetch-depth"] == "0" {
+						fullHistory = true
+					}
+					if strings.Contains(s.Run, "go install github.com/flakegate/flakegate@v") {
+						installed = true
+					}
+					if strings.Contains(s.Run, "flakegate matrix ") && (!installed || !fullHistory) {
+						t.Errorf("job %s runs flakegate matrix without installing it first (%v) or without fetch-depth: 0 (%v)", name, installed, fullHistory)
+					}
+					if !strings.HasPrefix(s.Uses, "flakegate/flakegate@") {
+						continue
+					}
+					need := map[string]string{"contents": "read", "actions": "read"}
+					for k, v := range s.With {
+						if _, ok := inputs[k]; !ok {
+							t.Errorf("job %s: input %q is not declared in action.yml", name, k)
+						}
+						switch {
+						case k == "check-run" && v == "true":
+							need["checks"] = "write"
+						case k == "tracking-issue" && v == "true":
+							need["issues"] = "write"
+						}
+					}
+					if s.With["mode"] != "report" && s.With["comment"] != "off" && s.With["comment"] != "false" {
+						need["pull-requests"] = "write"
+					}
+					for k, v := range need {
+						if perms[k] != v {
+							t.Errorf("job %s: permission %s is %q, want %q for its flakegate step", name, k, perms[k], v)
+						}
+					}
+				}
+			}
+		})
+	}
+}
