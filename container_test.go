@@ -345,9 +345,13 @@ func runInRoot(t *testing.T, root string, argv, env []string) (string, int) {
 	if _, err := os.Stat(filepath.Join(root, "github/workspace")); err == nil {
 		cmd.Dir = "/github/workspace"
 	}
+	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("chroot %s %v: %v", root, argv, err)
 	}
+	defer func() {
+		t.Logf("%v in the chroot: %v from start to exit", argv, time.Since(start).Round(time.Millisecond))
+	}()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
