@@ -228,9 +228,6 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 	return &Client{gh: gh, blob: blob, opts: opts, stats: st, pace: pace}, nil
 }
 
-// GitHub returns the underlying go-github client, for calls this package
-// does not wrap. Its requests go through the same retries and counter.
-func (c *Client) GitHub() *github.Client { return c.gh }
 
 // Stats returns the counters so far.
 func (c *Client) Stats() Stats {

@@ -9,8 +9,6 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-// MaxCommentChars is the longest comment or issue body GitHub takes.
-const MaxCommentChars = 65536 // GitHub: "Body is too long (maximum is 65536 characters)"
 
 func checkBody(what, body string) error {
 	if n := utf8.RuneCountInString(body); n > MaxCommentChars {

@@ -114,7 +114,7 @@ func TestTokenOnlyForTheAPIHost(t *testing.T) {
 	s := ghfake.New(t)
 	other := newElsewhere(t)
 	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
-	gh := c.GitHub()
+	gh := ghapi.GoGitHub(c)
 	req, err := gh.NewRequest("GET", other.URL+"/repos/octo/app", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -16,20 +16,13 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/render"
 )
 
-// GitHub's limits, from the runner's source (see GITHUB.md).
-const (
-	// MaxSummaryBytes: a step summary over 1 MiB is dropped with an error.
-	MaxSummaryBytes = 1 << 20
-	// maxAnnotationsPerKind and maxAnnotations: 10 warnings, 10 errors and
-	// 10 notices per step, 50 per job. The rest go to the summary.
-	maxAnnotationsPerKind = 10
-	maxAnnotations        = 50
-	// maxMessageChars: annotation messages are cut at 4,096 characters.
-	maxMessageChars = 4096
-)
+// MaxSummaryBytes is GitHub's cap on a step summary (ghapi holds every
+// GitHub limit).
+const MaxSummaryBytes = ghapi.MaxSummaryBytes
 
 // Annotation is a message a user can act on, optionally tied to a file.
 type Annotation struct {
@@ -83,13 +76,10 @@ func noCommand(s string) string {
 	return s
 }
 
-// Debugf prints a line shown only with step debug logging on.
-func (l *Log) Debugf(format string, args ...any) { l.a.Debugf(format, args...) }
-
 // Annotate prints an annotation, or keeps it in Overflow once GitHub's
 // per-step caps are reached.
 func (l *Log) Annotate(an Annotation) {
-	if l.perKind[an.Level] >= maxAnnotationsPerKind || l.total >= maxAnnotations {
+	if l.perKind[an.Level] >= ghapi.MaxStepAnnotationsPerKind || l.total >= ghapi.MaxJobAnnotations {
 		l.Overflow = append(l.Overflow, an)
 		return
 	}
@@ -113,7 +103,7 @@ func (l *Log) Annotate(an Annotation) {
 	if len(fields) > 0 {
 		a = a.WithFieldsMap(fields)
 	}
-	msg := cut(an.Message, maxMessageChars)
+	msg := cut(an.Message, ghapi.MaxAnnotationMessageChars)
 	switch an.Level {
 	case "error":
 		a.Errorf("%s", msg)

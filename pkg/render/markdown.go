@@ -14,7 +14,7 @@ import (
 // everything, with the default title and table length, and no size limit.
 type MarkdownOptions struct {
 	// MaxBytes caps the output; 0 means no limit. A job summary holds
-	// MaxSummaryBytes, a PR comment MaxCommentBytes. Over budget, sections
+	// ghapi.MaxSummaryBytes, a PR comment ghapi.MaxCommentChars. Over budget, sections
 	// degrade in this order: skipped files and infrastructure runs beyond
 	// the first 20 of each, signature details (from the bottom of the
 	// ranking up), the charts, those first 20, and last the table's rows.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/score"
+
+	"github.com/flakegate/flakegate/pkg/ghapi"
 )
 
 // bigReport has 3,000 flaky tests with huge hostile messages, 5,000
@@ -74,16 +76,16 @@ func head(md string) string {
 // comment, open with the summary and say what was cut and where the rest is.
 func TestMarkdownCommentBudget(t *testing.T) {
 	r := bigReport()
-	o := MarkdownOptions{MaxBytes: MaxCommentBytes, ArtifactHint: "the flakegate-report artifact"}
+	o := MarkdownOptions{MaxBytes: ghapi.MaxCommentChars, ArtifactHint: "the flakegate-report artifact"}
 	out := markdown(t, r, o)
-	if len(out) > MaxCommentBytes {
-		t.Fatalf("output is %d bytes, over %d", len(out), MaxCommentBytes)
+	if len(out) > ghapi.MaxCommentChars {
+		t.Fatalf("output is %d bytes, over %d", len(out), ghapi.MaxCommentChars)
 	}
 	if !utf8.ValidString(out) {
 		t.Error("output is not valid UTF-8")
 	}
 	full := markdown(t, r, MarkdownOptions{ArtifactHint: o.ArtifactHint})
-	if len(full) <= MaxCommentBytes {
+	if len(full) <= ghapi.MaxCommentChars {
 		t.Fatalf("the unlimited report is only %d bytes: the test proves nothing", len(full))
 	}
 	h := head(full)
@@ -120,8 +122,8 @@ func TestMarkdownCommentBudget(t *testing.T) {
 // keeps the whole table and more details.
 func TestMarkdownSummaryBudget(t *testing.T) {
 	r := bigReport()
-	out := markdown(t, r, MarkdownOptions{MaxBytes: MaxSummaryBytes})
-	if len(out) > MaxSummaryBytes {
+	out := markdown(t, r, MarkdownOptions{MaxBytes: ghapi.MaxSummaryBytes})
+	if len(out) > ghapi.MaxSummaryBytes {
 		t.Fatalf("%d bytes", len(out))
 	}
 	if rows := len(tableRowRE.FindAllString(out, -1)); rows != defaultMaxTests {

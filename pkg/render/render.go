@@ -21,17 +21,6 @@ import (
 	"github.com/flakegate/flakegate/pkg/signature"
 )
 
-// Platform limits, for callers choosing MarkdownOptions.MaxBytes.
-const (
-	// MaxCommentBytes is the size of a PR comment body. GitHub counts
-	// characters ("Body is too long (maximum is 65536 characters)"); a byte
-	// is never less than a character, so a byte budget is conservative.
-	MaxCommentBytes = 65536
-	// MaxSummaryBytes is the size of a job summary (GitHub: "$GITHUB_STEP_SUMMARY
-	// for a job step can be up to 1 MiB").
-	MaxSummaryBytes = 1 << 20
-)
-
 // zwsp (zero-width space) goes after an @ or between the characters of an
 // autolink so that GitHub sees no mention, issue reference or URL, while the
 // text reads the same.
