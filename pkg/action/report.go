@@ -182,7 +182,7 @@ func (a *run) summary(rep *score.Report, trend *score.Trend, ai, filtered, empty
 	tail.WriteString(a.overflow())
 	var md bytes.Buffer
 	err := render.Markdown(&md, rep, render.MarkdownOptions{Title: "flakegate report", MaxBytes: max(4096, budget-head.Len()-min(tail.Len(), budget/2)),
-		ArtifactHint: fmt.Sprintf("the %s artifact", render.EscapeMarkdown(a.cfg.ReportArtifact()))})
+		ArtifactHint: fmt.Sprintf("the %s artifact", render.EscapeMarkdown(a.cfg.ReportArtifact())), RepoURL: a.repoURL()})
 	if err != nil {
 		return "", err
 	}
@@ -215,6 +215,14 @@ func (a *run) overflow() string {
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
+}
+
+// repoURL is the repository's web address, for links; "" when unknown.
+func (a *run) repoURL() string {
+	if g := a.cfg.GitHub; g.ServerURL != "" && g.Repository != "" {
+		return strings.TrimSuffix(g.ServerURL, "/") + "/" + g.Repository
+	}
+	return ""
 }
 
 // reportBranch is the branch a report reads: the branch input, else the

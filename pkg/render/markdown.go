@@ -29,6 +29,9 @@ type MarkdownOptions struct {
 	// flakegate-report artifact". Empty means "the full JSON, CSV or HTML
 	// report".
 	ArtifactHint string
+	// RepoURL (https://github.com/owner/repo) links run ids and commits;
+	// empty mentions them unlinked.
+	RepoURL string
 }
 
 const (
@@ -98,7 +101,8 @@ type mdDoc struct {
 	chartCommits string
 	details      []string
 	skipped      []string
-	infra        []string
+	infra        []string // infrastructure runs, then co-failure events
+	runs         int      // how many of infra are runs
 	full         mdPlan
 }
 
@@ -134,7 +138,11 @@ func newMarkdown(r *score.Report, o MarkdownOptions) *mdDoc {
 			EscapeMarkdown(Truncate(s.Path, pathRunes)), EscapeMarkdown(Truncate(s.Error, reasonRunes))))
 	}
 	for _, ir := range r.InfraRuns {
-		d.infra = append(d.infra, mdInfraRun(ir))
+		d.infra = append(d.infra, mdInfraRun(ir, o.RepoURL))
+	}
+	d.runs = len(d.infra)
+	for _, ev := range r.InfraEvents {
+		d.infra = append(d.infra, mdInfraEvent(ev, o.RepoURL))
 	}
 	d.full = mdPlan{rows: len(d.rows), details: len(d.details), skipped: len(d.skipped), infra: len(d.infra), charts: true}
 	return d
@@ -255,8 +263,15 @@ func (d *mdDoc) emit(p mdPlan, w func(string)) {
 		}
 	}
 	if n := len(d.infra); n > 0 {
-		w("\n### Infrastructure runs excluded\n\n")
-		w(fmt.Sprintf("%s failed across most tests and %s excluded from flake detection:\n\n", plural(n, "run", "runs"), wasWere(n)))
+		w("\n### Infrastructure failures excluded\n\n")
+		var what []string
+		if d.runs > 0 {
+			what = append(what, fmt.Sprintf("%s failed across most tests", plural(d.runs, "run", "runs")))
+		}
+		if ev := n - d.runs; ev > 0 {
+			what = append(what, fmt.Sprintf("%s (a suite or a cluster of tests failing together far above its usual rate) counted once each", plural(ev, "co-failure", "co-failures")))
+		}
+		w(strings.Join(what, ", and ") + "; none of it counts towards a test's flakiness:\n\n")
 		for _, s := range d.infra[:p.infra] {
 			w(s)
 		}
@@ -317,7 +332,7 @@ func mdWarnings(r *score.Report) string {
 			plural(n, "input file", "input files"), isAre(n)))
 	}
 	if n := len(r.InfraRuns); n > 0 {
-		items = append(items, fmt.Sprintf("%s excluded as infrastructure failures: more than %.0f%% of their tests failed (see *Infrastructure runs excluded*).",
+		items = append(items, fmt.Sprintf("%s excluded as infrastructure failures: more than %.0f%% of their tests failed (see *Infrastructure failures excluded*).",
 			plural(n, "run was", "runs were"), r.InfraThreshold*100))
 	}
 	if len(items) == 0 {
@@ -387,20 +402,10 @@ func mdDetails(rank int, t *score.Test) string {
 	return b.String()
 }
 
-func mdInfraRun(ir score.InfraRun) string {
+func mdInfraRun(ir score.InfraRun, repoURL string) string {
 	var b strings.Builder
 	b.WriteString("- run ")
-	if ir.RunID != "" {
-		b.WriteString(EscapeMarkdown(Truncate(ir.RunID, 40)))
-	} else {
-		b.WriteString("(no id)")
-	}
-	if ir.Attempt > 1 {
-		fmt.Fprintf(&b, " attempt %d", ir.Attempt)
-	}
-	if sha := shortSHA(ir.Commit); sha != "" {
-		fmt.Fprintf(&b, ", commit `%s`", sha)
-	}
+	b.WriteString(runRef(ir.RunID, ir.Attempt, ir.Commit, repoURL))
 	if !ir.Time.IsZero() {
 		b.WriteString(", " + ir.Time.UTC().Format("2006-01-02 15:04 UTC"))
 	}
@@ -410,6 +415,60 @@ func mdInfraRun(ir score.InfraRun) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// mdInfraEvent is one co-failure: the group, where, and how far above its
+// usual rate.
+func mdInfraEvent(ev score.InfraEvent, repoURL string) string {
+	var b strings.Builder
+	switch ev.Kind {
+	case score.EventCluster:
+		fmt.Fprintf(&b, "- cluster of %s led by `%s`", plural(ev.Tests, "test", "tests"), codeSafe(ev.Group))
+	default:
+		fmt.Fprintf(&b, "- suite `%s`", codeSafe(ev.Group))
+	}
+	b.WriteString(" in run " + runRef(ev.RunID, ev.Attempt, ev.Commit, repoURL))
+	fmt.Fprintf(&b, ": %d of %d tests failed, %.2g expected at their usual rates", ev.Failed, ev.Tests, ev.Expected)
+	if ev.RunID == "" && ev.Source != "" {
+		b.WriteString(" (" + EscapeMarkdown(Truncate(ev.Source, pathRunes)) + ")")
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// runRef names a run (and its commit), linked to GitHub when repoURL is
+// given and the id and SHA look like GitHub's: they come from JUnit files.
+func runRef(id string, attempt int, commit, repoURL string) string {
+	var b strings.Builder
+	link := repoURL != "" && isSafeURL(repoURL)
+	switch {
+	case id == "":
+		b.WriteString("(no id)")
+	case link && isDigits(id):
+		fmt.Fprintf(&b, "[%s](%s/actions/runs/%s)", id, strings.TrimSuffix(repoURL, "/"), id)
+	default:
+		b.WriteString(EscapeMarkdown(Truncate(id, 40)))
+	}
+	if attempt > 1 {
+		fmt.Fprintf(&b, " attempt %d", attempt)
+	}
+	if sha := shortSHA(commit); sha != "" {
+		if link && isHex(commit) {
+			fmt.Fprintf(&b, ", commit [`%s`](%s/commit/%s)", sha, strings.TrimSuffix(repoURL, "/"), commit)
+		} else {
+			fmt.Fprintf(&b, ", commit `%s`", sha)
+		}
+	}
+	return b.String()
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // mermaidScores charts the top flake scores with their 95% lower bounds,

@@ -206,7 +206,7 @@ func TestMarkdownDetailsFirst(t *testing.T) {
 	if !strings.Contains(out, "Left out: signature details for 1 of 3 tests.") {
 		t.Errorf("notice:\n%s", out)
 	}
-	for _, s := range []string{"```mermaid", "### Skipped files", "results/run-17/junit.xml", "### Infrastructure runs excluded", "run 5003"} {
+	for _, s := range []string{"```mermaid", "### Skipped files", "results/run-17/junit.xml", "### Infrastructure failures excluded", "run 5003"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("%q cut before the details were all gone", s)
 		}
