@@ -228,7 +228,6 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 	return &Client{gh: gh, blob: blob, opts: opts, stats: st, pace: pace}, nil
 }
 
-
 // Stats returns the counters so far.
 func (c *Client) Stats() Stats {
 	s := Stats{

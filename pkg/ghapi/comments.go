@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-github/v60/github"
 )
 
-
 func checkBody(what, body string) error {
 	if n := utf8.RuneCountInString(body); n > MaxCommentChars {
 		return &SizeError{What: what + " body (characters)", Limit: MaxCommentChars, Size: int64(n)}
