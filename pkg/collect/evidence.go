@@ -193,6 +193,10 @@ type GateOptions struct {
 	BaseSHA, HeadSHA                  string
 	Previous                          PreviousOptions
 	Now                               time.Time
+	// Infra tells an infrastructure failure (score.Options.IsInfraRun):
+	// such runs are left out of the base-branch history, where every test
+	// that failed in an outage would otherwise look like a flake.
+	Infra score.Options
 }
 
 // ForGate gathers a gate's evidence. The base-branch history is the
@@ -302,6 +306,18 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 	combined, err := history.Combine(carried, h, o.Now.Add(-KeepHistory))
 	if err != nil {
 		return nil, nil, err
+	}
+	if o.Infra.InfraMinTests > 0 {
+		outage := map[string]bool{}
+		for _, r := range combined.Runs {
+			if o.Infra.IsInfraRun(r.Tests, r.Failed) {
+				outage[history.RunKey(r.Run)] = true
+			}
+		}
+		if len(outage) > 0 {
+			combined = history.Filter(combined, func(r model.Run) bool { return !outage[history.RunKey(r)] })
+			log.Infof("base-branch history: left out %d runs in which more than %.0f%% of the tests failed (infrastructure failures)", len(outage), o.Infra.InfraThreshold*100)
+		}
 	}
 	var parts []string
 	read := 0

@@ -56,7 +56,7 @@ func TestDemo(t *testing.T) {
 	if len(rep.InfraRuns) != 1 || rep.InfraRuns[0].Failed < 50 {
 		t.Errorf("infra runs = %+v, want the one outage reported apart", rep.InfraRuns)
 	}
-	for _, s := range []string{"**3 flaky tests**", md(PreExistingFlake), "### Infrastructure runs excluded", "55 of 60 tests failed"} {
+	for _, s := range []string{"**3 flaky tests**", md(PreExistingFlake), "### Infrastructure failures excluded", "55 of 60 tests failed"} {
 		if !strings.Contains(res.Report.Summary, s) {
 			t.Errorf("report summary lacks %q", s)
 		}

@@ -238,6 +238,13 @@ func (r *Report) Flaky() []Test {
 	return out
 }
 
+// IsInfraRun reports whether a run with this many tests and failed tests
+// is an infrastructure failure: at least InfraMinTests tests, more than
+// InfraThreshold of them failed. Such a run says nothing about any test.
+func (o Options) IsInfraRun(tests, failed int) bool {
+	return tests >= o.InfraMinTests && float64(failed) > o.InfraThreshold*float64(tests)
+}
+
 // Score scores every test of h.
 func Score(h *history.History, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
@@ -259,7 +266,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 	runCommit := make([]int32, len(h.Runs))
 	commitIdx := map[string]int32{}
 	for i, r := range h.Runs {
-		if r.Tests >= o.InfraMinTests && float64(r.Failed) > o.InfraThreshold*float64(r.Tests) {
+		if o.IsInfraRun(r.Tests, r.Failed) {
 			infra[i] = true
 			rep.InfraRuns = append(rep.InfraRuns, InfraRun{RunID: r.RunID, Attempt: r.Attempt, Commit: r.CommitSHA,
 				Source: r.Source, Time: r.Time, Tests: r.Tests, Failed: r.Failed})
