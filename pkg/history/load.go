@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,13 +78,10 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 	builders := newBuilders(w, lim)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, b := range builders {
-		// Merge keeps the first builder's tests and appends the others'
-		// cells to them: give those room for every run.
+	for _, b := range builders {
+		// Each builder sizes its tests' cells by the runs it sees; Merge
+		// grows the first builder's lists once to hold the others' cells.
 		b.docHint = len(sources)/w + 1
-		if i == 0 {
-			b.docHint = len(sources)
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -146,6 +144,15 @@ type Builder struct {
 	// previous run).
 	seqs map[int32][]int32
 
+	// Per test, where it was first met in the current document (valid
+	// when seen is the document): a second case of it under another suite
+	// or file may be another project's (qualify).
+	firstSuite []*junit.Suite
+	firstFile  []string
+	caseFiles  []string // per pending case: its file attribute
+	multi      []int32  // tests of this document met under several suites or files
+	inMulti    []int32  // per test: the last document it was put in multi
+
 	lim      limits
 	all      *registry // the distinct tests of this builder and those it shares the cap with
 	doc      int32     // documents begun, numbering the current one
@@ -183,6 +190,7 @@ func (g *registry) admit(tests []*Test, max int) (int, bool) {
 
 type pending struct {
 	test       int32
+	base       int32 // the test its classname and name make, before qualify
 	loc        int32 // index+1 into locs when the case named a new file; 0 otherwise
 	suite      int32 // index into the document's suites
 	props      int32 // index+1 into props for testcase-level properties; 0 otherwise
@@ -239,6 +247,7 @@ func (b *Builder) add(src Source) error {
 	defer rc.Close()
 	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
 	b.suites, b.lastSuite = b.suites[:0], nil
+	b.caseFiles, b.multi = b.caseFiles[:0], b.multi[:0]
 	b.doc++
 	b.docTests = 0
 	mark := b.mark()
@@ -253,7 +262,11 @@ func (b *Builder) add(src Source) error {
 		}
 		return err
 	}
-	if fresh := b.tests[mark.tests:]; len(fresh) > 0 {
+	fresh := b.tests[mark.tests:]
+	if len(b.multi) > 0 {
+		fresh = b.qualify(mark.tests)
+	}
+	if len(fresh) > 0 {
 		if n, ok := b.all.admit(fresh, b.lim.total); !ok {
 			b.rollback(mark)
 			return fmt.Errorf("new tests in this file (%d) would take the history past %d distinct tests: "+
@@ -265,7 +278,7 @@ func (b *Builder) add(src Source) error {
 	b.docsRead++
 	seq := make([]int32, len(b.pend))
 	for i, p := range b.pend {
-		seq[i] = p.test
+		seq[i] = p.base
 	}
 	if len(seq) > 0 && len(b.seqs) < maxSeqs {
 		b.seqs[seq[0]] = seq
@@ -294,7 +307,10 @@ func (b *Builder) rollback(m builderMark) {
 	clear(b.names[n:])
 	clear(b.cells[n:])
 	clear(b.files[n:])
+	clear(b.firstSuite[n:])
+	clear(b.firstFile[n:])
 	b.tests, b.order, b.names, b.cells, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.cells[:n], b.files[:n], b.seen[:n]
+	b.firstSuite, b.firstFile, b.inMulti = b.firstSuite[:n], b.firstFile[:n], b.inMulti[:n]
 	// Their cells, still empty, are the end of the slab.
 	if b.slabs == m.slabs {
 		b.slab = b.slab[:m.slab]
@@ -318,8 +334,8 @@ func sat16(n int) uint16 {
 }
 
 func (b *Builder) onCase(c *junit.Case) error {
-	// Build "classname::name" in a reused buffer; the map lookup does not
-	// allocate when the test is known.
+	// The test identity (model.AppendTestID) is built in a reused buffer;
+	// the map lookup does not allocate when the test is known.
 	cls := c.Classname
 	if cls == "" && c.Suite != nil {
 		cls = c.Suite.Name
@@ -334,7 +350,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	if ti < 0 {
-		b.key = append(append(append(b.key[:0], cls...), "::"...), c.Name...)
+		b.key = model.AppendTestID(b.key[:0], cls, c.Name, "")
 		var ok bool
 		ti, ok = b.testIdx[string(b.key)]
 		if ok && len(b.pend) == 0 {
@@ -343,30 +359,27 @@ func (b *Builder) onCase(c *junit.Case) error {
 			}
 		}
 		if !ok {
-			id := string(b.key)
-			ti = int32(len(b.tests))
-			b.testIdx[id] = ti
-			b.tests = append(b.tests, &Test{ID: id})
-			b.order = append(b.order, order{})
-			b.names = append(b.names, [2]string{cls, c.Name})
-			b.cells = append(b.cells, b.newCells())
-			b.files = append(b.files, "")
-			b.seen = append(b.seen, 0)
+			ti = b.newTest(string(b.key), cls, c.Name)
 		}
 	}
 	if b.seen[ti] != b.doc {
 		b.seen[ti] = b.doc
+		b.firstSuite[ti], b.firstFile[ti] = c.Suite, c.File
 		if b.docTests++; b.docTests > b.lim.perFile {
 			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
 				b.lim.perFile, b.lim.perFile)
 		}
+	} else if (c.Suite != b.firstSuite[ti] || c.File != b.firstFile[ti]) && b.inMulti[ti] != b.doc {
+		b.inMulti[ti] = b.doc
+		b.multi = append(b.multi, ti)
 	}
+	b.caseFiles = append(b.caseFiles, c.File)
 	pass, fail, skip := c.Attempts()
 	if c.Suite != b.lastSuite || len(b.suites) == 0 {
 		b.suites = append(b.suites, c.Suite)
 		b.lastSuite = c.Suite
 	}
-	p := pending{test: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
+	p := pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
 	if c.File != "" && c.File != b.files[ti] {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
@@ -384,6 +397,108 @@ func (b *Builder) onCase(c *junit.Case) error {
 		b.addSig(pi, r)
 	}
 	return nil
+}
+
+// newTest adds a test to the builder and returns its index. cls and name
+// are what the cursor of onCase compares; a qualified test has none.
+func (b *Builder) newTest(id, cls, name string) int32 {
+	ti := int32(len(b.tests))
+	b.testIdx[id] = ti
+	b.tests = append(b.tests, &Test{ID: id})
+	b.order = append(b.order, order{})
+	b.names = append(b.names, [2]string{cls, name})
+	b.cells = append(b.cells, b.newCells())
+	b.files = append(b.files, "")
+	b.seen = append(b.seen, 0)
+	b.firstSuite = append(b.firstSuite, nil)
+	b.firstFile = append(b.firstFile, "")
+	b.inMulti = append(b.inMulti, 0)
+	return ti
+}
+
+// qualify gives each test that this document holds under several projects
+// one identity per project, model.ProjectTestID. A project is told by the
+// nearest hostname (Playwright writes its project there), the suite's name
+// and the file: the parts that differ between the test's cases name it.
+// Cases that differ in none (a suite or file restated) stay attempts of one
+// test. It returns the tests new in this document that its cases now use,
+// from first.
+func (b *Builder) qualify(first int) []*Test {
+	for _, ti := range b.multi {
+		// A part tells projects apart when the cases give it two values
+		// or more; an empty value (a rerun that states no file) tells
+		// nothing apart.
+		var hosts, suites, files []string
+		for i := range b.pend {
+			p := &b.pend[i]
+			if p.base != ti {
+				continue
+			}
+			s := b.suites[p.suite]
+			hosts = addValue(hosts, s.Host())
+			suites = addValue(suites, s.Name)
+			files = addValue(files, b.caseFiles[i])
+		}
+		host, suite, file := len(hosts) > 1, len(suites) > 1, len(files) > 1
+		if !host && !suite && !file {
+			continue
+		}
+		base := b.tests[ti]
+		for i := range b.pend {
+			p := &b.pend[i]
+			if p.base != ti {
+				continue
+			}
+			s := b.suites[p.suite]
+			var parts []string
+			if host {
+				parts = append(parts, s.Host())
+			}
+			if suite {
+				parts = append(parts, s.Name)
+			}
+			if file {
+				parts = append(parts, b.caseFiles[i])
+			}
+			id := model.ProjectTestID(base.ID, strings.Join(parts, ", "))
+			qi, ok := b.testIdx[id]
+			if !ok {
+				qi = b.newTest(id, "", "")
+			}
+			if b.files[qi] == "" && p.loc == 0 && base.File != "" {
+				// The case named the file its test was known by.
+				q := b.tests[qi]
+				q.File, q.Line, b.files[qi], b.order[qi] = base.File, base.Line, base.File, b.order[ti]
+			}
+			p.test = qi
+		}
+	}
+	// The new tests the document's cases use: a test made for the document
+	// whose cases all went to projects is not counted.
+	var fresh []*Test
+	for ti := first; ti < len(b.tests); ti++ {
+		if b.seen[ti] != b.doc || b.inMulti[ti] != b.doc || b.used(int32(ti)) {
+			fresh = append(fresh, b.tests[ti])
+		}
+	}
+	return fresh
+}
+
+func addValue(vs []string, v string) []string {
+	if v == "" || slices.Contains(vs, v) {
+		return vs
+	}
+	return append(vs, v)
+}
+
+// used reports whether a pending case of this document is of test ti.
+func (b *Builder) used(ti int32) bool {
+	for i := range b.pend {
+		if b.pend[i].test == ti {
+			return true
+		}
+	}
+	return false
 }
 
 func (b *Builder) addSig(pi int32, o junit.Outcome) {
@@ -658,6 +773,9 @@ func Merge(builders ...*Builder) *History {
 			remap[ri] = gi
 		}
 		for i, t := range b.tests {
+			if len(t.Cells) == 0 {
+				continue // made for a document whose cases all went to projects (qualify)
+			}
 			for j := range t.Cells {
 				t.Cells[j].Run = remap[t.Cells[j].Run]
 			}

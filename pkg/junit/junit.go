@@ -95,7 +95,10 @@ func (p *Props) fill(from Props) {
 // read after some of its testcases, so callers resolve Meta once the file is
 // done.
 type Suite struct {
-	Name      string
+	Name string
+	// Hostname is the hostname attribute: the machine for most tools, the
+	// project (browser) for Playwright.
+	Hostname  string
 	Timestamp time.Time // zero when absent or unparsable
 	Props     Props
 	Parent    *Suite
@@ -163,7 +166,19 @@ func (c *Case) Line() int {
 // is absent, negative or unreadable.
 func (c *Case) Duration() time.Duration { return parseDuration(c.time) }
 
-// ID returns the test identity "classname::name".
+// Host returns the hostname of the nearest suite that states one.
+func (s *Suite) Host() string {
+	for ; s != nil; s = s.Parent {
+		if s.Hostname != "" {
+			return s.Hostname
+		}
+	}
+	return ""
+}
+
+// ID returns the test identity "classname::name" (model.TestID). Within a
+// history, a test that one file holds under several projects is told
+// apart by the project as well; see history.
 func (c *Case) ID() string {
 	suite := ""
 	if c.Suite != nil {

@@ -1028,6 +1028,8 @@ func (r *Reader) open(kind elemKind, at int) error {
 				s.Name = r.str(a.value)
 			case "timestamp":
 				s.Timestamp = r.stamp(a.value)
+			case "hostname":
+				s.Hostname = r.str(a.value)
 			}
 		}
 		r.suite = s

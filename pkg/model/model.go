@@ -36,15 +36,31 @@ func (o Outcome) IsFailure() bool { return o == Failed || o == Error }
 // TestID returns the test identity "classname::name". The suite name stands in
 // when classname is empty, as in the seed.
 func TestID(classname, name, suite string) string {
+	return string(AppendTestID(make([]byte, 0, len(classname)+len(suite)+2+len(name)), classname, name, suite))
+}
+
+// AppendTestID appends TestID(classname, name, suite) to dst: the one
+// definition of a test's identity, for callers that look tests up without
+// allocating.
+func AppendTestID(dst []byte, classname, name, suite string) []byte {
 	if classname == "" {
 		classname = suite
 	}
-	var b strings.Builder
-	b.Grow(len(classname) + 2 + len(name))
-	b.WriteString(classname)
-	b.WriteString("::")
-	b.WriteString(name)
-	return b.String()
+	dst = append(dst, classname...)
+	dst = append(dst, "::"...)
+	return append(dst, name...)
+}
+
+// ProjectTestID returns the identity of a test that one JUnit document
+// holds under several projects (Playwright's browser projects, suites of
+// the same tests, files of the same name): its TestID followed by
+// " [project]". A test that appears under only one project keeps its plain
+// TestID. An empty project is written "-".
+func ProjectTestID(id, project string) string {
+	if project == "" {
+		project = "-"
+	}
+	return id + " [" + project + "]"
 }
 
 // Attempt is one execution of one test inside one run.
