@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/flakegate/flakegate/internal/release"
+	"github.com/flakegate/flakegate/pkg/release"
 )
 
 // TestReleaseActionImage: action.yml runs the Dockerfile (main) or a
@@ -190,7 +190,7 @@ func TestReleaseWorkflow(t *testing.T) {
 	needs("tag", "image")
 	perm("tag", "contents: write")
 	for _, want := range []string{
-		`go run ./internal/release/pin -owner "${GITHUB_REPOSITORY_OWNER,,}" -version "$VERSION" -digest "$DIGEST" action.yml`,
+		`go run ./pkg/release/pin -owner "${GITHUB_REPOSITORY_OWNER,,}" -version "$VERSION" -digest "$DIGEST" action.yml`,
 		`FLAKEGATE_RELEASE_VERSION="$VERSION" go test -count=1 -run 'TestRelease' .`,
 		`git tag -a "$VERSION"`, `major="${VERSION%%.*}"`, `git push --force origin "refs/tags/$major"`,
 	} {
@@ -198,7 +198,7 @@ func TestReleaseWorkflow(t *testing.T) {
 			t.Errorf("release.yml tag job lacks %q", want)
 		}
 	}
-	if strings.Index(runs, "go run ./internal/release/pin") > strings.Index(runs, "git push") {
+	if strings.Index(runs, "go run ./pkg/release/pin") > strings.Index(runs, "git push") {
 		t.Error("release.yml pushes the tag before pinning the image")
 	}
 

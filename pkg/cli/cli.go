@@ -9,12 +9,25 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=v1.2.3".
 var Version = "dev"
+
+// version is Version as stamped by the release build, else the module
+// version go install recorded (go install github.com/flakegate/flakegate@v1.2.3).
+func version() string {
+	if Version != "dev" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return Version
+}
 
 // Env is what Main needs from the process.
 type Env struct {
@@ -85,7 +98,7 @@ func Main(ctx context.Context, env Env) int {
 	name, args := env.Args[0], env.Args[1:]
 	switch name {
 	case "version", "--version":
-		fmt.Fprintf(env.Stdout, "flakegate %s\n", Version)
+		fmt.Fprintf(env.Stdout, "flakegate %s\n", version())
 		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)

@@ -6,7 +6,7 @@
 //	image: docker://ghcr.io/OWNER/flakegate:vX.Y.Z@sha256:<64 hex digits>
 //
 // The release workflow writes that line with Pin (go run
-// ./internal/release/pin) on a commit made for the tag, after the image is
+// ./pkg/release/pin) on a commit made for the tag, after the image is
 // pushed and signed, so a tag never names an image that does not exist, and
 // a version tag never moves (the Go checksum database records the module at
 // a version the first time anyone fetches it).

@@ -1,7 +1,7 @@
 // Command pin writes the release image into action.yml, for the release
 // workflow:
 //
-//	go run ./internal/release/pin -owner flakegate -version v1.2.3 -digest sha256:... action.yml
+//	go run ./pkg/release/pin -owner flakegate -version v1.2.3 -digest sha256:... action.yml
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/flakegate/flakegate/internal/release"
+	"github.com/flakegate/flakegate/pkg/release"
 )
 
 func main() {
