@@ -94,14 +94,9 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	var collected, local *history.History
 	switch {
 	case len(o.Results) > 0:
-		h, err := Load(ctx, o.Workspace, o.Results, 0)
-		if h != nil {
-			for _, s := range h.Skipped {
-				log.Warningf("results: skipped %s: %s", s.Path, s.Error)
-			}
-		}
+		h, err := loadInput(ctx, o.Workspace, "results", o.Results, log)
 		if err != nil {
-			return Report{}, fmt.Errorf("input results: %w", err)
+			return Report{}, err
 		}
 		local = h
 	case o.Client != nil:
@@ -224,16 +219,7 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 // artifacts of workflow runs on that commit (every attempt).
 func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, error) {
 	if len(globs) > 0 {
-		h, err := Load(ctx, o.Workspace, globs, 0)
-		if h != nil {
-			for _, s := range h.Skipped {
-				log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("input %s: %w", input, err)
-		}
-		return h, nil
+		return loadInput(ctx, o.Workspace, input, globs, log)
 	}
 	if sha == "" || o.Client == nil {
 		return nil, nil
@@ -287,14 +273,9 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 	var from string
 	switch {
 	case len(o.History) > 0:
-		local, err := Load(ctx, o.Workspace, o.History, 0)
-		if local != nil {
-			for _, s := range local.Skipped {
-				log.Warningf("history: skipped %s: %s", s.Path, s.Error)
-			}
-		}
+		local, err := loadInput(ctx, o.Workspace, "history", o.History, log)
 		if err != nil {
-			return nil, nil, fmt.Errorf("input history: %w", err)
+			return nil, nil, err
 		}
 		h, from = local, "the history input"
 	case api && branch != "":
@@ -400,4 +381,19 @@ func LedgerAt(ctx context.Context, c *ghapi.Client, repo ghapi.Repo, path, sha, 
 // there is none. name is the file read, for messages.
 func Owners(workspace string) (f *owners.File, name string, err error) {
 	return owners.Find(workspace, os.ReadFile)
+}
+
+// loadInput reads the local globs an input names, warning of each file it
+// skips.
+func loadInput(ctx context.Context, workspace, input string, globs []string, log Logger) (*history.History, error) {
+	h, err := Load(ctx, workspace, globs, 0)
+	if h != nil {
+		for _, s := range h.Skipped {
+			log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", input, err)
+	}
+	return h, nil
 }

@@ -346,12 +346,7 @@ func (r Result) Pending() []string {
 // line. It is empty when nothing blocks (an inconclusive verdict under
 // on-inconclusive=fail blocks with it empty).
 func (r Result) Blocking() []string {
-	var out []string
-	for _, t := range r.Tests {
-		if t.Decision == Block {
-			out = append(out, t.Name)
-		}
-	}
+	out := r.named(Block)
 	for _, v := range r.Properties {
 		out = append(out, "property "+v.String())
 	}
@@ -364,10 +359,13 @@ func (r Result) Blocking() []string {
 }
 
 // Undecided lists the tests decided Inconclusive.
-func (r Result) Undecided() []string {
+func (r Result) Undecided() []string { return r.named(Inconclusive) }
+
+// named lists the tests with decision d.
+func (r Result) named(d Decision) []string {
 	var out []string
 	for _, t := range r.Tests {
-		if t.Decision == Inconclusive {
+		if t.Decision == d {
 			out = append(out, t.Name)
 		}
 	}
