@@ -89,7 +89,7 @@ func TestContainer(t *testing.T) {
 		t.Errorf("report outputs = %v", out)
 	}
 	summary := readFile(t, root, files.summary)
-	for _, want := range []string{"## flakegate report", "**3 flaky tests**", "test\\_payment\\_times\\_out\\_under\\_load", "Infrastructure runs excluded"} {
+	for _, want := range []string{"## flakegate report", "**3 flaky tests**", "test\\_payment\\_times\\_out\\_under\\_load", "Infrastructure failures excluded"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("report summary lacks %q:\n%s", want, summary)
 		}
