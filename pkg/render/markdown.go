@@ -575,13 +575,6 @@ func isAre(n int) string {
 	return "are"
 }
 
-func wasWere(n int) string {
-	if n == 1 {
-		return "was"
-	}
-	return "were"
-}
-
 // cutToBytes cuts s to at most n bytes, at a line end when one is near,
 // never inside a UTF-8 sequence.
 func cutToBytes(s string, n int) string {
