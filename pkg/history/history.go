@@ -34,10 +34,7 @@ type History struct {
 }
 
 // Skipped is an input left out of the history.
-type Skipped struct {
-	Path  string `json:"path"`
-	Error string `json:"error"`
-}
+type Skipped = model.SkippedSource
 
 // Run is one CI execution with its counts.
 type Run struct {

@@ -210,35 +210,5 @@ func (c *Case) Attempts() (passed, failed, skipped int) {
 	return passed, failed, skipped
 }
 
-// Totals counts <testcase> elements by final outcome.
-type Totals struct {
-	Testcases int `json:"testcases"`
-	Passed    int `json:"passed"`
-	Failed    int `json:"failed"`
-	Errors    int `json:"errors"`
-	Skipped   int `json:"skipped"`
-}
-
-// Add counts one case.
-func (t *Totals) Add(o model.Outcome) {
-	t.Testcases++
-	switch o {
-	case model.Passed:
-		t.Passed++
-	case model.Failed:
-		t.Failed++
-	case model.Error:
-		t.Errors++
-	case model.Skipped:
-		t.Skipped++
-	}
-}
-
-// Merge adds u to t.
-func (t *Totals) Merge(u Totals) {
-	t.Testcases += u.Testcases
-	t.Passed += u.Passed
-	t.Failed += u.Failed
-	t.Errors += u.Errors
-	t.Skipped += u.Skipped
-}
+// Totals counts <testcase> elements by final outcome (model.Totals).
+type Totals = model.Totals

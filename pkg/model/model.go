@@ -117,3 +117,43 @@ type OptionError struct {
 }
 
 func (e *OptionError) Error() string { return fmt.Sprintf("%s = %v: %s", e.Name, e.Value, e.Want) }
+
+// Totals counts JUnit <testcase> elements by final outcome.
+type Totals struct {
+	Testcases int `json:"testcases"`
+	Passed    int `json:"passed"`
+	Failed    int `json:"failed"`
+	Errors    int `json:"errors"`
+	Skipped   int `json:"skipped"`
+}
+
+// Add counts one case.
+func (t *Totals) Add(o Outcome) {
+	t.Testcases++
+	switch o {
+	case Passed:
+		t.Passed++
+	case Failed:
+		t.Failed++
+	case Error:
+		t.Errors++
+	case Skipped:
+		t.Skipped++
+	}
+}
+
+// Merge adds u to t.
+func (t *Totals) Merge(u Totals) {
+	t.Testcases += u.Testcases
+	t.Passed += u.Passed
+	t.Failed += u.Failed
+	t.Errors += u.Errors
+	t.Skipped += u.Skipped
+}
+
+// SkippedSource is an input (a file, an artifact) that could not be read,
+// and why: nothing is left out silently.
+type SkippedSource struct {
+	Path  string `json:"path"`
+	Error string `json:"error"`
+}

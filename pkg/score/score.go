@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
-	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
 )
 
@@ -211,11 +210,11 @@ type Report struct {
 	FlakyRate     float64   `json:"flaky_rate"`
 	Tests         []Test    `json:"tests"`
 
-	Totals       junit.Totals      `json:"totals"`
-	SkippedFiles []history.Skipped `json:"skipped_files"`
-	Runs         int               `json:"runs"`
-	Commits      []Commit          `json:"commits"`
-	InfraRuns    []InfraRun        `json:"infra_runs"`
+	Totals       model.Totals          `json:"totals"`
+	SkippedFiles []model.SkippedSource `json:"skipped_files"`
+	Runs         int                   `json:"runs"`
+	Commits      []Commit              `json:"commits"`
+	InfraRuns    []InfraRun            `json:"infra_runs"`
 	// ResultsWithoutCommit counts attempts from runs with no commit SHA:
 	// they cannot be compared across commits and are not scored.
 	ResultsWithoutCommit int     `json:"results_without_commit"`
@@ -257,7 +256,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 		Tests:          []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{}, InfraEvents: InfraEvents{},
 	}
 	if rep.SkippedFiles == nil {
-		rep.SkippedFiles = []history.Skipped{}
+		rep.SkippedFiles = []model.SkippedSource{}
 	}
 
 	// Runs: infrastructure exclusion and the commit axis. Runs are in
