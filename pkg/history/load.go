@@ -144,14 +144,13 @@ type Builder struct {
 	// previous run).
 	seqs map[int32][]int32
 
-	// Per test, where it was first met in the current document (valid
-	// when seen is the document): a second case of it under another suite
-	// or file may be another project's (qualify).
-	firstSuite []*junit.Suite
-	firstFile  []string
-	caseFiles  []string // per pending case: its file attribute
-	multi      []int32  // tests of this document met under several suites or files
-	inMulti    []int32  // per test: the last document it was put in multi
+	// Per test, its first case in the current document, an index into
+	// pend (valid when seen is the document): a second case of it under
+	// another suite or file may be another project's (qualify). Indexes,
+	// not pointers, so the per-case work writes no pointer.
+	firstPend []int32
+	multi     []int32 // tests of this document met under several suites or files
+	inMulti   []int32 // per test: the last document it was put in multi
 
 	lim      limits
 	all      *registry // the distinct tests of this builder and those it shares the cap with
@@ -196,6 +195,7 @@ type pending struct {
 	props      int32 // index+1 into props for testcase-level properties; 0 otherwise
 	pass, fail uint16
 	skip       uint16
+	noFile     bool // the case has no file attribute
 }
 
 type location struct {
@@ -247,7 +247,7 @@ func (b *Builder) add(src Source) error {
 	defer rc.Close()
 	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
 	b.suites, b.lastSuite = b.suites[:0], nil
-	b.caseFiles, b.multi = b.caseFiles[:0], b.multi[:0]
+	b.multi = b.multi[:0]
 	b.doc++
 	b.docTests = 0
 	mark := b.mark()
@@ -307,10 +307,8 @@ func (b *Builder) rollback(m builderMark) {
 	clear(b.names[n:])
 	clear(b.cells[n:])
 	clear(b.files[n:])
-	clear(b.firstSuite[n:])
-	clear(b.firstFile[n:])
 	b.tests, b.order, b.names, b.cells, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.cells[:n], b.files[:n], b.seen[:n]
-	b.firstSuite, b.firstFile, b.inMulti = b.firstSuite[:n], b.firstFile[:n], b.inMulti[:n]
+	b.firstPend, b.inMulti = b.firstPend[:n], b.inMulti[:n]
 	// Their cells, still empty, are the end of the slab.
 	if b.slabs == m.slabs {
 		b.slab = b.slab[:m.slab]
@@ -362,27 +360,27 @@ func (b *Builder) onCase(c *junit.Case) error {
 			ti = b.newTest(string(b.key), cls, c.Name)
 		}
 	}
-	if b.seen[ti] != b.doc {
-		b.seen[ti] = b.doc
-		b.firstSuite[ti], b.firstFile[ti] = c.Suite, c.File
-		if b.docTests++; b.docTests > b.lim.perFile {
-			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
-				b.lim.perFile, b.lim.perFile)
-		}
-	} else if (c.Suite != b.firstSuite[ti] || c.File != b.firstFile[ti]) && b.inMulti[ti] != b.doc {
-		b.inMulti[ti] = b.doc
-		b.multi = append(b.multi, ti)
-	}
-	b.caseFiles = append(b.caseFiles, c.File)
 	pass, fail, skip := c.Attempts()
 	if c.Suite != b.lastSuite || len(b.suites) == 0 {
 		b.suites = append(b.suites, c.Suite)
 		b.lastSuite = c.Suite
 	}
-	p := pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip)}
+	p := pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
+		noFile: c.File == ""}
 	if c.File != "" && c.File != b.files[ti] {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
+	}
+	if b.seen[ti] != b.doc {
+		b.seen[ti] = b.doc
+		b.firstPend[ti] = int32(len(b.pend))
+		if b.docTests++; b.docTests > b.lim.perFile {
+			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
+				b.lim.perFile, b.lim.perFile)
+		}
+	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != c.Suite || b.caseFile(first) != c.File) && b.inMulti[ti] != b.doc {
+		b.inMulti[ti] = b.doc
+		b.multi = append(b.multi, ti)
 	}
 	if c.Props.CommitSHA != "" || c.Props.RunID != "" || c.Props.RunAttempt != 0 {
 		b.props = append(b.props, c.Props)
@@ -410,8 +408,7 @@ func (b *Builder) newTest(id, cls, name string) int32 {
 	b.cells = append(b.cells, b.newCells())
 	b.files = append(b.files, "")
 	b.seen = append(b.seen, 0)
-	b.firstSuite = append(b.firstSuite, nil)
-	b.firstFile = append(b.firstFile, "")
+	b.firstPend = append(b.firstPend, 0)
 	b.inMulti = append(b.inMulti, 0)
 	return ti
 }
@@ -437,7 +434,7 @@ func (b *Builder) qualify(first int) []*Test {
 			s := b.suites[p.suite]
 			hosts = addValue(hosts, s.Host())
 			suites = addValue(suites, s.Name)
-			files = addValue(files, b.caseFiles[i])
+			files = addValue(files, b.caseFile(p))
 		}
 		host, suite, file := len(hosts) > 1, len(suites) > 1, len(files) > 1
 		if !host && !suite && !file {
@@ -458,7 +455,7 @@ func (b *Builder) qualify(first int) []*Test {
 				parts = append(parts, s.Name)
 			}
 			if file {
-				parts = append(parts, b.caseFiles[i])
+				parts = append(parts, b.caseFile(p))
 			}
 			id := model.ProjectTestID(base.ID, strings.Join(parts, ", "))
 			qi, ok := b.testIdx[id]
@@ -482,6 +479,18 @@ func (b *Builder) qualify(first int) []*Test {
 		}
 	}
 	return fresh
+}
+
+// caseFile returns the file attribute of a pending case of this document,
+// before its test is qualified or committed.
+func (b *Builder) caseFile(p *pending) string {
+	switch {
+	case p.loc > 0:
+		return b.locs[p.loc-1].file
+	case p.noFile:
+		return ""
+	}
+	return b.files[p.base]
 }
 
 func addValue(vs []string, v string) []string {
