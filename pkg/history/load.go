@@ -276,9 +276,13 @@ func (b *Builder) add(src Source) error {
 	b.totals.Merge(tot)
 	b.commit(src)
 	b.docsRead++
-	seq := make([]int32, len(b.pend))
-	for i, p := range b.pend {
-		seq[i] = p.base
+	var seq []int32 // the sequence this one replaces, no longer used, or a new one
+	if len(b.pend) > 0 {
+		seq = b.seqs[b.pend[0].base]
+	}
+	seq = seq[:0]
+	for _, p := range b.pend {
+		seq = append(seq, p.base)
 	}
 	if len(seq) > 0 && len(b.seqs) < maxSeqs {
 		b.seqs[seq[0]] = seq

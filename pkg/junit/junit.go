@@ -147,13 +147,16 @@ type Case struct {
 	// Props are testcase-level properties, rarely present.
 	Props Props
 
-	line, time []byte // raw attributes, parsed on demand
+	// The line and time attributes as written, parsed on demand. Arrays,
+	// not slices: resetting them for the next testcase writes no pointer.
+	line, time       [maxNumberBytes]byte
+	lineLen, timeLen uint8
 }
 
 // Line returns the line attribute, or 0.
 func (c *Case) Line() int {
 	n := 0
-	for _, d := range c.line {
+	for _, d := range c.line[:c.lineLen] {
 		if d < '0' || d > '9' || n > 1e8 {
 			return 0
 		}
@@ -164,7 +167,7 @@ func (c *Case) Line() int {
 
 // Duration returns the time attribute (seconds) as a duration, or 0 when it
 // is absent, negative or unreadable.
-func (c *Case) Duration() time.Duration { return parseDuration(c.time) }
+func (c *Case) Duration() time.Duration { return parseDuration(c.time[:c.timeLen]) }
 
 // Host returns the hostname of the nearest suite that states one.
 func (s *Suite) Host() string {

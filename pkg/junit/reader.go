@@ -43,10 +43,11 @@ type Reader struct {
 	sawRoot  bool
 	rootDone bool
 
-	suite   *Suite
-	cur     Case
-	inCase  bool
-	caseLvl int // depth of the open <testcase>
+	suite    *Suite
+	cur      Case
+	curDirty bool // cur's Detail or Props may be set
+	inCase   bool
+	caseLvl  int // depth of the open <testcase>
 
 	// outcome element being read (direct child of the testcase)
 	outLvl    int // 0 when none
@@ -191,7 +192,7 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.nameArena = r.nameArena[:0]
 	r.sawRoot, r.rootDone = false, false
 	r.suite = nil
-	r.cur = Case{}
+	r.cur, r.curDirty = Case{}, false
 	r.inCase, r.caseLvl = false, 0
 	r.outLvl, r.outKind, r.capturing, r.skipLvl = 0, outNone, false, 0
 	r.propLvl, r.propsLvl, r.propDst, r.propsDst = 0, 0, nil, nil
@@ -204,10 +205,12 @@ func (r *Reader) reset(name string, src io.Reader) {
 		r.scratch = nil
 	}
 	if len(r.memo) > 0 {
+		var free []int32 // the memo this one replaces, no longer used
 		if p := r.pool[r.memo[0]].prefix; p != "" && len(r.seqs) < maxSeqs {
+			free = r.seqs[p]
 			r.seqs[p] = r.memo
 		}
-		r.prevMemo, r.memo = r.memo, make([]int32, 0, len(r.memo))
+		r.prevMemo, r.memo = r.memo, free[:0]
 	}
 	if len(r.pool) >= maxPool {
 		// A history whose tags keep changing: start over.
@@ -1040,16 +1043,16 @@ func (r *Reader) open(kind elemKind, at int) error {
 			return nil
 		}
 		r.inCase, r.caseLvl = true, depth
-		r.cur = Case{Suite: r.suite, Reruns: r.cur.Reruns[:0], line: r.cur.line[:0], time: r.cur.time[:0]}
+		r.resetCase()
 		ca := &r.ca
 		if h := ca.hit; h != nil && ca.prefixEnd == len(h.prefix) &&
 			ca.set&^caTime == 0 {
 			// The tag as read before, but for its time.
 			r.cursor = ca.hitNext
-			r.cur.Name, r.cur.Classname, r.cur.File = h.name, h.class, h.file
-			r.cur.line = append(r.cur.line, h.line...)
+			r.cur.setNames(h.name, h.class, h.file)
+			r.cur.lineLen = uint8(copy(r.cur.line[:], h.line))
 			if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
-				r.cur.time = append(r.cur.time, ca.time...)
+				r.cur.timeLen = uint8(copy(r.cur.time[:], ca.time))
 			}
 			r.statusSkip, r.primarySeen = h.disabled, false
 			r.memo = append(r.memo, ca.hitIdx)
@@ -1074,10 +1077,10 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if ca.set&caStatus != 0 {
 			m.disabled = string(ca.status) == "disabled" || string(ca.status) == "notrun"
 		}
-		r.cur.Name, r.cur.Classname, r.cur.File = m.name, m.class, m.file
-		r.cur.line = append(r.cur.line, m.line...)
+		r.cur.setNames(m.name, m.class, m.file)
+		r.cur.lineLen = uint8(copy(r.cur.line[:], m.line))
 		if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
-			r.cur.time = append(r.cur.time, ca.time...)
+			r.cur.timeLen = uint8(copy(r.cur.time[:], ca.time))
 		}
 		r.statusSkip, r.primarySeen = m.disabled, false
 		if len(r.pool) >= maxPool {
@@ -1132,7 +1135,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 			parent := r.stack[depth-2].kind
 			switch {
 			case parent == elemCase && r.inCase:
-				r.propsLvl, r.propsDst = depth, &r.cur.Props
+				r.propsLvl, r.propsDst, r.curDirty = depth, &r.cur.Props, true
 			case (parent == elemSuite || parent == elemSuites) && r.suite != nil:
 				r.propsLvl, r.propsDst = depth, &r.suite.Props
 			}
@@ -1170,6 +1173,37 @@ func (r *Reader) open(kind elemKind, at int) error {
 		return nil
 	}
 	return nil
+}
+
+// resetCase readies r.cur for the next testcase. Nearly every field is
+// already what it must be: writing only those that are not saves the
+// write barriers that storing pointers costs while the GC marks.
+func (r *Reader) resetCase() {
+	c := &r.cur
+	if c.Suite != r.suite {
+		c.Suite = r.suite
+	}
+	if len(c.Reruns) > 0 {
+		clear(c.Reruns)
+		c.Reruns = c.Reruns[:0]
+	}
+	c.Outcome, c.lineLen, c.timeLen = model.Passed, 0, 0
+	if r.curDirty {
+		c.Detail, c.Props, r.curDirty = Outcome{}, Props{}, false
+	}
+}
+
+// setNames sets a case's names, writing only those that change.
+func (c *Case) setNames(name, class, file string) {
+	if c.Name != name {
+		c.Name = name
+	}
+	if c.Classname != class {
+		c.Classname = class
+	}
+	if c.File != file {
+		c.File = file
+	}
 }
 
 // propKind is a run property flakegate reads.
@@ -1298,13 +1332,13 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 		case !r.primarySeen || r.out.Kind > r.cur.Outcome:
 			// error > failure > skipped; the first element of the winning
 			// kind is kept.
-			r.cur.Outcome, r.cur.Detail, r.primarySeen = r.out.Kind, r.out, true
+			r.cur.Outcome, r.cur.Detail, r.primarySeen, r.curDirty = r.out.Kind, r.out, true, true
 		}
 		r.outLvl, r.outKind, r.capturing = 0, outNone, false
 	case f.kind == elemCase && r.inCase && r.caseLvl == depth:
 		if !r.primarySeen && r.statusSkip {
 			r.cur.Outcome = model.Skipped
-			r.cur.Detail = Outcome{Kind: model.Skipped, Message: "disabled"}
+			r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
 		}
 		r.inCase = false
 		r.totals.Add(r.cur.Outcome)
