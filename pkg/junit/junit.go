@@ -147,16 +147,20 @@ type Case struct {
 	// Props are testcase-level properties, rarely present.
 	Props Props
 
-	// The line and time attributes as written, parsed on demand. Arrays,
-	// not slices: resetting them for the next testcase writes no pointer.
-	line, time       [maxNumberBytes]byte
-	lineLen, timeLen uint8
+	line int // the line attribute, or 0
+	// The time attribute as written, parsed on demand. An array, not a
+	// slice: resetting it for the next testcase writes no pointer.
+	time    [maxNumberBytes]byte
+	timeLen uint8
 }
 
 // Line returns the line attribute, or 0.
-func (c *Case) Line() int {
+func (c *Case) Line() int { return c.line }
+
+// parseLine reads a line attribute: decimal digits, or 0.
+func parseLine(v []byte) int {
 	n := 0
-	for _, d := range c.line[:c.lineLen] {
+	for _, d := range v {
 		if d < '0' || d > '9' || n > 1e8 {
 			return 0
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/flakegate/flakegate/pkg/model"
 )
@@ -681,9 +682,10 @@ const (
 // the same order with only the time changed, so most tags of a history
 // match the tag at the same place in the previous file.
 type tagMemo struct {
-	prefix                  string
-	name, class, file, line string
-	disabled                bool
+	prefix            string
+	name, class, file string
+	line              int
+	disabled          bool
 }
 
 // errMore asks scanTag's caller to read more input and scan again.
@@ -1050,9 +1052,9 @@ func (r *Reader) open(kind elemKind, at int) error {
 			// The tag as read before, but for its time.
 			r.cursor = ca.hitNext
 			r.cur.setNames(h.name, h.class, h.file)
-			r.cur.lineLen = uint8(copy(r.cur.line[:], h.line))
+			r.cur.line = h.line
 			if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
-				r.cur.timeLen = uint8(copy(r.cur.time[:], ca.time))
+				r.cur.setTime(ca.time)
 			}
 			r.statusSkip, r.primarySeen = h.disabled, false
 			r.memo = append(r.memo, ca.hitIdx)
@@ -1072,15 +1074,15 @@ func (r *Reader) open(kind elemKind, at int) error {
 			m.file = r.strLast(ca.file, &r.lastFile)
 		}
 		if ca.set&caLine != 0 && len(ca.line) <= maxNumberBytes {
-			m.line = string(ca.line)
+			m.line = parseLine(ca.line)
 		}
 		if ca.set&caStatus != 0 {
 			m.disabled = string(ca.status) == "disabled" || string(ca.status) == "notrun"
 		}
 		r.cur.setNames(m.name, m.class, m.file)
-		r.cur.lineLen = uint8(copy(r.cur.line[:], m.line))
+		r.cur.line = m.line
 		if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
-			r.cur.timeLen = uint8(copy(r.cur.time[:], ca.time))
+			r.cur.setTime(ca.time)
 		}
 		r.statusSkip, r.primarySeen = m.disabled, false
 		if len(r.pool) >= maxPool {
@@ -1187,23 +1189,38 @@ func (r *Reader) resetCase() {
 		clear(c.Reruns)
 		c.Reruns = c.Reruns[:0]
 	}
-	c.Outcome, c.lineLen, c.timeLen = model.Passed, 0, 0
+	c.Outcome, c.line, c.timeLen = model.Passed, 0, 0
 	if r.curDirty {
 		c.Detail, c.Props, r.curDirty = Outcome{}, Props{}, false
 	}
 }
 
-// setNames sets a case's names, writing only those that change.
+// setNames sets a case's names, writing only those that change. Names are
+// interned, so the same name is the same string: comparing where the bytes
+// are is enough, and cheaper than comparing them.
 func (c *Case) setNames(name, class, file string) {
-	if c.Name != name {
+	if !same(c.Name, name) {
 		c.Name = name
 	}
-	if c.Classname != class {
+	if !same(c.Classname, class) {
 		c.Classname = class
 	}
-	if c.File != file {
+	if !same(c.File, file) {
 		c.File = file
 	}
+}
+
+func same(a, b string) bool {
+	return len(a) == len(b) && unsafe.StringData(a) == unsafe.StringData(b)
+}
+
+// setTime keeps a time attribute of at most maxNumberBytes bytes. The
+// values are a few bytes long: a loop is cheaper than a call to copy.
+func (c *Case) setTime(v []byte) {
+	for i, b := range v {
+		c.time[i] = b
+	}
+	c.timeLen = uint8(len(v))
 }
 
 // propKind is a run property flakegate reads.
