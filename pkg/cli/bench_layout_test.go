@@ -1,0 +1,136 @@
+//go:build unix
+
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/fixtures/bench/layouts"
+)
+
+// BenchmarkLayouts runs `flakegate analyze --format json DIR` end to end,
+// and the raw-scan floor (read every file and count "<testcase" with
+// bytes.Count on every core), on the README's benchmark history in each
+// layout of fixtures/bench/layouts, and on a 16× history (960 commits,
+// 2,880 files, 704 MB). Besides ns/op it reports the process's CPU time
+// per operation, which a busy machine disturbs less than wall time.
+//
+//	go test -run '^$' -bench Layouts -benchtime 5x -count 3 ./pkg/cli
+//	go test -run '^$' -bench 'Layouts/16x' -benchtime 2x ./pkg/cli
+func BenchmarkLayouts(b *testing.B) {
+	for _, c := range []struct {
+		layout layouts.Layout
+		scale  int
+	}{{layouts.Run, 1}, {layouts.Class, 1}, {layouts.Small, 1}, {layouts.Suites, 1}, {layouts.Run, 16}} {
+		name := string(c.layout)
+		if c.scale > 1 {
+			name = "16x"
+		}
+		b.Run(name, func(b *testing.B) {
+			dir, err := layouts.Dir(c.layout, c.scale)
+			if err != nil {
+				b.Fatal(err)
+			}
+			paths, err := layouts.Files(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			size := int64(0)
+			for _, p := range paths {
+				fi, err := os.Stat(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size += fi.Size()
+			}
+			want := int64(360056 * c.scale) // an approximation at 16×: checked below
+			b.Run("floor", func(b *testing.B) {
+				b.SetBytes(size)
+				cpu := cpuTime()
+				for b.Loop() {
+					n := rawScan(b, paths)
+					if c.scale == 1 && n != want {
+						b.Fatalf("counted %d testcases", n)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+			b.Run("analyze", func(b *testing.B) {
+				b.SetBytes(size)
+				args := []string{"analyze", "--format", "json", dir}
+				cpu := cpuTime()
+				for b.Loop() {
+					var out bytes.Buffer
+					code := Main(context.Background(), Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: io.Discard})
+					if code != 0 || out.Len() < 1000 {
+						b.Fatalf("exit %d, %d bytes", code, out.Len())
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				b.ReportMetric(float64(ms.Sys)/(1<<20), "sys-MiB")
+			})
+		})
+	}
+}
+
+// rawScan reads every file and counts "<testcase" in it, on every core.
+func rawScan(b *testing.B, paths []string) int64 {
+	pat := []byte("<testcase")
+	var n, next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(paths) {
+					return
+				}
+				f, err := os.Open(paths[i])
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				var c int
+				var carry []byte
+				for {
+					k, err := f.Read(buf)
+					chunk := append(carry, buf[:k]...)
+					c += bytes.Count(chunk, pat)
+					if len(chunk) >= len(pat) {
+						carry = append(carry[:0], chunk[len(chunk)-len(pat)+1:]...)
+					}
+					if err != nil {
+						break
+					}
+				}
+				f.Close()
+				n.Add(int64(c))
+			}
+		}()
+	}
+	wg.Wait()
+	return n.Load()
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
