@@ -338,10 +338,11 @@ func sat16(n int) uint16 {
 func (b *Builder) onCase(c *junit.Case) error {
 	// The test identity (model.AppendTestID) is built in a reused buffer;
 	// the map lookup does not allocate when the test is known.
-	cls := c.Classname
-	if cls == "" && c.Suite != nil {
-		cls = c.Suite.Name
+	suite := ""
+	if c.Suite != nil {
+		suite = c.Suite.Name
 	}
+	cls := model.TestClass(c.Classname, suite)
 	// Runs of one suite list tests in the same order: try the test at this
 	// position in the previous document before the map.
 	ti := int32(-1)

@@ -43,12 +43,18 @@ func TestID(classname, name, suite string) string {
 // definition of a test's identity, for callers that look tests up without
 // allocating.
 func AppendTestID(dst []byte, classname, name, suite string) []byte {
-	if classname == "" {
-		classname = suite
-	}
-	dst = append(dst, classname...)
+	dst = append(dst, TestClass(classname, suite)...)
 	dst = append(dst, "::"...)
 	return append(dst, name...)
+}
+
+// TestClass returns the part of a test's identity before "::": its
+// classname, or the suite's name when it has none.
+func TestClass(classname, suite string) string {
+	if classname == "" {
+		return suite
+	}
+	return classname
 }
 
 // ProjectTestID returns the identity of a test that one JUnit document
