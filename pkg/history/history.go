@@ -45,6 +45,9 @@ type Run struct {
 
 // Test is one test's cells, one per run it appeared in.
 type Test struct {
+	// ID is model.TestID, "classname::name", or model.ProjectTestID,
+	// "classname::name [project]", for a test that a JUnit file holds
+	// under several projects (see qualify in load.go).
 	ID    string
 	File  string
 	Line  int
