@@ -850,7 +850,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		if q != '"' && q != '\'' {
 			return 0, 0, r.errf(at, "attribute %s value is not quoted", clip(name, 40))
 		}
-		e := bytes.IndexByte(b[i+1:], q)
+		e := indexQuote(b[i+1:], q)
 		if e < 0 {
 			return 0, 0, errMore
 		}
@@ -894,6 +894,22 @@ func (r *Reader) follow(b []byte) {
 	}
 }
 
+// indexQuote is bytes.IndexByte for the quote that ends an attribute
+// value: most values are a few bytes long, so it looks at those itself
+// before calling IndexByte.
+func indexQuote(b []byte, q byte) int {
+	n := min(len(b), 16)
+	for i := 0; i < n; i++ {
+		if b[i] == q {
+			return i
+		}
+	}
+	if j := bytes.IndexByte(b[n:], q); j >= 0 {
+		return n + j
+	}
+	return -1
+}
+
 // endCase fixes where a testcase tag's reusable part ends: before its time
 // attribute, or at the end of its attributes when it has none.
 func (r *Reader) endCase(end int) {
@@ -910,6 +926,20 @@ func (r *Reader) endCase(end int) {
 // cheaper than value by value: no '<' anywhere (outside values it ended
 // the tag already), and entity references decoded where there are any.
 func (r *Reader) values(tag []byte, at, checked int) error {
+	if rest := tag[checked:]; len(rest) <= 32 {
+		// What is left after a remembered prefix, usually the time
+		// attribute: a loop costs less than two calls.
+		clean := true
+		for _, c := range rest {
+			if c == '<' || c == '&' {
+				clean = false
+				break
+			}
+		}
+		if clean {
+			return nil
+		}
+	}
 	if bytes.IndexByte(tag[checked:], '<') >= 0 {
 		for _, a := range r.spans {
 			if bytes.IndexByte(a.value, '<') >= 0 {
