@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestSuiteMetaAcrossSuitesAndFiles: the timestamps and run properties of
@@ -95,5 +96,36 @@ func TestFollowsTheFileOfTheSameClass(t *testing.T) {
 	// run 1's 60 tags were remembered.
 	if len(r.pool) != 3*20 {
 		t.Errorf("%d testcase tags remembered", len(r.pool))
+	}
+}
+
+// TestFollowMatchesFreshParse: a file that follows an earlier file, not
+// the last one, by its first testcase tag reads as a fresh Reader reads
+// it, whatever differs after that first tag.
+func TestFollowMatchesFreshParse(t *testing.T) {
+	base := `<testsuite name="A"><testcase classname="A" name="a" file="a.py" line="3" time="0.1"/><testcase classname="A" name="b" status="disabled" time="0.2"/><testcase classname="A" name="c"/></testsuite>`
+	other := `<testsuite name="B"><testcase classname="B" name="x" time="0.1"/></testsuite>`
+	variants := []string{
+		base,
+		strings.ReplaceAll(base, `time="0.`, `time="7.`),
+		strings.Replace(base, `name="b" status`, `name="b2" status`, 1),
+		strings.Replace(base, ` status="disabled"`, ``, 1),
+		strings.Replace(base, `<testcase classname="A" name="c"/>`, `<testcase classname="A" name="c" time="1"><failure message="m"/></testcase>`, 1),
+		strings.Replace(base, `line="3" time="0.1"/>`, `line="3" time="0.1" name="late"/>`, 1),
+		strings.Replace(base, `name="b" status="disabled" time="0.2"`, `name="b" status="disabled" time="&#48;.2"`, 1),
+		base[:strings.Index(base, `<testcase classname="A" name="c"`)],
+	}
+	for i, v := range variants {
+		shared := NewReader()
+		parseWith(shared, "base.xml", []byte(base))
+		parseWith(shared, "other.xml", []byte(other))
+		got, gotErr := parseWith(shared, "v.xml", []byte(v))
+		want, wantErr := parseWith(NewReader(), "v.xml", []byte(v))
+		if gotErr != wantErr {
+			t.Fatalf("variant %d: error %q, fresh reader %q", i, gotErr, wantErr)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("variant %d (-fresh +followed):\n%s", i, diff)
+		}
 	}
 }
