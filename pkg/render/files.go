@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -60,9 +59,7 @@ func ReportFiles(rep *score.Report, full *history.History, ai string) (map[strin
 // GateFiles renders the gate's files: gate.json and the full gate.md.
 func GateFiles(res gate.Result, meta GateMeta) (map[string][]byte, error) {
 	var js bytes.Buffer
-	enc := json.NewEncoder(&js)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(res); err != nil {
+	if err := GateJSON(&js, &res); err != nil {
 		return nil, err
 	}
 	var md bytes.Buffer
