@@ -169,9 +169,11 @@ func writeReports(dir string, rep *score.Report) error {
 	return nil
 }
 
-func writeFile(path string, rep *score.Report, write func(io.Writer, *score.Report) error) error {
+// writeFile writes what write makes of v to path; a file is written only
+// when the whole of it could be made.
+func writeFile[T any](path string, v T, write func(io.Writer, T) error) error {
 	var buf bytes.Buffer
-	if err := write(&buf, rep); err != nil {
+	if err := write(&buf, v); err != nil {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -136,8 +135,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	if *jsonFile != "" {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+		if err := writeFile(*jsonFile, &res, render.GateJSON); err != nil {
 			return fmt.Errorf("--json: %v", err)
 		}
 	}

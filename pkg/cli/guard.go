@@ -32,7 +32,23 @@ func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
 func (g *guard) Write(p []byte) (int, error) {
 	g.buf = g.buf[:0]
 	for i := 0; i < len(p); {
-		r, size := utf8.DecodeRune(p[i:])
+		if !g.start {
+			// Printable ASCII inside a line, the bulk of any output, is
+			// copied as it is.
+			j := i
+			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
+				j++
+			}
+			if j > i {
+				g.buf = append(g.buf, p[i:j]...)
+				i = j
+				continue
+			}
+		}
+		r, size := rune(p[i]), 1
+		if r >= utf8.RuneSelf {
+			r, size = utf8.DecodeRune(p[i:])
+		}
 		i += size
 		if r == utf8.RuneError && size == 1 {
 			continue

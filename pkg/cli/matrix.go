@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -100,8 +98,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, render.Plain(rep.Stop), rep.ResultsDir)
 	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt))
 	if *jsonFile != "" {
-		b, _ := json.MarshalIndent(rep.Result, "", "  ")
-		if err := os.WriteFile(*jsonFile, append(b, '\n'), 0o644); err != nil {
+		if err := writeFile(*jsonFile, &rep.Result, render.GateJSON); err != nil {
 			return fmt.Errorf("--json: %v", err)
 		}
 	}
