@@ -209,13 +209,6 @@ type pendingSig struct {
 	message string
 }
 
-// NewBuilder returns an empty Builder. It enforces MaxTests on the tests
-// it reads itself; builders whose histories are merged should come from
-// NewBuilders, which share the cap.
-func NewBuilder() *Builder {
-	return newBuilders(1, defaultLimits)[0]
-}
-
 // NewBuilders returns n empty Builders, one per goroutine, that share the
 // MaxTests cap: their merged history holds at most MaxTests tests.
 func NewBuilders(n int) []*Builder {

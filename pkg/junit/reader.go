@@ -354,22 +354,6 @@ func (r *Reader) arenaName(f frame) string {
 	return string(r.nameArena[f.nameOff : f.nameOff+f.nameLen])
 }
 
-// indexLT finds the next '<'. The text between tags is usually a few
-// bytes of indentation, so it looks at those itself before calling
-// IndexByte.
-func indexLT(b []byte) int {
-	n := min(len(b), 16)
-	for i := 0; i < n; i++ {
-		if b[i] == '<' {
-			return i
-		}
-	}
-	if j := bytes.IndexByte(b[n:], '<'); j >= 0 {
-		return n + j
-	}
-	return -1
-}
-
 // chardata handles text between markup. Outside the root only whitespace is
 // allowed; inside, entities must be well-formed, and captured text is kept.
 func (r *Reader) chardata(b []byte, at int) error {
@@ -478,13 +462,6 @@ func clip(b []byte, n int) string {
 		b = b[:n]
 	}
 	return string(b)
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && isSpace(b[0]) {
-		b = b[1:]
-	}
-	return b
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
@@ -1475,12 +1452,6 @@ var timeLayouts = []string{
 	"2006-01-02 15:04:05.999999999Z07:00",
 	"2006-01-02 15:04:05.999999999",
 	"2006-01-02T15:04:05.999999999-0700",
-}
-
-// parseTime reads a suite timestamp. A time with no zone is taken as UTC.
-func parseTime(v []byte) time.Time {
-	t, _ := parseTimeFrom(v, 0)
-	return t
 }
 
 // parseTimeFrom reads a suite timestamp trying timeLayouts[first] first.
