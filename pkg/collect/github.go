@@ -16,6 +16,8 @@ import (
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
+
+	"github.com/flakegate/flakegate/pkg/internal/defaults"
 )
 
 // DefaultConcurrency is how many GitHub requests GitHub runs at once by
@@ -72,21 +74,12 @@ type GitHubOptions struct {
 }
 
 func (o GitHubOptions) withDefaults() GitHubOptions {
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.Workers <= 0 {
-		o.Workers = runtime.GOMAXPROCS(0)
-	}
+	defaults.Positive(&o.Concurrency, DefaultConcurrency)
+	defaults.Positive(&o.Workers, runtime.GOMAXPROCS(0))
 	if o.Match == nil {
 		o.Match = func(string) bool { return true }
 	}
-	switch {
-	case o.MemoryBudget == 0:
-		o.MemoryBudget = DefaultMemoryBudget
-	case o.MemoryBudget < 0:
-		o.MemoryBudget = 0
-	}
+	defaults.Count(&o.MemoryBudget, DefaultMemoryBudget)
 	o.Limits = o.Limits.withDefaults()
 	return o
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
+
+	"github.com/flakegate/flakegate/pkg/internal/defaults"
 )
 
 // Default caps on one artifact zip. Each is far above what a JUnit artifact
@@ -46,18 +48,10 @@ type ZipLimits struct {
 }
 
 func (l ZipLimits) withDefaults() ZipLimits {
-	if l.Download <= 0 {
-		l.Download = DefaultMaxDownload
-	}
-	if l.Total <= 0 {
-		l.Total = DefaultMaxTotal
-	}
-	if l.Entry <= 0 {
-		l.Entry = DefaultMaxEntry
-	}
-	if l.Entries <= 0 {
-		l.Entries = DefaultMaxEntries
-	}
+	defaults.Positive(&l.Download, DefaultMaxDownload)
+	defaults.Positive(&l.Total, DefaultMaxTotal)
+	defaults.Positive(&l.Entry, DefaultMaxEntry)
+	defaults.Positive(&l.Entries, DefaultMaxEntries)
 	return l
 }
 

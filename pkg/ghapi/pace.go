@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/internal/defaults"
 )
 
 // GitHub's secondary rate limits for REST, which the pacing stays under.
@@ -55,15 +57,9 @@ func (p Pace) withDefaults() Pace {
 	if p.PointsPerMinute == 0 {
 		p.PointsPerMinute = defaultPointsPerMinute
 	}
-	if p.PointsBurst <= 0 {
-		p.PointsBurst = defaultPointsBurst
-	}
-	if p.WritesPerMinute <= 0 {
-		p.WritesPerMinute = defaultWritesPerMinute
-	}
-	if p.WritesBurst <= 0 {
-		p.WritesBurst = defaultWritesBurst
-	}
+	defaults.Positive(&p.PointsBurst, defaultPointsBurst)
+	defaults.Positive(&p.WritesPerMinute, defaultWritesPerMinute)
+	defaults.Positive(&p.WritesBurst, defaultWritesBurst)
 	return p
 }
 

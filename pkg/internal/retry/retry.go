@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"syscall"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/internal/defaults"
 )
 
 // Policy is how a call is retried. The zero value of a field means its
@@ -29,21 +31,10 @@ type Policy struct {
 // WithDefaults fills p's zero fields from d, and Sleep and Jitter with
 // Sleep and HalfJitter.
 func (p Policy) WithDefaults(d Policy) Policy {
-	switch {
-	case p.MaxRetries == 0:
-		p.MaxRetries = d.MaxRetries
-	case p.MaxRetries < 0:
-		p.MaxRetries = 0
-	}
-	if p.BackoffBase <= 0 {
-		p.BackoffBase = d.BackoffBase
-	}
-	if p.MaxBackoff <= 0 {
-		p.MaxBackoff = d.MaxBackoff
-	}
-	if p.MaxWait <= 0 {
-		p.MaxWait = d.MaxWait
-	}
+	defaults.Count(&p.MaxRetries, d.MaxRetries)
+	defaults.Positive(&p.BackoffBase, d.BackoffBase)
+	defaults.Positive(&p.MaxBackoff, d.MaxBackoff)
+	defaults.Positive(&p.MaxWait, d.MaxWait)
 	if p.Sleep == nil {
 		p.Sleep = Sleep
 	}
