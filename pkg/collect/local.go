@@ -36,7 +36,7 @@ func Local(paths []string) ([]history.Source, []history.Skipped, error) {
 // skipped with a reason: a checkout can hold symbolic links the pull
 // request committed.
 func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, error) {
-	var files []string
+	var files []found
 	var missing []history.Skipped
 	var realRoot string
 	if root != "" {
@@ -61,17 +61,22 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 		}
 		files = append(files, got...)
 	}
-	slices.Sort(files)
-	files = slices.Compact(files)
+	slices.SortFunc(files, func(a, b found) int { return strings.Compare(a.path, b.path) })
+	files = slices.CompactFunc(files, func(a, b found) bool { return a.path == b.path })
 	srcs := make([]history.Source, 0, len(files))
-	for _, f := range files {
+	for _, fd := range files {
+		f := fd.path
 		confine := ""
 		if root != "" && within(root, filepath.Clean(f)) {
 			confine = realRoot
 		}
-		if why := unreadable(f, confine); why != "" {
-			missing = append(missing, history.Skipped{Path: f, Error: why})
-			continue
+		// A regular file the walk listed needs no second look, unless it
+		// must be confined to the workspace (a parent may be a link).
+		if !fd.regular || confine != "" {
+			if why := unreadable(f, confine); why != "" {
+				missing = append(missing, history.Skipped{Path: f, Error: why})
+				continue
+			}
 		}
 		srcs = append(srcs, history.Source{Name: f, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
@@ -106,23 +111,16 @@ func unreadable(f, realRoot string) string {
 	return ""
 }
 
-// openRegular opens f and checks, on the open file, that it is still a
-// regular file.
-func openRegular(f string) (io.ReadCloser, error) {
-	fh, err := os.Open(f)
-	if err != nil {
-		return nil, err
-	}
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
-		fh.Close()
-		return nil, fmt.Errorf("%s: not a regular file", f)
-	}
-	return fh, nil
-}
-
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
 
-func expand(p string) ([]string, error) {
+// found is a file a path named, and whether the walk saw a regular file
+// (a link, a FIFO or a device is looked at again before it is read).
+type found struct {
+	path    string
+	regular bool
+}
+
+func expand(p string) ([]found, error) {
 	if !hasMeta(p) {
 		fi, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -132,7 +130,7 @@ func expand(p string) ([]string, error) {
 			return nil, err
 		}
 		if !fi.IsDir() {
-			return []string{p}, nil
+			return []found{{p, fi.Mode().IsRegular()}}, nil
 		}
 		return walkXML(p, nil)
 	}
@@ -140,7 +138,7 @@ func expand(p string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []found
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && path == root {
@@ -157,20 +155,20 @@ func expand(p string) ([]string, error) {
 				}
 				return filepath.SkipDir
 			}
-			out = append(out, path)
+			out = append(out, found{path, d.Type().IsRegular()})
 		}
 		return nil
 	})
 	return out, err
 }
 
-func walkXML(dir string, out []string) ([]string, error) {
+func walkXML(dir string, out []found) ([]found, error) {
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".xml") {
-			out = append(out, path)
+			out = append(out, found{path, d.Type().IsRegular()})
 		}
 		return nil
 	})
