@@ -17,6 +17,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/synth"
 )
@@ -76,12 +77,12 @@ func (r *runner) run() int {
 		Getenv: func(k string) string { return r.env[k] },
 		Stdout: &r.stdout,
 		Now:    func() time.Time { return now },
-		GhapiOptions: ghapi.Options{Sleep: func(_ context.Context, d time.Duration) error {
+		GhapiOptions: ghapi.Options{Retry: retry.Policy{Sleep: func(_ context.Context, d time.Duration) error {
 			r.sleepMu.Lock()
 			r.sleeps = append(r.sleeps, d)
 			r.sleepMu.Unlock()
 			return nil
-		}, Now: func() time.Time { return now }},
+		}}, Now: func() time.Time { return now }},
 	})
 }
 

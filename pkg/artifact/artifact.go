@@ -76,17 +76,12 @@ type Options struct {
 	// BlobClient carries the upload to the signed URL. It must not add
 	// credentials. Default: a fresh client, never HTTPClient.
 	BlobClient *http.Client
-	// MaxRetries per call (default 4; negative: none), BackoffBase (default
-	// 3s, doubling up to MaxBackoff, default 30s) and MaxWait, the total
-	// wait per call (default 2 minutes).
-	MaxRetries  int
-	BackoffBase time.Duration
-	MaxBackoff  time.Duration
-	MaxWait     time.Duration
-	// Sleep, Jitter and Now can be replaced in tests.
-	Sleep  func(ctx context.Context, d time.Duration) error
-	Jitter func(d time.Duration) time.Duration
-	Now    func() time.Time
+	// Retry is the retry policy (pkg/internal/retry); its zero fields take
+	// the defaults: 4 retries per call, backoff from 3s doubling to 30s,
+	// and at most 2 minutes of waiting per call.
+	Retry retry.Policy
+	// Now can be replaced in tests.
+	Now func() time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -96,9 +91,7 @@ func (o Options) withDefaults() Options {
 	if o.BlobClient == nil {
 		o.BlobClient = &http.Client{Timeout: defaultTimeout}
 	}
-	p := retry.Policy{MaxRetries: o.MaxRetries, BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, MaxWait: o.MaxWait, Sleep: o.Sleep, Jitter: o.Jitter}.
-		WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
-	o.MaxRetries, o.BackoffBase, o.MaxBackoff, o.MaxWait, o.Sleep, o.Jitter = p.MaxRetries, p.BackoffBase, p.MaxBackoff, p.MaxWait, p.Sleep, p.Jitter
+	o.Retry = o.Retry.WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -393,7 +386,7 @@ func (c *Client) retry(ctx context.Context, do func() (*http.Response, error), h
 			defer resp.Body.Close()
 			return handle(resp)
 		}
-		if !retryable || attempt >= c.opts.MaxRetries || waited+wait > c.opts.MaxWait {
+		if !retryable || attempt >= c.opts.Retry.MaxRetries || waited+wait > c.opts.Retry.MaxWait {
 			if err != nil {
 				return err
 			}
@@ -404,17 +397,14 @@ func (c *Client) retry(ctx context.Context, do func() (*http.Response, error), h
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 			resp.Body.Close()
 		}
-		if err := c.opts.Sleep(ctx, wait); err != nil {
+		if err := c.opts.Retry.Sleep(ctx, wait); err != nil {
 			return err
 		}
 		waited += wait
 	}
 }
 
-func (c *Client) backoff(attempt int) time.Duration {
-	o := c.opts
-	return retry.Policy{BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, Jitter: o.Jitter}.Backoff(attempt)
-}
+func (c *Client) backoff(attempt int) time.Duration { return c.opts.Retry.Backoff(attempt) }
 
 // Fields of twirp answers, in snake_case or camelCase.
 

@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/artifact"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 var t0 = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
@@ -44,9 +45,8 @@ func newClient(t *testing.T, s *ghfake.Server, token string) (*artifact.Client, 
 		artifact.EnvRuntimeToken: token,
 		artifact.EnvResultsURL:   s.ResultsURL,
 	}), artifact.Options{
-		Sleep:  sl.Sleep,
-		Jitter: func(d time.Duration) time.Duration { return d },
-		Now:    func() time.Time { return t0 },
+		Retry: retry.Policy{Sleep: sl.Sleep, Jitter: func(d time.Duration) time.Duration { return d }},
+		Now:   func() time.Time { return t0 },
 	})
 	if err != nil {
 		t.Fatal(err)

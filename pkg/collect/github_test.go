@@ -20,6 +20,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 	"github.com/flakegate/flakegate/pkg/model"
 )
 
@@ -38,7 +39,7 @@ func newFake(t testing.TB) (*ghfake.Server, *ghfake.Repo) {
 // newClient returns a client of the fake whose retries do not sleep.
 func newClient(t testing.TB, s *ghfake.Server) *ghapi.Client {
 	t.Helper()
-	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{MaxRetries: 2, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Retry: retry.Policy{MaxRetries: 2, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 	if err != nil {
 		t.Fatal(err)
 	}

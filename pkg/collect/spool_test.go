@@ -13,6 +13,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 var _ ghapi.Spool = (*spool)(nil)
@@ -139,7 +140,7 @@ func TestGitHubBrokenDownloads(t *testing.T) {
 			// The faults are counted on the blob host, not per artifact: with
 			// downloads running at once, one artifact may meet all of them.
 			// Enough retries for that keeps the test deterministic.
-			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{MaxRetries: runs, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }})
+			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Retry: retry.Policy{MaxRetries: runs, Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // TestDownloadRetriesBrokenBody: a connection that breaks mid-download is
@@ -56,8 +57,8 @@ func TestDownloadRetriesBrokenBody(t *testing.T) {
 			run := r.AddRun(ghfake.Run{})
 			art := r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: files})
 			s.Inject(ghfake.Fault{Host: ghfake.HostBlob, Kind: ghfake.DisconnectMidBody, Times: tc.breaks})
-			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Sleep: clock.Sleep, BackoffBase: tc.backoff,
-				MaxBackoff: max(tc.backoff, time.Minute), Jitter: func(d time.Duration) time.Duration { return d }})
+			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Retry: retry.Policy{Sleep: clock.Sleep, BackoffBase: tc.backoff,
+				MaxBackoff: max(tc.backoff, time.Minute), Jitter: func(d time.Duration) time.Duration { return d }}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -65,22 +65,11 @@ const (
 
 // Options tune a Client. The zero value is the default.
 type Options struct {
-	// MaxRetries is how many times one request is retried; default 4. A
-	// negative value disables retries.
-	MaxRetries int
-	// BackoffBase is the first backoff; it doubles per retry up to
-	// MaxBackoff. Defaults 1s and 30s.
-	BackoffBase time.Duration
-	MaxBackoff  time.Duration
-	// MaxWait bounds the total time one request may spend waiting between
-	// retries, Retry-After included; default 2 minutes. A wait that would go
-	// over it ends the retries with the last error.
-	MaxWait time.Duration
-	// Sleep waits for d or until ctx is done; default a timer. Tests inject
-	// one that records d and returns at once.
-	Sleep func(ctx context.Context, d time.Duration) error
-	// Jitter spreads a backoff; default: a uniform value in [d/2, d].
-	Jitter func(d time.Duration) time.Duration
+	// Retry is the retry policy (pkg/internal/retry); its zero fields take
+	// the defaults: 4 retries, backoff from 1s doubling to 30s, and at most
+	// 2 minutes of waiting per request, Retry-After included. Its Sleep
+	// also paces requests (Pace).
+	Retry retry.Policy
 	// Now is the clock, for x-ratelimit-reset; default time.Now.
 	Now func() time.Time
 	// BlobClient fetches artifact zips from the signed URL GitHub redirects
@@ -99,8 +88,7 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	p := o.policy().WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
-	o.MaxRetries, o.BackoffBase, o.MaxBackoff, o.MaxWait, o.Sleep, o.Jitter = p.MaxRetries, p.BackoffBase, p.MaxBackoff, p.MaxWait, p.Sleep, p.Jitter
+	o.Retry = o.Retry.WithDefaults(retry.Policy{MaxRetries: defaultMaxRetries, BackoffBase: defaultBackoffBase, MaxBackoff: defaultMaxBackoff, MaxWait: defaultMaxWait})
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -108,11 +96,6 @@ func (o Options) withDefaults() Options {
 		o.UserAgent = "flakegate"
 	}
 	return o
-}
-
-// policy is the retry policy the options hold.
-func (o Options) policy() retry.Policy {
-	return retry.Policy{MaxRetries: o.MaxRetries, BackoffBase: o.BackoffBase, MaxBackoff: o.MaxBackoff, MaxWait: o.MaxWait, Sleep: o.Sleep, Jitter: o.Jitter}
 }
 
 // Repo names a repository.
@@ -202,7 +185,7 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 	// The token goes on each request that the API host gets, redirects
 	// included, and on no other (authTransport); API calls do not follow
 	// redirects to other hosts (checkRedirect).
-	pace := newPacer(opts.Pace, opts.Now, opts.Sleep)
+	pace := newPacer(opts.Pace, opts.Now, opts.Retry.Sleep)
 	api := &http.Client{
 		Transport: &authTransport{token: token, api: u,
 			base: &retryTransport{base: base, opts: opts, requests: &st.requests, retries: &st.retries, rate: st, pace: pace, timeout: hc.Timeout}},

@@ -78,14 +78,14 @@ func (c *Client) DownloadArtifactTo(ctx context.Context, repo Repo, artifactID i
 		case status == http.StatusForbidden && !refused:
 			refused, u = true, nil // the signed URL expired before we used it
 			continue
-		case errors.As(err, &broken) && ctx.Err() == nil && retry.Transient(broken.err) && attempts < c.opts.MaxRetries:
+		case errors.As(err, &broken) && ctx.Err() == nil && retry.Transient(broken.err) && attempts < c.opts.Retry.MaxRetries:
 			wait := c.opts.backoff(attempts)
-			if waited+wait > c.opts.MaxWait {
+			if waited+wait > c.opts.Retry.MaxWait {
 				return 0, err
 			}
 			attempts++
 			c.stats.retries.Add(1)
-			if err := c.opts.Sleep(ctx, wait); err != nil {
+			if err := c.opts.Retry.Sleep(ctx, wait); err != nil {
 				return 0, err
 			}
 			waited += wait

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 var repo = ghapi.Repo{Owner: "octo", Name: "app"}
@@ -43,11 +44,11 @@ var t0 = time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 func newClient(t *testing.T, s *ghfake.Server, token string, opts ghapi.Options) (*ghapi.Client, *sleeper) {
 	t.Helper()
 	sl := &sleeper{}
-	if opts.Sleep == nil {
-		opts.Sleep = sl.Sleep
+	if opts.Retry.Sleep == nil {
+		opts.Retry.Sleep = sl.Sleep
 	}
-	if opts.Jitter == nil {
-		opts.Jitter = func(d time.Duration) time.Duration { return d }
+	if opts.Retry.Jitter == nil {
+		opts.Retry.Jitter = func(d time.Duration) time.Duration { return d }
 	}
 	c, err := ghapi.New(token, s.URL, nil, opts)
 	if err != nil {
@@ -208,7 +209,7 @@ func TestRetries(t *testing.T) {
 		{
 			name:      "server errors outlast the retries",
 			faults:    []ghfake.Fault{{Times: -1, Kind: ghfake.ServerError}},
-			opts:      ghapi.Options{MaxRetries: 2},
+			opts:      ghapi.Options{Retry: retry.Policy{MaxRetries: 2}},
 			wantWaits: []time.Duration{time.Second, 2 * time.Second},
 			wantReqs:  3,
 			check: func(t *testing.T, err error) {
@@ -221,14 +222,14 @@ func TestRetries(t *testing.T) {
 		{
 			name:      "backoff is capped",
 			faults:    []ghfake.Fault{{Times: 3}},
-			opts:      ghapi.Options{BackoffBase: 10 * time.Second, MaxBackoff: 15 * time.Second},
+			opts:      ghapi.Options{Retry: retry.Policy{BackoffBase: 10 * time.Second, MaxBackoff: 15 * time.Second}},
 			wantWaits: []time.Duration{10 * time.Second, 15 * time.Second, 15 * time.Second},
 			wantReqs:  4,
 		},
 		{
 			name:      "retries disabled",
 			faults:    []ghfake.Fault{{}},
-			opts:      ghapi.Options{MaxRetries: -1},
+			opts:      ghapi.Options{Retry: retry.Policy{MaxRetries: -1}},
 			wantReqs:  1,
 			wantWaits: nil,
 			check: func(t *testing.T, err error) {
@@ -1042,9 +1043,9 @@ func TestCanceledWhileWaiting(t *testing.T) {
 	s.Repo("octo/app")
 	s.Inject(ghfake.Fault{Times: -1, Status: 503})
 	ctx, cancel := context.WithCancel(context.Background())
-	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{
+	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Retry: retry.Policy{
 		Sleep: func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() },
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // fakeClock is a clock that only its Sleep moves (when advance is set).
@@ -58,7 +59,7 @@ func TestPaceDefault(t *testing.T) {
 	s.SetRateLimit(1_000_000, t0.Add(time.Hour))
 	run := s.Repo("octo/app").AddRun(ghfake.Run{})
 	clock := &fakeClock{now: t0, advance: true}
-	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Sleep: clock.Sleep})
+	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Retry: retry.Policy{Sleep: clock.Sleep}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestPaceShared(t *testing.T) {
 	s := ghfake.New(t)
 	run := s.Repo("octo/app").AddRun(ghfake.Run{})
 	clock := &fakeClock{now: t0}
-	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Sleep: clock.Sleep,
+	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Retry: retry.Policy{Sleep: clock.Sleep},
 		Pace: ghapi.Pace{PointsPerMinute: 60, PointsBurst: 8}})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +128,7 @@ func TestPaceWrites(t *testing.T) {
 			s := ghfake.New(t)
 			pr := s.Repo("octo/app").AddPullRequest(ghfake.PullRequest{})
 			clock := &fakeClock{now: t0, advance: true}
-			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Sleep: clock.Sleep, Pace: tc.pace})
+			c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Retry: retry.Policy{Sleep: clock.Sleep}, Pace: tc.pace})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +151,7 @@ func TestPaceSkipsTheBlobHost(t *testing.T) {
 	run := r.AddRun(ghfake.Run{})
 	art := r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: map[string][]byte{"r.xml": []byte("<testsuite/>")}})
 	clock := &fakeClock{now: t0, advance: true}
-	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Sleep: clock.Sleep,
+	c, err := ghapi.New(ghfake.Token, s.URL, nil, ghapi.Options{Now: clock.Now, Retry: retry.Policy{Sleep: clock.Sleep},
 		Pace: ghapi.Pace{PointsPerMinute: 60, PointsBurst: 1}})
 	if err != nil {
 		t.Fatal(err)

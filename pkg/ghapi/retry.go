@@ -84,7 +84,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.noteRate(resp)
 		wait, retry := t.decide(ctx, attempt, resp, err)
-		if !retry || !replayable || attempt >= t.opts.MaxRetries || waited+wait > t.opts.MaxWait {
+		if !retry || !replayable || attempt >= t.opts.Retry.MaxRetries || waited+wait > t.opts.Retry.MaxWait {
 			return resp, err
 		}
 		if resp != nil {
@@ -92,7 +92,7 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			resp.Body.Close()
 		}
 		t.retries.Add(1)
-		if err := t.opts.Sleep(ctx, wait); err != nil {
+		if err := t.opts.Retry.Sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 		waited += wait
@@ -126,7 +126,7 @@ func (t *retryTransport) noteRate(resp *http.Response) {
 func (t *retryTransport) backoff(attempt int) time.Duration { return t.opts.backoff(attempt) }
 
 // backoff is the wait before retry attempt+1 (retry.Policy.Backoff).
-func (o Options) backoff(attempt int) time.Duration { return o.policy().Backoff(attempt) }
+func (o Options) backoff(attempt int) time.Duration { return o.Retry.Backoff(attempt) }
 
 // decide says whether to retry and after how long.
 func (t *retryTransport) decide(ctx context.Context, attempt int, resp *http.Response, err error) (time.Duration, bool) {

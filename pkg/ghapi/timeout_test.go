@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // deadlineSleeper stands in for a real sleep without taking the time: it
@@ -52,7 +53,7 @@ func TestRetryAfterOutlastsTheRequestTimeout(t *testing.T) {
 			s.Repo("octo/app").AddRun(ghfake.Run{})
 			s.Inject(ghfake.Fault{Path: "/repos/*/*/actions/runs", Kind: tc.kind, RetryAfter: 60 * time.Second})
 			sl := &deadlineSleeper{}
-			c, err := ghapi.New(ghfake.Token, s.URL, tc.hc, ghapi.Options{Sleep: sl.Sleep})
+			c, err := ghapi.New(ghfake.Token, s.URL, tc.hc, ghapi.Options{Retry: retry.Policy{Sleep: sl.Sleep}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,8 +78,8 @@ func TestTimeoutPerAttempt(t *testing.T) {
 	s.Repo("octo/app").AddRun(ghfake.Run{})
 	s.SetLatency(time.Second)
 	sl := &deadlineSleeper{}
-	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 50 * time.Millisecond}, ghapi.Options{
-		Sleep: sl.Sleep, MaxRetries: 2, Jitter: func(d time.Duration) time.Duration { return d }})
+	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 50 * time.Millisecond}, ghapi.Options{Retry: retry.Policy{
+		Sleep: sl.Sleep, MaxRetries: 2, Jitter: func(d time.Duration) time.Duration { return d }}})
 	if err != nil {
 		t.Fatal(err)
 	}
