@@ -1,7 +1,9 @@
-// Package publish writes what the action shows: workflow commands on the
-// log (masks, groups, annotations within GitHub's caps), step outputs, the
-// job summary, and report files. It decides no verdict; posting comments
-// and issues goes through the ghapi client, with the fallbacks here.
+// Package publish owns what the action shows: workflow commands on the log
+// (masks, groups, annotations within GitHub's caps), step outputs and the
+// job summary here; the sticky comment with its modes and its read-only
+// fallback, the check run, the tracking issue and the artifact upload in
+// github.go, behind small interfaces that *ghapi.Client and
+// *artifact.Client satisfy. It decides no verdict.
 package publish
 
 import (
