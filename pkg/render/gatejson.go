@@ -1,15 +1,11 @@
 package render
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/flakegate/flakegate/pkg/gate"
 )
@@ -32,71 +28,11 @@ func GateJSON(w io.Writer, r *gate.Result) error {
 }
 
 func writeGateJSON(w io.Writer, r *gate.Result) error {
-	tests := r.Tests
 	shell := *r
-	if len(tests) > 0 {
+	if len(r.Tests) > 0 {
 		shell.Tests = []gate.TestResult{}
 	}
-	doc, err := json.MarshalIndent(&shell, "", "  ")
-	if err != nil {
-		return err
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if len(tests) == 0 {
-		bw.Write(doc)
-		bw.WriteByte('\n')
-		return bw.Flush()
-	}
-	i := bytes.Index(doc, testsKey)
-	if i < 0 {
-		return fmt.Errorf("no tests key in the encoded result") // gate.Result lost its tests field
-	}
-	bw.Write(doc[:i+len(testsKey)-1]) // up to and including '['
-	// Encode chunks of tests on every core, a wave of them at a time, and
-	// write each wave in order: at most a wave is held.
-	const chunk = 256
-	wave := 2 * runtime.GOMAXPROCS(0)
-	bufs := make([][]byte, wave)
-	errs := make([]error, wave)
-	for start := 0; start < len(tests); start += wave * chunk {
-		var wg sync.WaitGroup
-		for c := range wave {
-			lo := start + c*chunk
-			if lo >= len(tests) {
-				bufs[c] = bufs[c][:0]
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := bufs[c][:0]
-				errs[c] = nil
-				for k := lo; k < min(len(tests), lo+chunk); k++ {
-					var err error
-					buf = append(buf, "\n    "...)
-					if buf, err = appendGateTest(buf, &tests[k]); err != nil {
-						errs[c] = fmt.Errorf("test %q: %w", tests[k].Name, err)
-						break
-					}
-					if k < len(tests)-1 {
-						buf = append(buf, ',')
-					}
-				}
-				bufs[c] = buf
-			}()
-		}
-		wg.Wait()
-		for c := range wave {
-			if errs[c] != nil {
-				return errs[c]
-			}
-			bw.Write(bufs[c])
-		}
-	}
-	bw.WriteString("\n  ]")
-	bw.Write(doc[i+len(testsKey):])
-	bw.WriteByte('\n')
-	return bw.Flush() // a bufio.Writer keeps the first write error
+	return writeWithTests(w, &shell, r.Tests, appendGateTest, func(t *gate.TestResult) string { return t.Name })
 }
 
 // appendGateTest appends t as json.MarshalIndent(t, "    ", "  ") writes

@@ -1,13 +1,9 @@
 package render
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"runtime"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -31,69 +27,15 @@ func JSON(w io.Writer, r *score.Report) error {
 	return nil
 }
 
-// testsKey is the tests list of an indented report with no tests. JSON
-// strings escape line breaks, so this occurs once, at the top level.
-var testsKey = []byte("\n  \"tests\": []")
-
 func writeJSON(w io.Writer, r *score.Report) error {
-	tests := r.Tests
 	shell := *r
 	shell.Tests = []score.Test{}
-	doc, err := json.MarshalIndent(&shell, "", "  ")
-	if err != nil {
-		return err
-	}
-	i := bytes.Index(doc, testsKey)
-	if i < 0 {
-		return fmt.Errorf("no tests key in the encoded report") // score.Report lost its tests field
-	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	if len(tests) == 0 {
-		bw.Write(doc)
-	} else {
-		bw.Write(doc[:i+len(testsKey)-1]) // up to and including '['
-		// Encode the tests in chunks on every core, and write the chunks in
-		// order as they are ready.
-		const chunk = 256
-		n := (len(tests) + chunk - 1) / chunk
-		out := make([]chan []byte, n)
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		errs := make([]error, n)
-		for c := range n {
-			out[c] = make(chan []byte, 1)
-			go func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				buf := make([]byte, 0, chunk*1024)
-				for k := c * chunk; k < min(len(tests), (c+1)*chunk); k++ {
-					if err := checkFloats(&tests[k]); err != nil {
-						errs[c] = fmt.Errorf("test %q: %w", tests[k].Name, err)
-						break
-					}
-					buf = append(buf, "\n    "...)
-					buf = appendTest(buf, &tests[k])
-					if k < len(tests)-1 {
-						buf = append(buf, ',')
-					}
-				}
-				out[c] <- buf
-			}()
+	return writeWithTests(w, &shell, r.Tests, func(b []byte, t *score.Test) ([]byte, error) {
+		if err := checkFloats(t); err != nil {
+			return b, err
 		}
-		for c := range n {
-			b := <-out[c]
-			if errs[c] != nil {
-				for _, ch := range out[c+1:] {
-					<-ch
-				}
-				return errs[c]
-			}
-			bw.Write(b)
-		}
-		bw.WriteString("\n  ]")
-		bw.Write(doc[i+len(testsKey):])
-	}
-	bw.WriteByte('\n')
-	return bw.Flush() // a bufio.Writer keeps the first write error
+		return appendTest(b, t), nil
+	}, func(t *score.Test) string { return t.Name })
 }
 
 // checkFloats refuses what encoding/json refuses: NaN and infinities.
