@@ -245,38 +245,50 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			delete(cand, k)
 		}
 	}
-	for ti, t := range h.Tests {
-		for _, c := range t.Cells {
-			if tl := cand[eventKey(ev.suite[ti], c.Run)]; tl != nil && !infra[c.Run] && c.Pass+c.Fail > 0 && runCommit[c.Run] >= 0 {
-				tl.n++
-			}
+	// The passes below look up every cell: a dense suite × run table
+	// answers them without hashing when it is small enough.
+	find := func(suite, run int32) *tally { return cand[eventKey(suite, run)] }
+	if runs, cells := len(h.Runs), len(suiteNames)*len(h.Runs); len(cand) > 0 && cells <= 1<<22 {
+		dense := make([]*tally, cells)
+		for k, c := range cand {
+			dense[int(k>>32)*runs+int(uint32(k))] = c
 		}
+		find = func(suite, run int32) *tally { return dense[int(suite)*runs+int(run)] }
 	}
-	// A test's usual rate is measured on the runs where its suite did not
-	// co-fail (left-out candidates), so that outages cannot raise the rate
-	// they are judged against.
-	rates := make([]float64, len(h.Tests))
-	for ti, t := range h.Tests {
-		n, f := 0, 0
-		for _, c := range t.Cells {
-			if infra[c.Run] || c.Pass+c.Fail == 0 || runCommit[c.Run] < 0 || cand[eventKey(ev.suite[ti], c.Run)] != nil {
-				continue
-			}
-			n++
-		}
-		for _, r := range fails[ti] {
-			if cand[eventKey(ev.suite[ti], r)] == nil {
-				f++
+	if len(cand) > 0 { // else there is nothing to count: every suite failed alone
+		for ti, t := range h.Tests {
+			for _, c := range t.Cells {
+				if tl := find(ev.suite[ti], c.Run); tl != nil && !infra[c.Run] && c.Pass+c.Fail > 0 && runCommit[c.Run] >= 0 {
+					tl.n++
+				}
 			}
 		}
-		rates[ti] = math.Max(float64(f), 0.5) / float64(n+1)
-	}
-	for ti, t := range h.Tests {
-		for _, c := range t.Cells {
-			if tl := cand[eventKey(ev.suite[ti], c.Run)]; tl != nil && !infra[c.Run] && c.Pass+c.Fail > 0 && runCommit[c.Run] >= 0 {
-				tl.mu += rates[ti]
-				if tl.n*tl.f <= maxExactTail {
-					tl.rates = append(tl.rates, rates[ti])
+		// A test's usual rate is measured on the runs where its suite did not
+		// co-fail (left-out candidates), so that outages cannot raise the rate
+		// they are judged against.
+		rates := make([]float64, len(h.Tests))
+		for ti, t := range h.Tests {
+			n, f := 0, 0
+			for _, c := range t.Cells {
+				if infra[c.Run] || c.Pass+c.Fail == 0 || runCommit[c.Run] < 0 || find(ev.suite[ti], c.Run) != nil {
+					continue
+				}
+				n++
+			}
+			for _, r := range fails[ti] {
+				if find(ev.suite[ti], r) == nil {
+					f++
+				}
+			}
+			rates[ti] = math.Max(float64(f), 0.5) / float64(n+1)
+		}
+		for ti, t := range h.Tests {
+			for _, c := range t.Cells {
+				if tl := find(ev.suite[ti], c.Run); tl != nil && !infra[c.Run] && c.Pass+c.Fail > 0 && runCommit[c.Run] >= 0 {
+					tl.mu += rates[ti]
+					if tl.n*tl.f <= maxExactTail {
+						tl.rates = append(tl.rates, rates[ti])
+					}
 				}
 			}
 		}
