@@ -45,6 +45,19 @@ func (g *guard) Write(p []byte) (int, error) {
 				continue
 			}
 		}
+		if g.start && g.colons == 0 {
+			// Indentation is held, in one go, until the line shows
+			// whether it would start a workflow command.
+			j := i
+			for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+				j++
+			}
+			if j > i {
+				g.lead = append(g.lead, p[i:j]...)
+				i = j
+				continue
+			}
+		}
 		r, size := rune(p[i]), 1
 		if r >= utf8.RuneSelf {
 			r, size = utf8.DecodeRune(p[i:])
@@ -59,7 +72,7 @@ func (g *guard) Write(p []byte) (int, error) {
 			g.start = true
 			continue
 		}
-		if r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+		if r != '\t' && (r < 0x20 || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))) {
 			continue
 		}
 		if g.start {
