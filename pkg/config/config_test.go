@@ -434,6 +434,14 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`input alpha-pr: got "5%"; want a number strictly between 0 and 1`}},
 		{"on-inconclusive", sched(map[string]string{"on-inconclusive": "skip"}),
 			[]string{`input on-inconclusive: got "skip"; want one of neutral, fail, pass`}},
+		{"instance identity", sched(map[string]string{"comment-tag": "x --> <b>", "check-name": "two\nlines", "max-annotations": "5000"}),
+			[]string{
+				`input comment-tag: got "x --> <b>"; "x --> <b>": want 1 to 100 letters, digits, spaces and . _ / ( ) [ ] : + , -, starting with a letter or digit, without "--"`,
+				`input check-name: got "two\nlines"; want a name of 1 to 100 characters on one line`,
+				`input max-annotations: got "5000"; want an integer from 0 to 1000`,
+			}},
+		{"a check name that cannot be a tag", sched(map[string]string{"check-name": "gate <e2e>"}),
+			[]string{`input comment-tag: the check name "gate <e2e>" cannot be a comment tag: "gate <e2e>": want 1 to 100 letters, digits, spaces and . _ / ( ) [ ] : + , -, starting with a letter or digit, without "--"; set comment-tag`}},
 		{"booleans outside the YAML 1.2 core schema", sched(map[string]string{
 			"comment": "yes", "check-run": "1", "upload-artifact": "tRue", "tracking-issue": "on", "fail-on-expired-ledger": "no"}),
 			[]string{
