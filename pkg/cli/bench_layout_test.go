@@ -8,8 +8,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -82,48 +80,6 @@ func BenchmarkLayouts(b *testing.B) {
 			})
 		})
 	}
-}
-
-// rawScan reads every file and counts "<testcase" in it, on every core.
-func rawScan(b *testing.B, paths []string) int64 {
-	pat := []byte("<testcase")
-	var n, next atomic.Int64
-	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]byte, 256<<10)
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= len(paths) {
-					return
-				}
-				f, err := os.Open(paths[i])
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				var c int
-				var carry []byte
-				for {
-					k, err := f.Read(buf)
-					chunk := append(carry, buf[:k]...)
-					c += bytes.Count(chunk, pat)
-					if len(chunk) >= len(pat) {
-						carry = append(carry[:0], chunk[len(chunk)-len(pat)+1:]...)
-					}
-					if err != nil {
-						break
-					}
-				}
-				f.Close()
-				n.Add(int64(c))
-			}
-		}()
-	}
-	wg.Wait()
-	return n.Load()
 }
 
 // cpuTime is the process's user and system time so far.

@@ -38,49 +38,53 @@ func BenchmarkAnalyze(b *testing.B) {
 func BenchmarkRawScan(b *testing.B) {
 	paths, size := benchFiles(b)
 	b.SetBytes(size)
-	pat := []byte("<testcase")
 	for b.Loop() {
-		var n atomic.Int64
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range runtime.GOMAXPROCS(0) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				buf := make([]byte, 256<<10)
-				for {
-					i := int(next.Add(1)) - 1
-					if i >= len(paths) {
-						return
-					}
-					f, err := os.Open(paths[i])
-					if err != nil {
-						b.Error(err)
-						return
-					}
-					var c int
-					var carry []byte
-					for {
-						k, err := f.Read(buf)
-						chunk := append(carry, buf[:k]...)
-						c += bytes.Count(chunk, pat)
-						if len(chunk) >= len(pat) {
-							carry = append(carry[:0], chunk[len(chunk)-len(pat)+1:]...)
-						}
-						if err != nil {
-							break
-						}
-					}
-					f.Close()
-					n.Add(int64(c))
-				}
-			}()
-		}
-		wg.Wait()
-		if n.Load() != 360056 {
-			b.Fatalf("counted %d testcases", n.Load())
+		if n := rawScan(b, paths); n != 360056 {
+			b.Fatalf("counted %d testcases", n)
 		}
 	}
+}
+
+// rawScan reads every file and counts "<testcase" in it, on every core.
+func rawScan(b *testing.B, paths []string) int64 {
+	pat := []byte("<testcase")
+	var n, next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 256<<10)
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(paths) {
+					return
+				}
+				f, err := os.Open(paths[i])
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				var c int
+				var carry []byte
+				for {
+					k, err := f.Read(buf)
+					chunk := append(carry, buf[:k]...)
+					c += bytes.Count(chunk, pat)
+					if len(chunk) >= len(pat) {
+						carry = append(carry[:0], chunk[len(chunk)-len(pat)+1:]...)
+					}
+					if err != nil {
+						break
+					}
+				}
+				f.Close()
+				n.Add(int64(c))
+			}
+		}()
+	}
+	wg.Wait()
+	return n.Load()
 }
 
 func benchFiles(b *testing.B) ([]string, int64) {

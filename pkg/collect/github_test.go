@@ -622,14 +622,7 @@ func TestGitHubBudget(t *testing.T) {
 // context stops the collection with an error and an honest partial history.
 func TestGitHubHardFailures(t *testing.T) {
 	const runs = 30
-	setup := func(t *testing.T) (*ghfake.Server, *ghapi.Client) {
-		s, repo := newFake(t)
-		for i := range runs {
-			r := repo.AddRun(ghfake.Run{CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
-			repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-x", Files: map[string][]byte{"t.xml": junitDoc(0, []string{"a"})}})
-		}
-		return s, newClient(t, s)
-	}
+	setup := func(t *testing.T) (*ghfake.Server, *ghapi.Client) { return runsOfOneTest(t, runs) }
 	check := func(t *testing.T, h *history.History, st Stats, err error, target error) {
 		t.Helper()
 		if !errors.Is(err, target) {
@@ -739,4 +732,16 @@ func rewriteArtifacts(t testing.TB, body []byte, by map[string]map[string]any) [
 		return body
 	}
 	return out
+}
+
+// runsOfOneTest is a fake repository with n runs a minute apart, each with
+// one JUnit artifact of one passing test, and a client for it.
+func runsOfOneTest(t *testing.T, n int) (*ghfake.Server, *ghapi.Client) {
+	t.Helper()
+	s, repo := newFake(t)
+	for i := range n {
+		r := repo.AddRun(ghfake.Run{CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
+		repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-x", Files: map[string][]byte{"t.xml": junitDoc(0, []string{"a"})}})
+	}
+	return s, newClient(t, s)
 }

@@ -163,14 +163,7 @@ func TestGitHubBrokenDownloads(t *testing.T) {
 // collection ends, and what was skipped is reported as before.
 func TestGitHubTempFilesRemoved(t *testing.T) {
 	const runs = 12
-	setup := func(t *testing.T) (*ghfake.Server, *ghapi.Client) {
-		s, repo := newFake(t)
-		for i := range runs {
-			r := repo.AddRun(ghfake.Run{CreatedAt: t0.Add(time.Duration(i) * time.Minute)})
-			repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-x", Files: map[string][]byte{"t.xml": junitDoc(0, []string{"a"})}})
-		}
-		return s, newClient(t, s)
-	}
+	setup := func(t *testing.T) (*ghfake.Server, *ghapi.Client) { return runsOfOneTest(t, runs) }
 	t.Run("downloads that keep breaking", func(t *testing.T) {
 		s, c := setup(t)
 		s.Inject(ghfake.Fault{Host: ghfake.HostBlob, Kind: ghfake.DisconnectMidBody, Times: -1})

@@ -81,19 +81,7 @@ func TestTooManyTestsInOneFile(t *testing.T) {
 // tag.
 func TestLongNamesAreCut(t *testing.T) {
 	const n, size = 40, 7 << 20
-	long := strings.Repeat("x", size-4)
-	doc := &pieces.Reader{Next: func(i int) (string, bool) {
-		switch {
-		case i == 0:
-			return `<testsuite name="s">`, true
-		case i <= 4*n:
-			// The names differ only in their last bytes, past the cap.
-			return [...]string{`"/>`, `<testcase classname="c" name="`, long, fmt.Sprintf("%04d", (i-1)/4)}[i%4], true
-		case i == 4*n+1:
-			return `</testsuite>`, true
-		}
-		return "", false
-	}}
+	doc := pieces.LongNames(n, size) // the names differ only past the cap
 	var h *History
 	grew := allocated(func() {
 		var err error

@@ -174,20 +174,7 @@ func TestUncut(t *testing.T) {
 // that holds one tag, and nothing of them is kept for the next file.
 func TestLongNamesMemory(t *testing.T) {
 	const n, size = 40, 7 << 20
-	long := strings.Repeat("x", size-4)
-	doc := func() io.Reader {
-		return &pieces.Reader{Next: func(i int) (string, bool) {
-			switch {
-			case i == 0:
-				return `<testsuite name="s">`, true
-			case i <= 4*n:
-				return [...]string{`"/>`, `<testcase classname="c" name="`, long, fmt.Sprintf("%04d", (i-1)/4)}[i%4], true
-			case i == 4*n+1:
-				return `</testsuite>`, true
-			}
-			return "", false
-		}}
-	}
+	doc := func() io.Reader { return pieces.LongNames(n, size) }
 	r := NewReader()
 	var ids []string
 	runtime.GC()
@@ -203,7 +190,7 @@ func TestLongNamesMemory(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for i, id := range ids {
-		checkCutName(t, long+fmt.Sprintf("%04d", i), strings.TrimPrefix(id, "c::"))
+		checkCutName(t, strings.Repeat("x", size-4)+fmt.Sprintf("%04d", i), strings.TrimPrefix(id, "c::"))
 		seen[id] = true
 	}
 	if len(seen) != n {

@@ -237,7 +237,7 @@ const retentionDays = 90
 func Upload(ctx context.Context, u Uploader, name string, files map[string][]byte, maxDays int) (*artifact.Result, error) {
 	o := artifact.UploadOptions{RetentionDays: retentionDays, MaxRetentionDays: maxDays}
 	if u == nil {
-		return nil, errors.New("no artifact service: ACTIONS_RESULTS_URL is not set")
+		return nil, ErrNoArtifactService
 	}
 	try := name
 	for i := 2; ; i++ {
