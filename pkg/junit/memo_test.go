@@ -2,11 +2,12 @@ package junit
 
 import (
 	"bytes"
-
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -15,8 +16,12 @@ import (
 // parseWith parses doc with r and returns the cases (flattened) and the
 // error text.
 func parseWith(r *Reader, name string, doc []byte) ([]flat, string) {
+	return parseFrom(r, name, bytes.NewReader(doc))
+}
+
+func parseFrom(r *Reader, name string, src io.Reader) ([]flat, string) {
 	var got []flat
-	_, err := r.Parse(name, bytes.NewReader(doc), func(c *Case) error {
+	_, err := r.Parse(name, src, func(c *Case) error {
 		p, ts := c.Meta()
 		got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line(), Outcome: c.Outcome, Duration: c.Duration(),
 			Detail: c.Detail, Reruns: append([]Outcome(nil), c.Reruns...), Props: p, Time: ts})
@@ -52,6 +57,24 @@ func TestReuseMatchesFreshParse(t *testing.T) {
 		"status dropped":      strings.Replace(base, ` status="disabled"`, ``, 1),
 		"single quotes":       strings.ReplaceAll(base, `"`, `'`),
 		"truncated in tag":    base[:strings.Index(base, `time="0.2"`)+3],
+		// The third tag, which a Reader that read base reads by
+		// repeatCase when its bytes allow.
+		"late time entity":      strings.Replace(base, `name="d"/>`, `name="d" time="&#49;"/>`, 1),
+		"late time lt":          strings.Replace(base, `name="d"/>`, `name="d" time="<"/>`, 1),
+		"late spaces at end":    strings.Replace(base, `name="d"/>`, `name="d" time="1"  />`, 1),
+		"late newlines":         strings.Replace(base, `name="d"/>`, "name=\"d\"\n\ttime=\"1\"\n/>", 1),
+		"late long time":        strings.Replace(base, `name="d"/>`, `name="d" time="`+strings.Repeat("1", 70)+`"/>`, 1),
+		"late open tag":         strings.Replace(base, `name="d"/>`, `name="d" time="1"></testcase>`, 1),
+		"late single quote":     strings.Replace(base, `name="d"/>`, `name="d" time='1'/>`, 1),
+		"late mixed quotes":     strings.Replace(base, `name="d"/>`, `name="d" time="1'2"/>`, 1),
+		"late slash space":      strings.Replace(base, `name="d"/>`, `name="d" time="1"/ >`, 1),
+		"late glued time":       strings.Replace(base, `name="d"/>`, `name="d"time="1"/>`, 1),
+		"late unclosed time":    strings.Replace(base, `name="d"/>`, `name="d" time="1/>`, 1),
+		"late empty time":       strings.Replace(base, `name="d"/>`, `name="d" time=""/>`, 1),
+		"late time no value":    strings.Replace(base, `name="d"/>`, `name="d" time/>`, 1),
+		"late second attribute": strings.Replace(base, `name="d"/>`, `name="d" time="1" x="2"/>`, 1),
+		"late disabled":         strings.Replace(base, `name="b" status="disabled" time="0.2"/>`, `name="b" status="disabled" time="7"/>`, 1),
+		"late in a testcase":    strings.Replace(base, `name="b" status="disabled" time="0.2"/>`, `name="b" status="disabled" time="0.2"><testcase classname="c" name="d"/></testcase>`, 1),
 	}
 	docs := [][]byte{[]byte(base)}
 	for _, v := range variants {
@@ -69,6 +92,16 @@ func TestReuseMatchesFreshParse(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Fatalf("after doc %d, doc %d (-fresh +reused):\n%s\n%s", i, j, diff, second)
+			}
+			// The same, with the tags cut at every byte by the reads.
+			shared = NewReader()
+			parseWith(shared, "first.xml", first)
+			got, gotErr = parseFrom(shared, "second.xml", iotest.OneByteReader(bytes.NewReader(second)))
+			if gotErr != wantErr {
+				t.Fatalf("after doc %d, doc %d, a byte per read: error %q, fresh reader %q", i, j, gotErr, wantErr)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Fatalf("after doc %d, doc %d, a byte per read (-fresh +reused):\n%s\n%s", i, j, diff, second)
 			}
 		}
 	}

@@ -328,10 +328,24 @@ func (r *Reader) run(fn func(*Case) error) error {
 		case '!':
 			err = r.bang()
 		default:
-			err = r.startTag(fn)
+			var done bool
+			if done, err = r.repeatCase(fn); !done && err == nil {
+				err = r.startTag(fn)
+			}
 		}
 		if err != nil {
 			return err
+		}
+		if !r.capturing {
+			// The white space that indents the next tag: nothing to keep
+			// or check.
+			j := r.pos
+			for j < r.end && isSpace(r.buf[j]) {
+				j++
+			}
+			if j < r.end && r.buf[j] == '<' {
+				r.pos = j
+			}
 		}
 	}
 	if r.rerr != nil {
@@ -611,6 +625,87 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 		return r.close(top, fn)
 	}
 	return nil
+}
+
+// repeatCase reads the tag at pos when it is a self-closing testcase tag
+// that repeats a tag of the file this one follows, byte for byte, up to a
+// time attribute that ends it: the tag of nearly every result in a
+// history. It does for it what startTag, open and close do, without
+// scanning the attributes or pushing an element. It reports false, having
+// changed nothing, for any other tag, or one cut by the window's end.
+func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
+	if len(r.memo) == 0 || r.inCase || r.capturing || r.outLvl|r.propsLvl|r.propLvl|r.skipLvl != 0 ||
+		len(r.stack) == 0 || len(r.stack) >= MaxDepth {
+		return false, nil
+	}
+	b := r.buf[r.pos:r.end]
+	for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
+		k := r.prevMemo[j]
+		m := &r.pool[k]
+		p := m.prefix
+		if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
+			continue
+		}
+		gt, val, ok := timeThenEnd(b[len(p):])
+		if !ok {
+			return false, nil
+		}
+		r.scans++
+		r.cursor = j + 1
+		r.memo = append(r.memo, k)
+		r.resetCase()
+		r.cur.setNames(m.name, m.class, m.file)
+		r.cur.line = m.line
+		if len(val) <= maxNumberBytes {
+			r.cur.setTime(val)
+		}
+		r.statusSkip, r.primarySeen = m.disabled, false
+		if m.disabled {
+			r.cur.Outcome = model.Skipped
+			r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
+		}
+		r.pos += len(p) + gt + 1
+		r.totals.Add(r.cur.Outcome)
+		if fn == nil {
+			return true, nil
+		}
+		return true, fn(&r.cur)
+	}
+	return false, nil
+}
+
+// timeThenEnd reads what follows a remembered tag prefix: white space, an
+// optional time attribute whose value needs no decoding, and "/>". It
+// returns the offset of the '>' and the time value (nil when absent).
+func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i > 0 && len(b)-i > len(`time=""`) && string(b[i:i+5]) == "time=" {
+		q := b[i+5]
+		if q != '"' && q != '\'' {
+			return 0, nil, false
+		}
+		v := i + 6
+		e := v
+		for e < len(b) && e-v <= maxNumberBytes && b[e] != q {
+			if b[e] == '<' || b[e] == '&' {
+				return 0, nil, false
+			}
+			e++
+		}
+		if e == len(b) || b[e] != q {
+			return 0, nil, false
+		}
+		val = b[v:e]
+		for i = e + 1; i < len(b) && isSpace(b[i]); i++ {
+		}
+	}
+	if i+1 < len(b) && b[i] == '/' && b[i+1] == '>' {
+		return i + 1, val, true
+	}
+	return 0, nil, false
 }
 
 // attr is one attribute of the start tag being read. Both slices are valid
