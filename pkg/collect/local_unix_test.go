@@ -3,6 +3,9 @@
 package collect
 
 import (
+	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,3 +88,79 @@ func TestLocalInConfines(t *testing.T) {
 		t.Errorf("Local: %d sources, %v skipped, err %v; want ok.xml and link.xml, the FIFO skipped", len(got), missing, err)
 	}
 }
+
+// TestOpenRegular: a local file is read whole, through reads of any size;
+// an empty file reads as empty; a file appended to after it was opened
+// ends at the size it had; a FIFO swapped in after the walk is refused
+// without blocking; and a closed file says so.
+func TestOpenRegular(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte(strings.Repeat("<testcase/>\n", 40_000)) // several reads' worth
+	full := filepath.Join(dir, "full.xml")
+	os.WriteFile(full, body, 0o644)
+	for _, size := range []int{1, 7, 64 << 10, 1 << 20} {
+		rc, err := openRegular(full)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(readsOf{rc, size})
+		if err != nil || !bytes.Equal(got, body) {
+			t.Errorf("reads of %d bytes: %d bytes, err %v; want %d", size, len(got), err, len(body))
+		}
+		rc.Close()
+	}
+
+	empty := filepath.Join(dir, "empty.xml")
+	os.WriteFile(empty, nil, 0o644)
+	rc, err := openRegular(empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(rc); err != nil || len(got) != 0 {
+		t.Errorf("empty file: %q, %v", got, err)
+	}
+	rc.Close()
+
+	rc, err = openRegular(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.OpenFile(full, os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("appended")
+	f.Close()
+	got, err := io.ReadAll(readsOf{rc, 4096})
+	if err != nil || !bytes.Equal(got, body) {
+		t.Errorf("file appended to after opening: %d bytes, err %v; want the %d it had", len(got), err, len(body))
+	}
+	if err := rc.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if _, err := rc.Read(make([]byte, 8)); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("read after close: %v, want os.ErrClosed", err)
+	}
+	if err := rc.Close(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("second close: %v, want os.ErrClosed", err)
+	}
+
+	fifo := filepath.Join(dir, "fifo.xml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	if rc, err := openRegular(fifo); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		if rc != nil {
+			rc.Close()
+		}
+		t.Errorf("FIFO: %v, want not a regular file", err)
+	}
+	if _, err := openRegular(filepath.Join(dir, "missing.xml")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v, want not exist", err)
+	}
+}
+
+// readsOf reads from r at most n bytes at a time.
+type readsOf struct {
+	r io.Reader
+	n int
+}
+
+func (l readsOf) Read(p []byte) (int, error) { return l.r.Read(p[:min(len(p), l.n)]) }

@@ -67,6 +67,9 @@ func (r *fdFile) Read(p []byte) (int, error) {
 	if r.left == 0 {
 		return 0, io.EOF
 	}
+	if r.left > 0 && int64(len(p)) > r.left {
+		p = p[:r.left]
+	}
 	for {
 		n, err := syscall.Read(r.fd, p)
 		if errors.Is(err, syscall.EINTR) {
