@@ -107,3 +107,51 @@ func TestManyFilesPerRunStayBounded(t *testing.T) {
 		t.Errorf("room for %d cells for %d tests × %d runs", cells, len(h.Tests), runs)
 	}
 }
+
+// TestPlan: files that share a base name are read one after another by
+// one worker, in the order given; a series longer than its share is cut so
+// that every worker has at least four units; and the runs estimate is a
+// series' length, or the files when every name is unique.
+func TestPlan(t *testing.T) {
+	names := func(srcs []Source, units [][]int32) [][]string {
+		var out [][]string
+		for _, u := range units {
+			var us []string
+			for _, i := range u {
+				us = append(us, srcs[i].Name)
+			}
+			out = append(out, us)
+		}
+		return out
+	}
+	src := func(names ...string) []Source {
+		var out []Source
+		for _, n := range names {
+			out = append(out, Source{Name: n})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name    string
+		srcs    []Source
+		workers int
+		units   [][]string
+		runs    int
+	}{
+		{"a file per class per run", src("r1/A.xml", "r1/B.xml", "r2/A.xml", "r2/B.xml", "r3/A.xml", "r3/B.xml"), 1,
+			[][]string{{"r1/A.xml", "r2/A.xml"}, {"r3/A.xml"}, {"r1/B.xml", "r2/B.xml"}, {"r3/B.xml"}}, 3},
+		{"a file per run", src("r1.xml", "r2.xml", "r3.xml"), 2,
+			[][]string{{"r1.xml"}, {"r2.xml"}, {"r3.xml"}}, 3},
+		{"one name in every run, cut for two workers", src("a/junit.xml", "b/junit.xml", "c/junit.xml", "d/junit.xml", "e/junit.xml", "f/junit.xml", "g/junit.xml", "h/junit.xml", "i/junit.xml"), 2,
+			[][]string{{"a/junit.xml", "b/junit.xml"}, {"c/junit.xml", "d/junit.xml"}, {"e/junit.xml", "f/junit.xml"}, {"g/junit.xml", "h/junit.xml"}, {"i/junit.xml"}}, 9},
+		{"artifact labels and Windows paths", src(`run 1 / junit / x\TEST-A.xml`, "run 2 / junit / x/TEST-A.xml"), 1,
+			[][]string{{`run 1 / junit / x\TEST-A.xml`}, {"run 2 / junit / x/TEST-A.xml"}}, 2},
+		{"one name repeated among unique ones", src("a.xml", "b.xml", "c.xml", "d.xml", "e/d.xml"), 1,
+			[][]string{{"a.xml"}, {"b.xml"}, {"c.xml"}, {"d.xml", "e/d.xml"}}, 5},
+	} {
+		units, runs := plan(c.srcs, c.workers)
+		if diff := cmp.Diff(c.units, names(c.srcs, units)); diff != "" || runs != c.runs {
+			t.Errorf("%s: runs %d, want %d; units (-want +got):\n%s", c.name, runs, c.runs, diff)
+		}
+	}
+}

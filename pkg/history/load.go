@@ -75,6 +75,7 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 		w = runtime.GOMAXPROCS(0)
 	}
 	w = max(1, min(w, len(sources)))
+	units, runs := plan(sources, w)
 	builders := newBuilders(w, lim)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -82,15 +83,21 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 		// Each builder sizes its tests' cells by the runs it sees; Merge
 		// grows the first builder's lists once to hold the others' cells.
 		b.docHint = len(sources)/w + 1
+		b.runHint = runs
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for {
 				k := int(next.Add(1)) - 1
-				if k >= len(sources) {
+				if k >= len(units) {
 					return
 				}
-				b.Add(sources[k])
+				for _, i := range units[k] {
+					if ctx.Err() != nil {
+						return
+					}
+					b.Add(sources[i])
+				}
 			}
 		}()
 	}
@@ -99,6 +106,61 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 		return nil, err
 	}
 	return Merge(builders...), nil
+}
+
+// plan splits the sources into units of work, each read in order by one
+// worker. Files that share a base name form a series: Surefire and Gradle
+// write TEST-<class>.xml once per run, and a run's single report is often
+// junit.xml. A file repeats the tests, and nearly every byte of the tags,
+// of the file before it in its series, which the Reader and the Builder
+// reuse only when they read that file last; reading files in the order
+// given, the workers' turns would split each series among them.
+//
+// A series longer than its share is cut, so that every worker gets work:
+// there are at least four units per worker. plan also estimates the runs
+// of the history, for sizing cell lists: a series has a file per run, so
+// the runs are the length of a typical file's series, or, when names are
+// unique, the files.
+func plan(sources []Source, workers int) (units [][]int32, runs int) {
+	at := make(map[string]int, len(sources))
+	var series [][]int32
+	for i, s := range sources {
+		k := baseName(s.Name)
+		j, ok := at[k]
+		if !ok {
+			j = len(series)
+			at[k] = j
+			series = append(series, nil)
+		}
+		series[j] = append(series[j], int32(i))
+	}
+	// The length of the series a file is in, on average over files.
+	var sq int64
+	for _, s := range series {
+		sq += int64(len(s)) * int64(len(s))
+	}
+	runs = len(sources)
+	if typical := int(sq / int64(max(len(sources), 1))); typical >= 2 {
+		runs = typical
+	}
+	cut := max(1, (len(sources)+4*workers-1)/(4*workers))
+	for _, s := range series {
+		for len(s) > cut {
+			units = append(units, s[:cut])
+			s = s[cut:]
+		}
+		units = append(units, s)
+	}
+	return units, runs
+}
+
+// baseName is the last element of a source's name: a path, or an
+// artifact's label ending in the path inside it.
+func baseName(name string) string {
+	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
+		return name[i+1:]
+	}
+	return name
 }
 
 // Builder folds documents into a partial history. Each goroutine uses its
@@ -128,6 +190,9 @@ type Builder struct {
 	// expect, estimated from the documents read so far (growCells).
 	docHint  int
 	docsRead int // documents committed
+	// runHint, when set, is the runs of the whole history as plan
+	// estimates them: no test has more cells than that.
+	runHint int
 	// cells and files hold each test's cells and file densely, for the
 	// per-case work; Test.Cells is set from cells when the builder is
 	// merged. Cells come from slab chunks at a fixed stride, which keeps
@@ -674,6 +739,11 @@ func (b *Builder) growCells(cells []Cell) []Cell {
 	n := 2 * cap(cells)
 	if b.docsRead > 0 && len(b.runs) > 0 {
 		est := int(int64(b.docHint)*int64(len(b.runs))/int64(b.docsRead)) + 1
+		if b.runHint > 0 {
+			// A builder that reads a series whole sees a new run in
+			// every file of it at first: est then counts files, not runs.
+			est = min(est, b.runHint)
+		}
 		n = max(n, min(est, b.docHint))
 	}
 	out := b.carve(n)
