@@ -22,6 +22,8 @@ type guard struct {
 	start  bool   // at the start of a line
 	lead   []byte // blanks held at the start of a line
 	colons int    // leading colons held after them
+	part   []byte // the start of a character cut by the end of a write
+	joined []byte // part and the next write, joined
 	buf    []byte
 }
 
@@ -30,6 +32,71 @@ func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
 // Write filters p. It reports len(p) when the underlying writer took
 // everything.
 func (g *guard) Write(p []byte) (int, error) {
+	if g.start && g.colons == 0 && len(g.lead) == 0 && len(g.part) == 0 {
+		// Whole lines that pass unchanged, the bulk of a report, are
+		// written as they are.
+		if n := cleanLines(p); n > 0 {
+			if _, err := g.w.Write(p[:n]); err != nil {
+				return 0, err
+			}
+			if n == len(p) {
+				return n, nil
+			}
+			if _, err := g.filter(p[n:]); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
+	return g.filter(p)
+}
+
+// cleanLines returns the length of the longest prefix of p made of whole
+// lines that the guard passes unchanged, read from the start of a line:
+// printable ASCII and tabs, not beginning, after blanks, with a colon.
+func cleanLines(p []byte) int {
+	n := 0
+	for i := 0; ; {
+		j := i
+		for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+			j++
+		}
+		if j < len(p) && p[j] == ':' {
+			return n
+		}
+		for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
+			j++
+		}
+		if j == len(p) || p[j] != '\n' {
+			return n
+		}
+		i = j + 1
+		n = i
+	}
+}
+
+// filter is Write byte by byte, holding what starts a line until it shows
+// whether the line would start a workflow command.
+func (g *guard) filter(p []byte) (int, error) {
+	n := len(p)
+	if len(g.part) > 0 {
+		g.joined = append(append(g.joined[:0], g.part...), p...)
+		p, g.part = g.joined, g.part[:0]
+	}
+	// A character cut by the end of the write waits for its rest.
+	for k := 1; k <= min(utf8.UTFMax-1, len(p)); k++ {
+		c := p[len(p)-k]
+		if c < utf8.RuneSelf {
+			break
+		}
+		if utf8.RuneStart(c) {
+			if !utf8.FullRune(p[len(p)-k:]) {
+				g.part = append(g.part, p[len(p)-k:]...)
+				p = p[:len(p)-k]
+			}
+			break
+		}
+	}
 	g.buf = g.buf[:0]
 	for i := 0; i < len(p); {
 		if !g.start {
@@ -97,7 +164,7 @@ func (g *guard) Write(p []byte) (int, error) {
 	if _, err := g.w.Write(g.buf); err != nil {
 		return 0, err
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // flushLead writes the held blanks and colon, with a backslash in front

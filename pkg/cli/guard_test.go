@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,37 @@ func TestHostileNameCLI(t *testing.T) {
 	for _, line := range strings.Split(r.stdout+r.stderr, "\n") {
 		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "::") {
 			t.Errorf("analyze output line starts a workflow command: %q", line)
+		}
+	}
+}
+
+// TestGuardWholeLines: the guard writes whole clean lines as they are and
+// filters the rest byte by byte, and a character cut between writes waits
+// for its rest; for any text and any cut into writes the output is what
+// filtering the text in one write gives.
+func TestGuardWholeLines(t *testing.T) {
+	pieces := []string{"a", " ", "\t", ":", "::", "\n", "x y", "\x1b", "\u202e", "é", "\r", "\xff", "  ::e::", "{\"k\": 1}"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5000 {
+		var in []byte
+		for range rng.IntN(20) {
+			in = append(in, pieces[rng.IntN(len(pieces))]...)
+		}
+		var want bytes.Buffer
+		ref := newGuard(&want)
+		ref.filter(in)
+		ref.flush()
+
+		var got bytes.Buffer
+		g := newGuard(&got)
+		for rest := in; len(rest) > 0; {
+			k := 1 + rng.IntN(len(rest))
+			g.Write(rest[:k])
+			rest = rest[k:]
+		}
+		g.flush()
+		if got.String() != want.String() {
+			t.Fatalf("guard(%q) in pieces = %q, filtered byte by byte %q", in, got.String(), want.String())
 		}
 	}
 }

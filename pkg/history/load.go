@@ -680,9 +680,17 @@ func (b *Builder) commit(src Source) {
 		return res
 	}
 	b.cellOf = b.cellOf[:0]
+	withSigs := len(b.pendSigs) > 0
+	var res resolved
+	suite := int32(-1) // the suite res is of; -1 after a case resolved alone
 	for i := range b.pend {
 		p := &b.pend[i]
-		res := resolve(p)
+		if p.props > 0 || p.suite != suite {
+			res, suite = resolve(p), p.suite
+			if p.props > 0 {
+				suite = -1
+			}
+		}
 		cells := b.cells[p.test]
 		if n := len(cells); n > 0 && cells[n-1].Run == res.run {
 			c := &cells[n-1]
@@ -694,7 +702,9 @@ func (b *Builder) commit(src Source) {
 			cells = append(cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
 			b.cells[p.test] = cells
 		}
-		b.cellOf = append(b.cellOf, int32(len(cells)-1))
+		if withSigs {
+			b.cellOf = append(b.cellOf, int32(len(cells)-1))
+		}
 		if p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])) {
 			l := b.locs[p.loc-1]
 			t := b.tests[p.test]

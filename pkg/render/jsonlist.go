@@ -53,6 +53,9 @@ func writeWithTests[T any](w io.Writer, shell any, tests []T, appendTest func([]
 			go func() {
 				defer wg.Done()
 				buf := bufs[c][:0]
+				if buf == nil {
+					buf = make([]byte, 0, chunk<<10) // about a kilobyte a test
+				}
 				errs[c] = nil
 				for k := lo; k < min(len(tests), lo+chunk); k++ {
 					var err error
