@@ -32,13 +32,21 @@ func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
 // Write filters p. It reports len(p) when the underlying writer took
 // everything.
 func (g *guard) Write(p []byte) (int, error) {
-	if g.start && g.colons == 0 && len(g.lead) == 0 && len(g.part) == 0 {
+	if (!g.start || g.colons == 0) && len(g.part) == 0 {
 		// Whole lines that pass unchanged, the bulk of a report, are
-		// written as they are.
-		if n := cleanLines(p); n > 0 {
+		// written as they are, with the end of a line begun in the last
+		// write and the blanks held from it.
+		if n := cleanLines(p, !g.start); n > 0 {
+			if len(g.lead) > 0 {
+				if _, err := g.w.Write(g.lead); err != nil {
+					return 0, err
+				}
+				g.lead = g.lead[:0]
+			}
 			if _, err := g.w.Write(p[:n]); err != nil {
 				return 0, err
 			}
+			g.start = true
 			if n == len(p) {
 				return n, nil
 			}
@@ -51,18 +59,21 @@ func (g *guard) Write(p []byte) (int, error) {
 	return g.filter(p)
 }
 
-// cleanLines returns the length of the longest prefix of p made of whole
-// lines that the guard passes unchanged, read from the start of a line:
-// printable ASCII and tabs, not beginning, after blanks, with a colon.
-func cleanLines(p []byte) int {
+// cleanLines returns the length of the longest prefix of p made of lines,
+// each ended by a line feed, that the guard passes unchanged: printable
+// ASCII and tabs, not beginning, after blanks, with a colon. midLine says
+// p continues a line whose start has been written.
+func cleanLines(p []byte, midLine bool) int {
 	n := 0
-	for i := 0; ; {
+	for i := 0; ; midLine = false {
 		j := i
-		for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
-			j++
-		}
-		if j < len(p) && p[j] == ':' {
-			return n
+		if !midLine {
+			for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+				j++
+			}
+			if j < len(p) && p[j] == ':' {
+				return n
+			}
 		}
 		for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
 			j++
