@@ -13,10 +13,6 @@ import (
 )
 
 func main() {
-	// Go's default GC settings: a peak about twice the live heap, from a
-	// 1 MB history to a 700 MB one. A fixed soft limit made a 16× history
-	// collect without end (7.3 s of CPU against 2.7 s) and GOGC=400 saved
-	// nothing measurable; see the README's benchmarks.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
 		Action: func(ctx context.Context) int {
