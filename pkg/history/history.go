@@ -6,7 +6,6 @@ package history
 
 import (
 	"cmp"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,37 +135,35 @@ func (h *History) finalize() {
 	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
 	// Each test's cells and signatures are put in order independently, on
-	// every core.
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var scratch []Cell
-			for k := p; k < len(h.Tests); k += parts {
-				t := h.Tests[k]
-				for i := range t.Cells {
-					t.Cells[i].Run = remap[t.Cells[i].Run]
+	// every core, and each part counts its tests into the runs' totals.
+	type counts struct{ tests, failed []int }
+	var mu sync.Mutex
+	each(len(h.Tests), func(lo, hi int) {
+		var scratch []Cell
+		n := counts{make([]int, len(h.Runs)), make([]int, len(h.Runs))}
+		for _, t := range h.Tests[lo:hi] {
+			for i := range t.Cells {
+				t.Cells[i].Run = remap[t.Cells[i].Run]
+			}
+			scratch = sortCells(t.Cells, scratch)
+			t.Cells = foldCells(t.Cells)
+			sortSigs(t)
+			for _, c := range t.Cells {
+				if c.Pass+c.Fail > 0 {
+					n.tests[c.Run]++
 				}
-				scratch = sortCells(t.Cells, scratch)
-				t.Cells = foldCells(t.Cells)
-				sortSigs(t)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, t := range h.Tests {
-		for _, c := range t.Cells {
-			r := &h.Runs[c.Run]
-			if c.Pass+c.Fail > 0 {
-				r.Tests++
-			}
-			if c.Fail > 0 && c.Pass == 0 {
-				r.Failed++
+				if c.Fail > 0 && c.Pass == 0 {
+					n.failed[c.Run]++
+				}
 			}
 		}
-	}
+		mu.Lock()
+		for r := range h.Runs {
+			h.Runs[r].Tests += n.tests[r]
+			h.Runs[r].Failed += n.failed[r]
+		}
+		mu.Unlock()
+	})
 	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
 }
 

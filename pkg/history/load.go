@@ -825,25 +825,14 @@ func addSig(t *Test, s Sig) uint16 {
 }
 
 // Merge joins partial histories into one, sorted and with run totals.
+// Runs and test identities are matched in one pass; each test's cells are
+// then gathered, from every builder that has some, into one list of the
+// exact length, on every core.
 func Merge(builders ...*Builder) *History {
-	for _, b := range builders {
-		for i, t := range b.tests {
-			t.Cells = b.cells[i]
-		}
-	}
 	h := &History{}
-	total := map[string]int{}
-	if len(builders) > 1 {
-		for _, b := range builders {
-			for _, t := range b.tests {
-				total[t.ID] += len(t.Cells)
-			}
-		}
-	}
-	testIdx := map[string]*Test{}
-	tOrder := map[*Test]order{}
 	runIdx := map[string]int32{}
-	for _, b := range builders {
+	remaps := make([][]int32, len(builders))
+	for bi, b := range builders {
 		h.Totals.Merge(b.totals)
 		h.Skipped = append(h.Skipped, b.skipped...)
 		remap := make([]int32, len(b.runs))
@@ -859,39 +848,132 @@ func Merge(builders ...*Builder) *History {
 			}
 			remap[ri] = gi
 		}
-		for i, t := range b.tests {
-			if len(t.Cells) == 0 {
-				continue // made for a document whose cases all went to projects (qualify)
+		remaps[bi] = remap
+	}
+	// The builders' tests of each merged test, in builder order: a list
+	// through parts from first[g], ended by -1.
+	type part struct{ b, t, next int32 }
+	var parts []part
+	var first, last []int32
+	var cells []int // per merged test: its cells, when gathered
+	add := func(g int32, bi, i int) {
+		k := int32(len(parts))
+		parts = append(parts, part{int32(bi), int32(i), -1})
+		if int(g) == len(first) {
+			first, last = append(first, k), append(last, k)
+			return
+		}
+		parts[last[g]].next, last[g] = k, k
+	}
+	if len(builders) == 1 {
+		b := builders[0]
+		for i := range b.tests {
+			if len(b.cells[i]) > 0 {
+				add(int32(len(h.Tests)), 0, i)
+				h.Tests = append(h.Tests, b.tests[i])
+				cells = append(cells, 0)
 			}
-			for j := range t.Cells {
-				t.Cells[j].Run = remap[t.Cells[j].Run]
-			}
-			g, ok := testIdx[t.ID]
-			if !ok {
-				if n := total[t.ID]; n > cap(t.Cells) {
-					t.Cells = slices.Grow(t.Cells, n-len(t.Cells))
+		}
+	} else {
+		at := map[string]int32{}
+		for bi, b := range builders {
+			for i, t := range b.tests {
+				n := len(b.cells[i])
+				if n == 0 {
+					continue // made for a document whose cases all went to projects (qualify)
 				}
-				testIdx[t.ID] = t
-				tOrder[t] = b.order[i]
-				h.Tests = append(h.Tests, t)
-				continue
-			}
-			sigMap := make([]uint16, len(t.Sigs)+1)
-			for k, s := range t.Sigs {
-				sigMap[k+1] = addSig(g, s)
-			}
-			for _, c := range t.Cells {
-				c.Sig = sigMap[c.Sig]
-				g.Cells = append(g.Cells, c)
-			}
-			g.OtherFailures += t.OtherFailures
-			if t.File != "" && (g.File == "" || b.order[i].less(tOrder[g])) {
-				g.File, g.Line, tOrder[g] = t.File, t.Line, b.order[i]
+				g, ok := at[t.ID]
+				if !ok {
+					g = int32(len(h.Tests))
+					at[t.ID] = g
+					h.Tests = append(h.Tests, t)
+					cells = append(cells, 0)
+				}
+				add(g, bi, i)
+				cells[g] += n
 			}
 		}
 	}
+	// A test of one builder keeps its list; the others' are gathered in
+	// one slab.
+	total := 0
+	for g := range cells {
+		if parts[first[g]].next < 0 {
+			cells[g] = 0
+		}
+		total += cells[g]
+	}
+	slab := make([]Cell, total)
+	each(len(h.Tests), func(lo, hi int) {
+		off := 0
+		for g := range lo {
+			off += cells[g]
+		}
+		for g := lo; g < hi; g++ {
+			head := parts[first[g]]
+			t := builders[head.b].tests[head.t]
+			if head.next < 0 {
+				t.Cells = builders[head.b].cells[head.t]
+				for i := range t.Cells {
+					t.Cells[i].Run = remaps[head.b][t.Cells[i].Run]
+				}
+				continue
+			}
+			out := slab[off : off : off+cells[g]]
+			off += cells[g]
+			ord := builders[head.b].order[head.t]
+			for k := first[g]; k >= 0; k = parts[k].next {
+				pt := parts[k]
+				b := builders[pt.b]
+				remap := remaps[pt.b]
+				from := b.cells[pt.t]
+				if k == first[g] {
+					for _, c := range from {
+						c.Run = remap[c.Run]
+						out = append(out, c)
+					}
+					continue
+				}
+				o := b.tests[pt.t]
+				if len(o.Sigs) == 0 {
+					for _, c := range from {
+						c.Run = remap[c.Run]
+						out = append(out, c)
+					}
+				} else {
+					sigMap := make([]uint16, len(o.Sigs)+1)
+					for j, sg := range o.Sigs {
+						sigMap[j+1] = addSig(t, sg)
+					}
+					for _, c := range from {
+						c.Run, c.Sig = remap[c.Run], sigMap[c.Sig]
+						out = append(out, c)
+					}
+				}
+				t.OtherFailures += o.OtherFailures
+				if o.File != "" && (t.File == "" || b.order[pt.t].less(ord)) {
+					t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
+				}
+			}
+			t.Cells = out
+		}
+	})
 	h.finalize()
 	return h
+}
+
+// each calls fn on contiguous parts of [0, n), on every core, and waits.
+func each(n int, fn func(lo, hi int)) {
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/256))
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(n*p/parts, n*(p+1)/parts)
+		}()
+	}
+	wg.Wait()
 }
 
 // foldCells merges adjacent cells of the same run: one run's documents may
