@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
@@ -175,54 +177,18 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 	// not inside one of its regression blocks.
 	present := make([]int, len(h.Tests))
 	fails := make([][]int32, len(h.Tests))
-	state := make([]int8, nCommits) // 0 none, 1 passed, 2 failed only, 3 both
-	var touched []int32
-	long := make([]bool, nCommits)
-	for ti, t := range h.Tests {
-		touched = touched[:0]
-		for _, c := range t.Cells {
-			ci := runCommit[c.Run]
-			if infra[c.Run] || c.Pass+c.Fail == 0 || ci < 0 {
-				continue
-			}
-			present[ti]++
-			if state[ci] == 0 {
-				touched = append(touched, ci)
-			}
-			if c.Fail > 0 && c.Pass == 0 {
-				state[ci] |= 2
-			} else {
-				state[ci] |= 1
-			}
-		}
-		slices.Sort(touched)
-		for i := 0; i < len(touched); {
-			if state[touched[i]] != 2 {
-				i++
-				continue
-			}
-			j := i
-			for j < len(touched) && state[touched[j]] == 2 {
-				j++
-			}
-			if j-i > o.MaxEpisode {
-				for _, ci := range touched[i:j] {
-					long[ci] = true
-				}
-			}
-			i = j
-		}
-		for _, c := range t.Cells {
-			ci := runCommit[c.Run]
-			if infra[c.Run] || ci < 0 || !(c.Fail > 0 && c.Pass == 0) || long[ci] {
-				continue
-			}
-			fails[ti] = append(fails[ti], c.Run)
-		}
-		for _, ci := range touched {
-			state[ci], long[ci] = 0, false
-		}
+	// Tests are independent: split them across the cores, each part with
+	// its own scratch state.
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			countable(h, infra, runCommit, nCommits, o, present, fails, len(h.Tests)*p/parts, len(h.Tests)*(p+1)/parts)
+		}()
 	}
+	wg.Wait()
 
 	// Suites: candidates are suite-runs with at least two failures.
 	type tally struct {
@@ -394,4 +360,60 @@ func event(h *history.History, run int32, kind, group string, members []string, 
 	r := h.Runs[run]
 	return found{run, InfraEvent{RunID: r.RunID, Attempt: r.Attempt, Commit: r.CommitSHA, Source: r.Source, Time: r.Time,
 		Kind: kind, Group: group, Members: members, Tests: n, Failed: f, Expected: math.Round(mu*1000) / 1000}}
+}
+
+// countable finds, for tests lo to hi, how many runs each was present in
+// and its countable failures: runs it failed every attempt of, outside
+// its regression blocks (failures in more than MaxEpisode commits in a
+// row).
+func countable(h *history.History, infra []bool, runCommit []int32, nCommits int, o Options, present []int, fails [][]int32, lo, hi int) {
+	state := make([]int8, nCommits) // 0 none, 1 passed, 2 failed only, 3 both
+	var touched []int32
+	long := make([]bool, nCommits)
+	for ti := lo; ti < hi; ti++ {
+		t := h.Tests[ti]
+		touched = touched[:0]
+		for _, c := range t.Cells {
+			ci := runCommit[c.Run]
+			if infra[c.Run] || c.Pass+c.Fail == 0 || ci < 0 {
+				continue
+			}
+			present[ti]++
+			if state[ci] == 0 {
+				touched = append(touched, ci)
+			}
+			if c.Fail > 0 && c.Pass == 0 {
+				state[ci] |= 2
+			} else {
+				state[ci] |= 1
+			}
+		}
+		slices.Sort(touched)
+		for i := 0; i < len(touched); {
+			if state[touched[i]] != 2 {
+				i++
+				continue
+			}
+			j := i
+			for j < len(touched) && state[touched[j]] == 2 {
+				j++
+			}
+			if j-i > o.MaxEpisode {
+				for _, ci := range touched[i:j] {
+					long[ci] = true
+				}
+			}
+			i = j
+		}
+		for _, c := range t.Cells {
+			ci := runCommit[c.Run]
+			if infra[c.Run] || ci < 0 || !(c.Fail > 0 && c.Pass == 0) || long[ci] {
+				continue
+			}
+			fails[ti] = append(fails[ti], c.Run)
+		}
+		for _, ci := range touched {
+			state[ci], long[ci] = 0, false
+		}
+	}
 }

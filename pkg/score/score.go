@@ -309,15 +309,22 @@ func Score(h *history.History, o Options) (*Report, error) {
 		}()
 	}
 	wg.Wait()
-	for i, t := range scored {
+	// Rank by index: a Test is a few hundred bytes, and a sort moves
+	// what it sorts many times.
+	var order []int32
+	for i := range scored {
 		if keep[i] {
-			rep.Tests = append(rep.Tests, t)
+			order = append(order, int32(i))
 		}
+	}
+	slices.SortStableFunc(order, func(i, j int32) int { return rankCmp(&scored[i], &scored[j]) })
+	rep.Tests = slices.Grow(rep.Tests, len(order))
+	for _, i := range order {
+		rep.Tests = append(rep.Tests, scored[i])
 	}
 	for _, n := range noCommit {
 		rep.ResultsWithoutCommit += n
 	}
-	slices.SortStableFunc(rep.Tests, rankCmp)
 	rep.TestsAnalyzed = len(rep.Tests)
 	for _, t := range rep.Tests {
 		if t.IsFlaky {
@@ -332,7 +339,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 
 // rankCmp ranks flagged tests first, then by the lower bound of their flake
 // rate, so that 1 failure in 1 commit never outranks 30 in 100.
-func rankCmp(a, b Test) int {
+func rankCmp(a, b *Test) int {
 	if a.IsFlaky != b.IsFlaky {
 		if a.IsFlaky {
 			return -1
