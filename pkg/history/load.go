@@ -184,6 +184,7 @@ type Builder struct {
 	key       []byte
 	names     [][2]string // per test: classname and name as read
 	cellOf    []int32     // per pending case: its cell's index in the test's Cells
+	bySuite   []resolved  // per suite of the document: its run, once resolved (run -1 before)
 	// docHint is the documents this builder expects. A test has one cell
 	// per run, and a run may be one document or hundreds (Surefire writes a
 	// file per class), so cell lists are sized by the runs this builder can
@@ -261,6 +262,12 @@ type pending struct {
 	pass, fail uint16
 	skip       uint16
 	noFile     bool // the case has no file attribute
+}
+
+// resolved is the run of a suite's cases, and its place among runs.
+type resolved struct {
+	run   int32
+	order order
 }
 
 type location struct {
@@ -619,14 +626,13 @@ func clipString(s string, n int) string {
 // commit folds the pending cases of one document into the partial history,
 // now that every suite's properties are known.
 func (b *Builder) commit(src Source) {
-	type resolved struct {
-		run   int32
-		order order
-	}
 	// Each suite's run, resolved once it is needed; a case with
 	// properties of its own is resolved alone.
-	bySuite := make([]resolved, len(b.suites))
-	done := make([]bool, len(b.suites))
+	bySuite := b.bySuite[:0]
+	for range b.suites {
+		bySuite = append(bySuite, resolved{run: -1})
+	}
+	b.bySuite = bySuite
 	// Suites of one run restate the same properties and timestamp (a
 	// <testsuite> per class): the run is resolved once per distinct set.
 	var last struct {
@@ -636,7 +642,7 @@ func (b *Builder) commit(src Source) {
 		res   resolved
 	}
 	resolve := func(p *pending) resolved {
-		if p.props == 0 && done[p.suite] {
+		if p.props == 0 && bySuite[p.suite].run >= 0 {
 			return bySuite[p.suite]
 		}
 		props, ts := b.suites[p.suite].Meta()
@@ -654,7 +660,7 @@ func (b *Builder) commit(src Source) {
 		}
 		if last.ok && props == last.props && ts.Equal(last.ts) {
 			if p.props == 0 {
-				bySuite[p.suite], done[p.suite] = last.res, true
+				bySuite[p.suite] = last.res
 			}
 			return last.res
 		}
@@ -675,7 +681,7 @@ func (b *Builder) commit(src Source) {
 		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
 		last.res = res
 		if p.props == 0 {
-			bySuite[p.suite], done[p.suite] = res, true
+			bySuite[p.suite] = res
 		}
 		return res
 	}

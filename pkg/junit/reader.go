@@ -1555,6 +1555,9 @@ func parseTimeFrom(v []byte, first int) (time.Time, int) {
 	if len(v) > maxNumberBytes {
 		return time.Time{}, -1
 	}
+	if t, k, ok := isoStamp(v); ok {
+		return t, k
+	}
 	s := strings.TrimSpace(string(v))
 	if first > 0 && first < len(timeLayouts) {
 		if t, err := time.Parse(timeLayouts[first], s); err == nil {
@@ -1570,4 +1573,68 @@ func parseTimeFrom(v []byte, first int) (time.Time, int) {
 		}
 	}
 	return time.Time{}, -1
+}
+
+// isoStamp reads the timestamps nearly every tool writes,
+// "2006-01-02T15:04:05", with a fraction of up to nine digits and a "Z" or
+// not, as time.Parse reads them with timeLayouts[0] ("Z") or [1], without
+// its cost: Surefire writes a timestamp in every file of a class, and no
+// two are alike. It reports false for anything else, valid or not, which
+// time.Parse then reads.
+func isoStamp(v []byte) (time.Time, int, bool) {
+	if len(v) < 19 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' {
+		return time.Time{}, 0, false
+	}
+	num := func(b []byte) int {
+		n := 0
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	year, month, day := num(v[0:4]), num(v[5:7]), num(v[8:10])
+	hour, minute, sec := num(v[11:13]), num(v[14:16]), num(v[17:19])
+	if year < 0 || month < 1 || month > 12 || day < 1 || day > daysIn(time.Month(month), year) ||
+		hour < 0 || hour > 23 || minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, 0, false
+	}
+	rest, nsec := v[19:], 0
+	if len(rest) > 0 && rest[0] == '.' {
+		digits := 0
+		for digits+1 < len(rest) && rest[digits+1] >= '0' && rest[digits+1] <= '9' {
+			digits++
+		}
+		if digits == 0 || digits > 9 {
+			return time.Time{}, 0, false
+		}
+		nsec = num(rest[1 : 1+digits])
+		for range 9 - digits {
+			nsec *= 10
+		}
+		rest = rest[1+digits:]
+	}
+	k := 1
+	switch string(rest) {
+	case "":
+	case "Z":
+		k = 0
+	default:
+		return time.Time{}, 0, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), k, true
+}
+
+// daysIn is the number of days in a month of the proleptic Gregorian
+// calendar.
+func daysIn(m time.Month, year int) int {
+	if m == time.February {
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	}
+	return 30 + int((m+m/8)%2)
 }
