@@ -61,8 +61,8 @@ func TestLayoutsGiveOneHistory(t *testing.T) {
 					t.Errorf("%d workers: %d runs, totals %+v; want %d, %+v", workers, len(h.Runs), h.Totals, runs, want.Totals)
 				}
 				for _, x := range h.Tests {
-					// Within twice the runs, as append would have it.
-					if cap(x.Cells) > 2*runs+firstCells {
+					// A list of the exact length.
+					if cap(x.Cells) > runs {
 						t.Fatalf("%d workers: %s has room for %d cells from %d files of %d runs", workers, x.ID, cap(x.Cells), len(srcs), runs)
 					}
 				}
@@ -102,16 +102,15 @@ func TestManyFilesPerRunStayBounded(t *testing.T) {
 	for _, x := range h.Tests {
 		cells += cap(x.Cells)
 	}
-	// Sized by files, as before, this was 800 tests × 20,000 cells.
-	if cells > 2*len(h.Tests)*(runs+firstCells) {
+	// Sized by files, as once, this was 800 tests × 20,000 cells.
+	if cells > len(h.Tests)*runs {
 		t.Errorf("room for %d cells for %d tests × %d runs", cells, len(h.Tests), runs)
 	}
 }
 
 // TestPlan: files that share a base name are read one after another by
 // one worker, in the order given; a series longer than its share is cut so
-// that every worker has at least four units; and the runs estimate is a
-// series' length, or the files when every name is unique.
+// that every worker has at least four units.
 func TestPlan(t *testing.T) {
 	names := func(srcs []Source, units [][]int32) [][]string {
 		var out [][]string
@@ -136,22 +135,20 @@ func TestPlan(t *testing.T) {
 		srcs    []Source
 		workers int
 		units   [][]string
-		runs    int
 	}{
 		{"a file per class per run", src("r1/A.xml", "r1/B.xml", "r2/A.xml", "r2/B.xml", "r3/A.xml", "r3/B.xml"), 1,
-			[][]string{{"r1/A.xml", "r2/A.xml"}, {"r3/A.xml"}, {"r1/B.xml", "r2/B.xml"}, {"r3/B.xml"}}, 3},
+			[][]string{{"r1/A.xml", "r2/A.xml"}, {"r3/A.xml"}, {"r1/B.xml", "r2/B.xml"}, {"r3/B.xml"}}},
 		{"a file per run", src("r1.xml", "r2.xml", "r3.xml"), 2,
-			[][]string{{"r1.xml"}, {"r2.xml"}, {"r3.xml"}}, 3},
+			[][]string{{"r1.xml"}, {"r2.xml"}, {"r3.xml"}}},
 		{"one name in every run, cut for two workers", src("a/junit.xml", "b/junit.xml", "c/junit.xml", "d/junit.xml", "e/junit.xml", "f/junit.xml", "g/junit.xml", "h/junit.xml", "i/junit.xml"), 2,
-			[][]string{{"a/junit.xml", "b/junit.xml"}, {"c/junit.xml", "d/junit.xml"}, {"e/junit.xml", "f/junit.xml"}, {"g/junit.xml", "h/junit.xml"}, {"i/junit.xml"}}, 9},
+			[][]string{{"a/junit.xml", "b/junit.xml"}, {"c/junit.xml", "d/junit.xml"}, {"e/junit.xml", "f/junit.xml"}, {"g/junit.xml", "h/junit.xml"}, {"i/junit.xml"}}},
 		{"artifact labels and Windows paths", src(`run 1 / junit / x\TEST-A.xml`, "run 2 / junit / x/TEST-A.xml"), 1,
-			[][]string{{`run 1 / junit / x\TEST-A.xml`}, {"run 2 / junit / x/TEST-A.xml"}}, 2},
+			[][]string{{`run 1 / junit / x\TEST-A.xml`}, {"run 2 / junit / x/TEST-A.xml"}}},
 		{"one name repeated among unique ones", src("a.xml", "b.xml", "c.xml", "d.xml", "e/d.xml"), 1,
-			[][]string{{"a.xml"}, {"b.xml"}, {"c.xml"}, {"d.xml", "e/d.xml"}}, 5},
+			[][]string{{"a.xml"}, {"b.xml"}, {"c.xml"}, {"d.xml", "e/d.xml"}}},
 	} {
-		units, runs := plan(c.srcs, c.workers)
-		if diff := cmp.Diff(c.units, names(c.srcs, units)); diff != "" || runs != c.runs {
-			t.Errorf("%s: runs %d, want %d; units (-want +got):\n%s", c.name, runs, c.runs, diff)
+		if diff := cmp.Diff(c.units, names(c.srcs, plan(c.srcs, c.workers))); diff != "" {
+			t.Errorf("%s: units (-want +got):\n%s", c.name, diff)
 		}
 	}
 }

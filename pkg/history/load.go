@@ -75,15 +75,11 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 		w = runtime.GOMAXPROCS(0)
 	}
 	w = max(1, min(w, len(sources)))
-	units, runs := plan(sources, w)
+	units := plan(sources, w)
 	builders := newBuilders(w, lim)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for _, b := range builders {
-		// Each builder sizes its tests' cells by the runs it sees; Merge
-		// grows the first builder's lists once to hold the others' cells.
-		b.docHint = len(sources)/w + 1
-		b.runHint = runs
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -117,11 +113,8 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 // given, the workers' turns would split each series among them.
 //
 // A series longer than its share is cut, so that every worker gets work:
-// there are at least four units per worker. plan also estimates the runs
-// of the history, for sizing cell lists: a series has a file per run, so
-// the runs are the length of a typical file's series, or, when names are
-// unique, the files.
-func plan(sources []Source, workers int) (units [][]int32, runs int) {
+// there are at least four units per worker.
+func plan(sources []Source, workers int) (units [][]int32) {
 	at := make(map[string]int, len(sources))
 	var series [][]int32
 	for i, s := range sources {
@@ -134,15 +127,6 @@ func plan(sources []Source, workers int) (units [][]int32, runs int) {
 		}
 		series[j] = append(series[j], int32(i))
 	}
-	// The length of the series a file is in, on average over files.
-	var sq int64
-	for _, s := range series {
-		sq += int64(len(s)) * int64(len(s))
-	}
-	runs = len(sources)
-	if typical := int(sq / int64(max(len(sources), 1))); typical >= 2 {
-		runs = typical
-	}
 	cut := max(1, (len(sources)+4*workers-1)/(4*workers))
 	for _, s := range series {
 		for len(s) > cut {
@@ -151,7 +135,7 @@ func plan(sources []Source, workers int) (units [][]int32, runs int) {
 		}
 		units = append(units, s)
 	}
-	return units, runs
+	return units
 }
 
 // baseName is the last element of a source's name: a path, or an
@@ -183,27 +167,23 @@ type Builder struct {
 	lastSuite *junit.Suite
 	key       []byte
 	names     [][2]string // per test: classname and name as read
-	cellOf    []int32     // per pending case: its cell's index in the test's Cells
+	cellOf    []int64     // per pending case: its cell, as chunk × chunkCells + index
 	bySuite   []resolved  // per suite of the document: its run, once resolved (run -1 before)
-	// docHint is the documents this builder expects. A test has one cell
-	// per run, and a run may be one document or hundreds (Surefire writes a
-	// file per class), so cell lists are sized by the runs this builder can
-	// expect, estimated from the documents read so far (growCells).
-	docHint  int
-	docsRead int // documents committed
-	// runHint, when set, is the runs of the whole history as plan
-	// estimates them: no test has more cells than that.
-	runHint int
-	// cells and files hold each test's cells and file densely, for the
-	// per-case work; Test.Cells is set from cells when the builder is
-	// merged. Cells come from slab chunks at a fixed stride, which keeps
-	// one document's writes in a pattern the CPU can prefetch.
-	cells    [][]Cell
-	files    []string
-	slab     []Cell
-	sigCache map[string]string // failure text to signature
-	prevSeq  []int32           // tests of the document this one follows, in document order
-	cursor   int               // next expected position in prevSeq
+	// Each test's cells are a chain of chunks of chunkCells, taken in
+	// turn from blocks that never move: a list grows without copying and
+	// wastes at most one chunk, whether a run is one document or hundreds
+	// (Surefire writes a file per class). Merge gathers each chain into a
+	// list of the exact length. first and last are per test, -1 before its
+	// first cell; count is its cells.
+	blocks      [][]cellChunk
+	chunks      int32 // chunks taken
+	first, last []int32
+	count       []int32
+	none        Cell              // what cell returns for a test with none
+	files       []string          // per test, densely, for the per-case work
+	sigCache    map[string]string // failure text to signature
+	prevSeq     []int32           // tests of the document this one follows, in document order
+	cursor      int               // next expected position in prevSeq
 	// seqs holds the tests of earlier documents by their first test: a
 	// document follows the last one read, unless it begins with the test
 	// another began with (a file per class: the class's file of the
@@ -223,7 +203,6 @@ type Builder struct {
 	doc      int32     // documents begun, numbering the current one
 	seen     []int32   // per test: the last document it appeared in
 	docTests int       // distinct tests in the current document
-	slabs    int       // slab chunks allocated
 }
 
 // registry holds the distinct tests of builders that share the MaxTests
@@ -340,7 +319,6 @@ func (b *Builder) add(src Source) error {
 	}
 	b.totals.Merge(tot)
 	b.commit(src)
-	b.docsRead++
 	var seq []int32 // the sequence this one replaces, no longer used, or a new one
 	if len(b.pend) > 0 {
 		seq = b.seqs[b.pend[0].base]
@@ -356,13 +334,13 @@ func (b *Builder) add(src Source) error {
 	return nil
 }
 
-// builderMark is where a builder's tests and slab stood before a document.
+// builderMark is where a builder's tests stood before a document.
 type builderMark struct {
-	tests, slabs, slab int
+	tests int
 }
 
 func (b *Builder) mark() builderMark {
-	return builderMark{tests: len(b.tests), slabs: b.slabs, slab: len(b.slab)}
+	return builderMark{tests: len(b.tests)}
 }
 
 // rollback forgets the tests a refused document added: a document left out
@@ -374,16 +352,12 @@ func (b *Builder) rollback(m builderMark) {
 	}
 	clear(b.tests[n:])
 	clear(b.names[n:])
-	clear(b.cells[n:])
 	clear(b.files[n:])
-	b.tests, b.order, b.names, b.cells, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.cells[:n], b.files[:n], b.seen[:n]
+	b.tests, b.order, b.names, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.files[:n], b.seen[:n]
+	b.first, b.last, b.count = b.first[:n], b.last[:n], b.count[:n]
 	b.firstPend, b.inMulti = b.firstPend[:n], b.inMulti[:n]
-	// Their cells, still empty, are the end of the slab.
-	if b.slabs == m.slabs {
-		b.slab = b.slab[:m.slab]
-	} else {
-		b.slab = b.slab[:0]
-	}
+	// Cells are written only when a document is committed: a refused one
+	// took no chunk.
 }
 
 func trimFile(pe *junit.ParseError) string {
@@ -475,7 +449,7 @@ func (b *Builder) newTest(id, cls, name string) int32 {
 	b.tests = append(b.tests, &Test{ID: id})
 	b.order = append(b.order, order{})
 	b.names = append(b.names, [2]string{cls, name})
-	b.cells = append(b.cells, b.newCells())
+	b.first, b.last, b.count = append(b.first, -1), append(b.last, -1), append(b.count, 0)
 	b.files = append(b.files, "")
 	b.seen = append(b.seen, 0)
 	b.firstPend = append(b.firstPend, 0)
@@ -697,19 +671,25 @@ func (b *Builder) commit(src Source) {
 				suite = -1
 			}
 		}
-		cells := b.cells[p.test]
-		if n := len(cells); n > 0 && cells[n-1].Run == res.run {
-			c := &cells[n-1]
+		t, n := p.test, b.count[p.test]
+		k, i := b.last[t], (n+chunkCells-1)%chunkCells
+		if c := b.cell(k, i); n > 0 && c.Run == res.run {
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
-			if len(cells) == cap(cells) {
-				cells = b.growCells(cells)
+			if i = n % chunkCells; i == 0 {
+				k = b.newChunk()
+				if n == 0 {
+					b.first[t] = k
+				} else {
+					b.chunk(b.last[t]).next = k
+				}
+				b.last[t] = k
 			}
-			cells = append(cells, Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip})
-			b.cells[p.test] = cells
+			*b.cell(k, i) = Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip}
+			b.count[t]++
 		}
 		if withSigs {
-			b.cellOf = append(b.cellOf, int32(len(cells)-1))
+			b.cellOf = append(b.cellOf, int64(k)*chunkCells+int64(i))
 		}
 		if p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])) {
 			l := b.locs[p.loc-1]
@@ -723,7 +703,8 @@ func (b *Builder) commit(src Source) {
 		res := resolve(p)
 		t := b.tests[p.test]
 		k := addSig(t, Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
-		if c := &b.cells[p.test][b.cellOf[s.pend]]; c.Sig == 0 {
+		at := b.cellOf[s.pend]
+		if c := b.cell(int32(at/chunkCells), int32(at%chunkCells)); c.Sig == 0 {
 			c.Sig = k
 		}
 	}
@@ -732,50 +713,60 @@ func (b *Builder) commit(src Source) {
 // maxSeqs bounds the documents a builder remembers by their first test.
 const maxSeqs = 1 << 12
 
-// slabTests is how many tests' cells one slab chunk holds.
-const slabTests = 256
+// chunkCells is the cells of one chunk of a test's chain, and blockChunks
+// the chunks of one block (1<<blockShift).
+const (
+	chunkCells  = 16
+	blockShift  = 10
+	blockChunks = 1 << blockShift
+)
 
-// firstCells is the capacity of a new test's cell list: before a few
-// documents are read, nothing says whether a run is one document or
-// hundreds of them.
-const firstCells = 8
-
-// newCells returns an empty cell list for a new test, carved from the
-// current slab chunk.
-func (b *Builder) newCells() []Cell {
-	return b.carve(min(firstCells, max(b.docHint, 1)))
+// cellChunk is a piece of a test's cells; next is the chunk after it, or
+// -1.
+type cellChunk struct {
+	cells [chunkCells]Cell
+	next  int32
 }
 
-// growCells returns cells in a list with room for the runs this builder
-// can expect: its documents times the runs per document read so far. At
-// least double the capacity, so that a poor estimate costs few copies.
-// The tests of a document grow together, so their lists stay side by side
-// in the slab.
-func (b *Builder) growCells(cells []Cell) []Cell {
-	n := 2 * cap(cells)
-	if b.docsRead > 0 && len(b.runs) > 0 {
-		est := int(int64(b.docHint)*int64(len(b.runs))/int64(b.docsRead)) + 1
-		if b.runHint > 0 {
-			// A builder that reads a series whole sees a new run in
-			// every file of it at first: est then counts files, not runs.
-			est = min(est, b.runHint)
+// newChunk takes a chunk and returns its number.
+func (b *Builder) newChunk() int32 {
+	k := b.chunks
+	if int(k>>blockShift) == len(b.blocks) {
+		b.blocks = append(b.blocks, make([]cellChunk, blockChunks))
+	}
+	b.chunks++
+	b.chunk(k).next = -1
+	return k
+}
+
+func (b *Builder) chunk(k int32) *cellChunk { return &b.blocks[k>>blockShift][k&(blockChunks-1)] }
+
+// cell returns cell i of chunk k; chunk -1 (a test with no cell yet)
+// gives a cell of no run.
+func (b *Builder) cell(k, i int32) *Cell {
+	if k < 0 {
+		b.none = Cell{Run: -1}
+		return &b.none
+	}
+	return &b.chunk(k).cells[i]
+}
+
+// appendCells appends test t's cells, with runs renumbered by remap, to
+// out.
+func (b *Builder) appendCells(out []Cell, t int32, remap []int32, sigMap []uint16) []Cell {
+	left := b.count[t]
+	for k := b.first[t]; k >= 0 && left > 0; k = b.chunk(k).next {
+		c := b.chunk(k)
+		for _, cell := range c.cells[:min(left, chunkCells)] {
+			cell.Run = remap[cell.Run]
+			if sigMap != nil {
+				cell.Sig = sigMap[cell.Sig]
+			}
+			out = append(out, cell)
 		}
-		n = max(n, min(est, b.docHint))
+		left -= min(left, chunkCells)
 	}
-	out := b.carve(n)
-	return append(out, cells...)
-}
-
-// carve returns an empty cell list of capacity n from the slab.
-func (b *Builder) carve(n int) []Cell {
-	n = max(n, 1)
-	if cap(b.slab)-len(b.slab) < n {
-		b.slab = make([]Cell, 0, slabTests*n)
-		b.slabs++
-	}
-	k := len(b.slab)
-	b.slab = b.slab[:k+n]
-	return b.slab[k : k : k+n]
+	return out
 }
 
 func satAdd(a, b uint16) uint16 {
@@ -832,8 +823,8 @@ func addSig(t *Test, s Sig) uint16 {
 
 // Merge joins partial histories into one, sorted and with run totals.
 // Runs and test identities are matched in one pass; each test's cells are
-// then gathered, from every builder that has some, into one list of the
-// exact length, on every core.
+// then gathered, from every builder that has some, into one slab of lists
+// of the exact length, on every core.
 func Merge(builders ...*Builder) *History {
 	h := &History{}
 	runIdx := map[string]int32{}
@@ -874,17 +865,17 @@ func Merge(builders ...*Builder) *History {
 	if len(builders) == 1 {
 		b := builders[0]
 		for i := range b.tests {
-			if len(b.cells[i]) > 0 {
+			if n := b.count[i]; n > 0 {
 				add(int32(len(h.Tests)), 0, i)
 				h.Tests = append(h.Tests, b.tests[i])
-				cells = append(cells, 0)
+				cells = append(cells, int(n))
 			}
 		}
 	} else {
 		at := map[string]int32{}
 		for bi, b := range builders {
 			for i, t := range b.tests {
-				n := len(b.cells[i])
+				n := int(b.count[i])
 				if n == 0 {
 					continue // made for a document whose cases all went to projects (qualify)
 				}
@@ -900,14 +891,9 @@ func Merge(builders ...*Builder) *History {
 			}
 		}
 	}
-	// A test of one builder keeps its list; the others' are gathered in
-	// one slab.
 	total := 0
-	for g := range cells {
-		if parts[first[g]].next < 0 {
-			cells[g] = 0
-		}
-		total += cells[g]
+	for _, n := range cells {
+		total += n
 	}
 	slab := make([]Cell, total)
 	each(len(h.Tests), func(lo, hi int) {
@@ -918,44 +904,25 @@ func Merge(builders ...*Builder) *History {
 		for g := lo; g < hi; g++ {
 			head := parts[first[g]]
 			t := builders[head.b].tests[head.t]
-			if head.next < 0 {
-				t.Cells = builders[head.b].cells[head.t]
-				for i := range t.Cells {
-					t.Cells[i].Run = remaps[head.b][t.Cells[i].Run]
-				}
-				continue
-			}
 			out := slab[off : off : off+cells[g]]
 			off += cells[g]
 			ord := builders[head.b].order[head.t]
 			for k := first[g]; k >= 0; k = parts[k].next {
 				pt := parts[k]
 				b := builders[pt.b]
-				remap := remaps[pt.b]
-				from := b.cells[pt.t]
 				if k == first[g] {
-					for _, c := range from {
-						c.Run = remap[c.Run]
-						out = append(out, c)
-					}
+					out = b.appendCells(out, pt.t, remaps[pt.b], nil)
 					continue
 				}
 				o := b.tests[pt.t]
-				if len(o.Sigs) == 0 {
-					for _, c := range from {
-						c.Run = remap[c.Run]
-						out = append(out, c)
-					}
-				} else {
-					sigMap := make([]uint16, len(o.Sigs)+1)
+				var sigMap []uint16
+				if len(o.Sigs) > 0 {
+					sigMap = make([]uint16, len(o.Sigs)+1)
 					for j, sg := range o.Sigs {
 						sigMap[j+1] = addSig(t, sg)
 					}
-					for _, c := range from {
-						c.Run, c.Sig = remap[c.Run], sigMap[c.Sig]
-						out = append(out, c)
-					}
 				}
+				out = b.appendCells(out, pt.t, remaps[pt.b], sigMap)
 				t.OtherFailures += o.OtherFailures
 				if o.File != "" && (t.File == "" || b.order[pt.t].less(ord)) {
 					t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
