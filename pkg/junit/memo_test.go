@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -80,7 +81,14 @@ func TestReuseMatchesFreshParse(t *testing.T) {
 	for _, v := range variants {
 		docs = append(docs, []byte(v))
 	}
-	// Every ordered pair: the second document read after the first.
+	checkReuse(t, docs)
+}
+
+// checkReuse reads every ordered pair of docs with one Reader, the second
+// after the first, and compares the second's result with a fresh Reader's,
+// reading it whole and a byte per read.
+func checkReuse(t *testing.T, docs [][]byte) {
+	t.Helper()
 	for i, first := range docs {
 		for j, second := range docs {
 			shared := NewReader()
@@ -132,4 +140,40 @@ func TestReuseOverCorpus(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPropertyReuseMatchesFreshParse: a Reader reuses the self-closing
+// <property> tags it read before when their bytes match; whatever it read
+// before, the run properties each case gets are a fresh Reader's.
+func TestPropertyReuseMatchesFreshParse(t *testing.T) {
+	suite := func(n int) string {
+		return fmt.Sprintf(`<testsuite name="s%d" timestamp="2026-10-01T00:0%d:00"><properties>`+
+			`<property name="commit_sha" value="c0ffee"/><property name="run_id" value="7"/><property name="run_attempt" value="2"/>`+
+			`<property name="java.version" value="17"/></properties><testcase classname="c" name="t%d"/></testsuite>`, n, n, n)
+	}
+	base := "<testsuites>" + suite(1) + suite(2) + suite(3) + "</testsuites>"
+	last := strings.LastIndex(base, `<property name="commit_sha" value="c0ffee"/>`)
+	variants := []string{
+		base,
+		strings.ReplaceAll(base, `value="c0ffee"`, `value="beef"`),
+		base[:last] + `<property name="commit_sha" value="beef"/>` + base[last+len(`<property name="commit_sha" value="c0ffee"/>`):],
+		strings.Replace(base, `value="7"/>`, `value="&#56;"/>`, 2),
+		strings.Replace(base, `value="7"/>`, `value="7>8"/>`, 2),
+		strings.Replace(base, `<property name="run_id" value="7"/>`, `<property name="run_id">9</property>`, 2),
+		strings.Replace(base, `<property name="run_id" value="7"/>`, `<property name="run_id"/>`, 2),
+		strings.Replace(base, `<property name="run_id" value="7"/>`, `<property value="7" name="run_id"/>`, 2),
+		strings.Replace(base, `<property name="run_id" value="7"/>`, `<property name="run_id" value="7" />`, 2),
+		strings.Replace(base, `<property name="run_attempt" value="2"/>`, `<property name="run_attempt" value="x"/>`, 1),
+		strings.Replace(base, `<property name="commit_sha" value="c0ffee"/>`, `<property name="commit_sha" value="`+strings.Repeat("a", 2000)+`"/>`, 2),
+		strings.Replace(base, `<properties>`, `<property name="commit_sha" value="c0ffee"/><properties>`, 1),
+		strings.Replace(base, `<testcase classname="c" name="t2"/>`, `<testcase classname="c" name="t2"><properties><property name="commit_sha" value="c0ffee"/></properties></testcase>`, 1),
+		strings.Replace(base, `<testcase classname="c" name="t2"/>`, `<testcase classname="c" name="t2"><properties><property name="commit_sha" value="case"/></properties></testcase>`, 1),
+		strings.Replace(base, `<property name="run_id" value="7"/>`, `<property name="run_id" value="7"/`, 1),
+		strings.Replace(base, `<property name="java.version" value="17"/>`, `<property name="java.version" value="&bogus;"/>`, 3),
+	}
+	var docs [][]byte
+	for _, v := range variants {
+		docs = append(docs, []byte(v))
+	}
+	checkReuse(t, docs)
 }

@@ -78,6 +78,11 @@ type Reader struct {
 
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
+	// propTags holds self-closing <property> tags read before, whole, and
+	// what each set: a run's files, and a file's suites, restate the same
+	// properties (Surefire writes every system property in every file).
+	propTags map[string]propMemo
+	propRead propMemo // what the <property> tag just opened did, if ok
 
 	scans   int       // start-tag scans, for tests
 	spans   []attr    // attributes of the tag just scanned, unless a testcase
@@ -160,9 +165,10 @@ func elemKindOf(name []byte) elemKind {
 // NewReader returns a Reader ready for its first file.
 func NewReader() *Reader {
 	return &Reader{
-		buf:    make([]byte, readChunk*2),
-		intern: make(map[string]string),
-		seqs:   make(map[string][]int32),
+		buf:      make([]byte, readChunk*2),
+		intern:   make(map[string]string),
+		propTags: make(map[string]propMemo),
+		seqs:     make(map[string][]int32),
 	}
 }
 
@@ -329,7 +335,12 @@ func (r *Reader) run(fn func(*Case) error) error {
 			err = r.bang()
 		default:
 			var done bool
-			if done, err = r.repeatCase(fn); !done && err == nil {
+			if r.buf[r.pos+1] == 'p' {
+				done = r.repeatProperty()
+			} else {
+				done, err = r.repeatCase(fn)
+			}
+			if !done && err == nil {
 				err = r.startTag(fn)
 			}
 		}
@@ -616,8 +627,15 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	kind := elemKindOf(name)
 	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: n, kind: kind})
 	r.nameArena = append(r.nameArena, name...)
+	r.propRead.ok = false
 	if err := r.open(kind, at); err != nil {
 		return err
+	}
+	if selfClose && r.propRead.ok && gt < maxPropTag && bytes.IndexByte(tag, '>') < 0 {
+		if len(r.propTags) >= maxPropTags {
+			clear(r.propTags)
+		}
+		r.propTags[string(r.buf[at:at+gt+1])] = r.propRead
 	}
 	r.pos += gt + 1
 	if selfClose {
@@ -1261,6 +1279,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 			}
 		}
 		if pname == propNone {
+			r.propRead = propMemo{ok: true}
 			return nil
 		}
 		if hasValue {
@@ -1268,6 +1287,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 				value = appendCut(nil, value, maxPropertyBytes)
 			}
 			r.setProp(r.propsDst, pname, value)
+			r.propRead = propMemo{ok: true, kind: pname, props: *r.propsDst}
 			return nil
 		}
 		// The value may be the element's text.
@@ -1323,6 +1343,48 @@ func (c *Case) setTime(v []byte) {
 		c.time[i] = b
 	}
 	c.timeLen = uint8(len(v))
+}
+
+// propMemo is what a self-closing <property> tag did: set the run
+// property kind, to its value in props, or nothing (propNone).
+type propMemo struct {
+	ok    bool
+	kind  propKind
+	props Props
+}
+
+// maxPropTag bounds the tags propTags keeps, and maxPropTags their number.
+const (
+	maxPropTag  = 512
+	maxPropTags = 4096
+)
+
+// repeatProperty reads the tag at pos when it is a self-closing <property>
+// directly inside <properties> whose bytes were read before, and does what
+// it did. It reports false, having changed nothing, otherwise.
+func (r *Reader) repeatProperty() bool {
+	if r.propsLvl == 0 || len(r.stack) != r.propsLvl || r.capturing || len(r.propTags) == 0 {
+		return false
+	}
+	b := r.buf[r.pos:min(r.end, r.pos+maxPropTag+1)]
+	gt := bytes.IndexByte(b, '>')
+	if gt < 0 {
+		return false
+	}
+	m, ok := r.propTags[string(b[:gt+1])]
+	if !ok {
+		return false
+	}
+	switch m.kind {
+	case propCommit:
+		r.propsDst.CommitSHA, r.lastCommit = m.props.CommitSHA, m.props.CommitSHA
+	case propRunID:
+		r.propsDst.RunID, r.lastRunID = m.props.RunID, m.props.RunID
+	case propAttempt:
+		r.propsDst.RunAttempt = m.props.RunAttempt
+	}
+	r.pos += gt + 1
+	return true
 }
 
 // propKind is a run property flakegate reads.
