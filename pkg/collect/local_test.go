@@ -28,6 +28,7 @@ func TestLocal(t *testing.T) {
 		missing int
 	}{
 		{[]string{"a"}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml"}, 0},
+		{[]string{""}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml", "d/w.xml"}, 0}, // subdirectories walked at once
 		{[]string{"a/*.xml"}, []string{"a/x.xml"}, 0},
 		{[]string{"a/**/*.xml"}, []string{"a/b/y.xml", "a/x.xml"}, 0},
 		{[]string{"**/y.xml", "d/w.xml"}, []string{"a/b/y.xml", "d/w.xml"}, 0},
