@@ -71,7 +71,8 @@ const (
 // Options tune a Client. The zero value is the default.
 type Options struct {
 	// HTTPClient carries the twirp calls; default a client with a 5-minute
-	// timeout.
+	// timeout. Its redirects are never followed: the calls carry the
+	// runtime token, and the artifact service does not redirect them.
 	HTTPClient *http.Client
 	// BlobClient carries the upload to the signed URL. It must not add
 	// credentials. Default: a fresh client, never HTTPClient.
@@ -88,6 +89,9 @@ func (o Options) withDefaults() Options {
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Timeout: defaultTimeout}
 	}
+	twirp := *o.HTTPClient // the caller's client stays as it was
+	twirp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	o.HTTPClient = &twirp
 	if o.BlobClient == nil {
 		o.BlobClient = &http.Client{Timeout: defaultTimeout}
 	}
@@ -322,6 +326,10 @@ func (c *Client) twirp(ctx context.Context, method string, in map[string]any) (m
 			if json.Unmarshal(data, &e) == nil {
 				te.Code, te.Msg = e.Code, e.Msg
 			}
+			if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+				te.Code = "redirect"
+				te.Msg = fmt.Sprintf("the artifact service redirected to %q; flakegate does not follow redirects with the runtime token", clipped(resp.Header.Get("Location"), 200))
+			}
 			return te
 		}
 		if err := json.Unmarshal(data, &out); err != nil {
@@ -446,4 +454,12 @@ func int64Field(m map[string]json.RawMessage, names ...string) (int64, error) {
 		return 0, fmt.Errorf("%s %s: not an integer", names[0], v)
 	}
 	return n, nil
+}
+
+// clipped cuts s to n bytes, for error messages.
+func clipped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }

@@ -9,8 +9,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,5 +383,46 @@ func TestUploadAppearsInRESTAPI(t *testing.T) {
 	sum := sha256.Sum256(zipped)
 	if res.Digest != "sha256:"+hex.EncodeToString(sum[:]) {
 		t.Errorf("digest %s does not match the downloaded zip", res.Digest)
+	}
+}
+
+// TestTwirpRedirectNotFollowed: a twirp call answered with a redirect,
+// even to the same host, fails with an error that names the redirect, and
+// the runtime token never reaches the redirect's target. The caller's
+// HTTP client is left as it was.
+func TestTwirpRedirectNotFollowed(t *testing.T) {
+	fake := ghfake.New(t)
+	token := fake.RuntimeToken()
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		var stolen atomic.Int32
+		mux := http.NewServeMux()
+		mux.HandleFunc("/twirp/", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/collect", code)
+		})
+		mux.HandleFunc("/collect", func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "" {
+				stolen.Add(1)
+			}
+			w.WriteHeader(http.StatusOK)
+			w.Write([]byte(`{"ok":true,"signed_upload_url":"http://127.0.0.1:1/x"}`))
+		})
+		srv := httptest.NewServer(mux)
+		own := &http.Client{}
+		c, err := artifact.New(token, srv.URL, artifact.Options{HTTPClient: own, Retry: retry.Policy{MaxRetries: 0}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Upload(context.Background(), "report", report, artifact.UploadOptions{})
+		var te *artifact.TwirpError
+		if !errors.As(err, &te) || te.StatusCode != code || !strings.Contains(err.Error(), `redirected to "/collect"`) {
+			t.Errorf("HTTP %d: err %v, want a twirp error naming the redirect", code, err)
+		}
+		if n := stolen.Load(); n != 0 {
+			t.Errorf("HTTP %d: the redirect's target got the runtime token %d times", code, n)
+		}
+		if own.CheckRedirect != nil {
+			t.Errorf("HTTP %d: the caller's client was changed", code)
+		}
+		srv.Close()
 	}
 }
