@@ -10,15 +10,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"github.com/flakegate/flakegate/pkg/history"
 
 	globs "github.com/flakegate/flakegate/pkg/internal/glob"
+	"github.com/flakegate/flakegate/pkg/internal/par"
 )
 
 // Local expands paths into JUnit sources. Each path may be a file, a
@@ -184,30 +182,17 @@ func walkXML(dir string, out []found) ([]found, error) {
 	}
 	got := make([][]found, len(subdirs))
 	errs := make([]error, len(subdirs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(subdirs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(subdirs) {
-					return
-				}
-				errs[k] = filepath.WalkDir(subdirs[k], func(path string, d fs.DirEntry, err error) error {
-					if err != nil {
-						return err
-					}
-					if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".xml") {
-						got[k] = append(got[k], found{path, d.Type().IsRegular()})
-					}
-					return nil
-				})
+	par.Each(len(subdirs), 0, func(_, k int) {
+		errs[k] = filepath.WalkDir(subdirs[k], func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
 			}
-		}()
-	}
-	wg.Wait()
+			if !d.IsDir() && strings.EqualFold(filepath.Ext(path), ".xml") {
+				got[k] = append(got[k], found{path, d.Type().IsRegular()})
+			}
+			return nil
+		})
+	})
 	for k := range subdirs {
 		out = append(out, got[k]...)
 		if errs[k] != nil {

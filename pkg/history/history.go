@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flakegate/flakegate/pkg/internal/par"
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
 )
@@ -138,7 +139,7 @@ func (h *History) finalize() {
 	// every core, and each part counts its tests into the runs' totals.
 	type counts struct{ tests, failed []int }
 	var mu sync.Mutex
-	each(len(h.Tests), func(lo, hi int) {
+	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		var scratch []Cell
 		n := counts{make([]int, len(h.Runs)), make([]int, len(h.Runs))}
 		for _, t := range h.Tests[lo:hi] {

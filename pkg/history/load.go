@@ -9,9 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/flakegate/flakegate/pkg/internal/par"
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/signature"
@@ -77,27 +77,14 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 	w = max(1, min(w, len(sources)))
 	units := plan(sources, w)
 	builders := newBuilders(w, lim)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for _, b := range builders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= len(units) {
-					return
-				}
-				for _, i := range units[k] {
-					if ctx.Err() != nil {
-						return
-					}
-					b.Add(sources[i])
-				}
+	par.Each(len(units), w, func(worker, k int) {
+		for _, i := range units[k] {
+			if ctx.Err() != nil {
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			builders[worker].Add(sources[i])
+		}
+	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -896,7 +883,7 @@ func Merge(builders ...*Builder) *History {
 		total += n
 	}
 	slab := make([]Cell, total)
-	each(len(h.Tests), func(lo, hi int) {
+	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		off := 0
 		for g := range lo {
 			off += cells[g]
@@ -933,20 +920,6 @@ func Merge(builders ...*Builder) *History {
 	})
 	h.finalize()
 	return h
-}
-
-// each calls fn on contiguous parts of [0, n), on every core, and waits.
-func each(n int, fn func(lo, hi int)) {
-	parts := max(1, min(runtime.GOMAXPROCS(0), n/256))
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(n*p/parts, n*(p+1)/parts)
-		}()
-	}
-	wg.Wait()
 }
 
 // foldCells merges adjacent cells of the same run: one run's documents may

@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"math"
-	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/internal/par"
 )
 
 // Event kinds.
@@ -179,16 +178,9 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 	fails := make([][]int32, len(h.Tests))
 	// Tests are independent: split them across the cores, each part with
 	// its own scratch state.
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			countable(h, infra, runCommit, nCommits, o, present, fails, len(h.Tests)*p/parts, len(h.Tests)*(p+1)/parts)
-		}()
-	}
-	wg.Wait()
+	par.Parts(len(h.Tests), 256, func(lo, hi int) {
+		countable(h, infra, runCommit, nCommits, o, present, fails, lo, hi)
+	})
 
 	// Suites: candidates are suite-runs with at least two failures.
 	type tally struct {

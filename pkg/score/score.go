@@ -15,12 +15,12 @@ import (
 	"cmp"
 	"errors"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/internal/par"
 	"github.com/flakegate/flakegate/pkg/model"
 )
 
@@ -293,22 +293,15 @@ func Score(h *history.History, o Options) (*Report, error) {
 	// part with its own scratch state, and keep the input order.
 	scored := make([]Test, len(h.Tests))
 	keep := make([]bool, len(h.Tests))
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(h.Tests)/256))
-	noCommit := make([]int, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sc := scorer{o: o, infra: infra, ev: ev, runCommit: runCommit, commits: rep.Commits,
-				state: make([]commitState, len(rep.Commits))}
-			for i := p; i < len(h.Tests); i += parts {
-				scored[i], keep[i] = sc.test(i, h.Tests[i])
-			}
-			noCommit[p] = sc.noCommit
-		}()
-	}
-	wg.Wait()
+	var noCommit atomic.Int64
+	par.Parts(len(h.Tests), 256, func(lo, hi int) {
+		sc := scorer{o: o, infra: infra, ev: ev, runCommit: runCommit, commits: rep.Commits,
+			state: make([]commitState, len(rep.Commits))}
+		for i := lo; i < hi; i++ {
+			scored[i], keep[i] = sc.test(i, h.Tests[i])
+		}
+		noCommit.Add(int64(sc.noCommit))
+	})
 	// Rank by index: a Test is a few hundred bytes, and a sort moves
 	// what it sorts many times.
 	var order []int32
@@ -322,9 +315,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 	for _, i := range order {
 		rep.Tests = append(rep.Tests, scored[i])
 	}
-	for _, n := range noCommit {
-		rep.ResultsWithoutCommit += n
-	}
+	rep.ResultsWithoutCommit = int(noCommit.Load())
 	rep.TestsAnalyzed = len(rep.Tests)
 	for _, t := range rep.Tests {
 		if t.IsFlaky {
