@@ -652,7 +652,7 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 // scanning the attributes or pushing an element. It reports false, having
 // changed nothing, for any other tag, or one cut by the window's end.
 func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
-	if len(r.memo) == 0 || r.inCase || r.capturing || r.outLvl|r.propsLvl|r.propLvl|r.skipLvl != 0 ||
+	if r.inCase || r.capturing || r.outLvl|r.propsLvl|r.propLvl|r.skipLvl != 0 ||
 		len(r.stack) == 0 || len(r.stack) >= MaxDepth {
 		return false, nil
 	}
