@@ -177,3 +177,43 @@ func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 	}
 	checkReuse(t, docs)
 }
+
+// TestRepeatsTakeNearlyEveryTag: reading the sample history with one
+// Reader, nearly every testcase and property tag after the first file is
+// done again from the bytes of the file before (repeatCase,
+// repeatProperty), not scanned. A change that turned the fast paths off
+// would still parse correctly; this test notices it.
+func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
+	paths, _ := filepath.Glob("../../fixtures/history/*.xml")
+	if len(paths) < 10 {
+		t.Fatalf("%d sample files", len(paths))
+	}
+	r := NewReader()
+	cases, repeats := 0, 0
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := r.repeats
+		n := 0
+		if _, err := r.Parse(p, bytes.NewReader(b), func(*Case) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			if r.repeats != before {
+				t.Errorf("first file: %d tags repeated with nothing read before", r.repeats-before)
+			}
+			continue
+		}
+		cases += n
+		repeats += r.repeats - before
+	}
+	// A testcase with a failure child is not a repeat, nor are the run
+	// properties of a run not seen before: the sample has an outage run in
+	// which most tests failed.
+	t.Logf("%d tags repeated for %d testcases after the first file", repeats, cases)
+	if cases == 0 || repeats < cases*9/10 {
+		t.Errorf("%d tags repeated for %d testcases after the first file", repeats, cases)
+	}
+}

@@ -85,6 +85,7 @@ type Reader struct {
 	propRead propMemo // what the <property> tag just opened did, if ok
 
 	scans   int       // start-tag scans, for tests
+	repeats int       // tags done again from their bytes (repeatCase, repeatProperty), for tests
 	spans   []attr    // attributes of the tag just scanned, unless a testcase
 	ca      caseAttrs // the attributes of a testcase tag
 	scratch []byte    // decoded attribute values of that tag
@@ -669,6 +670,7 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 			return false, nil
 		}
 		r.scans++
+		r.repeats++
 		r.cursor = j + 1
 		r.memo = append(r.memo, k)
 		r.resetCase()
@@ -1383,6 +1385,7 @@ func (r *Reader) repeatProperty() bool {
 	case propAttempt:
 		r.propsDst.RunAttempt = m.props.RunAttempt
 	}
+	r.repeats++
 	r.pos += gt + 1
 	return true
 }
