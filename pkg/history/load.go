@@ -166,7 +166,6 @@ type Builder struct {
 	chunks      int32 // chunks taken
 	first, last []int32
 	count       []int32
-	none        Cell              // what cell returns for a test with none
 	files       []string          // per test, densely, for the per-case work
 	sigCache    map[string]string // failure text to signature
 	prevSeq     []int32           // tests of the document this one follows, in document order
@@ -660,7 +659,7 @@ func (b *Builder) commit(src Source) {
 		}
 		t, n := p.test, b.count[p.test]
 		k, i := b.last[t], (n+chunkCells-1)%chunkCells
-		if c := b.cell(k, i); n > 0 && c.Run == res.run {
+		if c := b.cell(k, i); c != nil && c.Run == res.run {
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
 			if i = n % chunkCells; i == 0 {
@@ -728,12 +727,11 @@ func (b *Builder) newChunk() int32 {
 
 func (b *Builder) chunk(k int32) *cellChunk { return &b.blocks[k>>blockShift][k&(blockChunks-1)] }
 
-// cell returns cell i of chunk k; chunk -1 (a test with no cell yet)
-// gives a cell of no run.
+// cell returns cell i of chunk k, or nil for chunk -1 (a test with no
+// cell yet).
 func (b *Builder) cell(k, i int32) *Cell {
 	if k < 0 {
-		b.none = Cell{Run: -1}
-		return &b.none
+		return nil
 	}
 	return &b.chunk(k).cells[i]
 }

@@ -671,27 +671,40 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 		}
 		r.scans++
 		r.repeats++
-		r.cursor = j + 1
-		r.memo = append(r.memo, k)
 		r.resetCase()
-		r.cur.setNames(m.name, m.class, m.file)
-		r.cur.line = m.line
-		if len(val) <= maxNumberBytes {
-			r.cur.setTime(val)
-		}
-		r.statusSkip, r.primarySeen = m.disabled, false
-		if m.disabled {
-			r.cur.Outcome = model.Skipped
-			r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
-		}
+		r.caseFromMemo(m, k, j+1, val)
 		r.pos += len(p) + gt + 1
-		r.totals.Add(r.cur.Outcome)
-		if fn == nil {
-			return true, nil
-		}
-		return true, fn(&r.cur)
+		return true, r.finishCase(fn)
 	}
 	return false, nil
+}
+
+// caseFromMemo fills the case being read from pool[k], a tag read before,
+// and its own time attribute (nil when it has none); next is the cursor's place after it.
+func (r *Reader) caseFromMemo(m *tagMemo, k int32, next int, timeAttr []byte) {
+	r.cursor = next
+	r.cur.setNames(m.name, m.class, m.file)
+	r.cur.line = m.line
+	if len(timeAttr) <= maxNumberBytes {
+		r.cur.setTime(timeAttr)
+	}
+	r.statusSkip, r.primarySeen = m.disabled, false
+	r.memo = append(r.memo, k)
+}
+
+// finishCase ends the case being read: a disabled test with no outcome
+// element is skipped; it is counted and handed to fn.
+func (r *Reader) finishCase(fn func(*Case) error) error {
+	if !r.primarySeen && r.statusSkip {
+		r.cur.Outcome = model.Skipped
+		r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
+	}
+	r.inCase = false
+	r.totals.Add(r.cur.Outcome)
+	if fn == nil {
+		return nil
+	}
+	return fn(&r.cur)
 }
 
 // timeThenEnd reads what follows a remembered tag prefix: white space, an
@@ -1172,14 +1185,11 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if h := ca.hit; h != nil && ca.prefixEnd == len(h.prefix) &&
 			ca.set&^caTime == 0 {
 			// The tag as read before, but for its time.
-			r.cursor = ca.hitNext
-			r.cur.setNames(h.name, h.class, h.file)
-			r.cur.line = h.line
-			if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
-				r.cur.setTime(ca.time)
+			var timeAttr []byte
+			if ca.set&caTime != 0 {
+				timeAttr = ca.time
 			}
-			r.statusSkip, r.primarySeen = h.disabled, false
-			r.memo = append(r.memo, ca.hitIdx)
+			r.caseFromMemo(h, ca.hitIdx, ca.hitNext, timeAttr)
 			return nil
 		}
 		var m tagMemo
@@ -1520,16 +1530,8 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 		}
 		r.outLvl, r.outKind, r.capturing = 0, outNone, false
 	case f.kind == elemCase && r.inCase && r.caseLvl == depth:
-		if !r.primarySeen && r.statusSkip {
-			r.cur.Outcome = model.Skipped
-			r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
-		}
-		r.inCase = false
-		r.totals.Add(r.cur.Outcome)
-		if fn != nil {
-			if err := fn(&r.cur); err != nil {
-				return err
-			}
+		if err := r.finishCase(fn); err != nil {
+			return err
 		}
 	case (f.kind == elemSuite || f.kind == elemSuites) && r.suite != nil:
 		r.suite = r.suite.Parent
