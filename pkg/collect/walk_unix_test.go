@@ -1,0 +1,118 @@
+//go:build unix
+
+package collect
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestWalkAgreesWithWalkDir lists awkward trees with walkXML and with
+// filepath.WalkDir, and wants the same files in the same order with the
+// same regular flags, whatever the root is spelled as.
+func TestWalkAgreesWithWalkDir(t *testing.T) {
+	dir := t.TempDir()
+	// Names that sort differently as paths than as directory entries
+	// ('-' and '.' sort before the separator), files beside
+	// subdirectories, upper-case and bare extensions, names that are
+	// nearly .xml, and a deep chain.
+	for _, f := range []string{
+		"top.xml", "a/x.xml", "a-b/y.xml", "a.b/z.xml", "a/b/c/d/e/deep.xml", "a/B.XML", "a/.xml",
+		"a/notxml", "a/x.xml.bak", "a/xml", "a/ax.xm", "z/w.Xml", "a/b/c/only.txt", "many/" + strings.Repeat("n", 200) + ".xml",
+	} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 600 { // more entries than one getdents buffer holds
+		os.WriteFile(filepath.Join(dir, "many", fmt.Sprintf("TEST-%04d-%s.xml", i, strings.Repeat("q", 40))), nil, 0o644)
+	}
+	os.Mkdir(filepath.Join(dir, "empty"), 0o755)
+	os.Mkdir(filepath.Join(dir, "dir.xml"), 0o755) // a directory named .xml is walked, not read
+	os.WriteFile(filepath.Join(dir, "dir.xml", "in.xml"), nil, 0o644)
+	os.Symlink(filepath.Join(dir, "a", "x.xml"), filepath.Join(dir, "link.xml"))
+	os.Symlink(filepath.Join(dir, "a"), filepath.Join(dir, "linkdir")) // not followed
+	if err := syscall.Mkfifo(filepath.Join(dir, "a", "fifo.xml"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	want := func(root string) []found {
+		var out []found
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.EqualFold(filepath.Ext(p), ".xml") {
+				out = append(out, found{p, d.Type().IsRegular()})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortPaths(out)
+		return out
+	}
+	t.Chdir(dir)
+	for _, root := range []string{dir, dir + "/", dir + "/./a/..", ".", "./", "a", "many", "empty"} {
+		got, err := walkXML(root, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", root, err)
+		}
+		sortPaths(got)
+		w := want(root)
+		if diff := cmp.Diff(w, got, cmp.AllowUnexported(found{})); diff != "" {
+			t.Errorf("%s (-WalkDir +walkXML):\n%s", root, diff)
+		}
+		if root == dir && len(got) < 600 {
+			t.Errorf("%d files found", len(got))
+		}
+	}
+	if _, err := walkXML(filepath.Join(dir, "gone"), nil); err == nil || !strings.Contains(err.Error(), "gone") {
+		t.Errorf("missing root: err = %v", err)
+	}
+	// An unreadable subdirectory is an error that names it (root reads
+	// every directory, so only when not root).
+	if os.Geteuid() != 0 {
+		os.Chmod(filepath.Join(dir, "z"), 0)
+		defer os.Chmod(filepath.Join(dir, "z"), 0o755)
+		if _, err := walkXML(dir, nil); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "z")) {
+			t.Errorf("unreadable subdirectory: err = %v", err)
+		}
+	}
+}
+
+// TestLocalSortedAcrossSubtrees checks the order of what Local returns
+// when subdirectories' names sort differently with a separator after
+// them, and files sit beside subdirectories.
+func TestLocalSortedAcrossSubtrees(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/1.xml", "a-b/2.xml", "a.c/3.xml", "a0/4.xml", "b.xml", "a/b/5.xml", "a.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	srcs, _, err := Local([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range srcs {
+		got = append(got, strings.TrimPrefix(s.Name, dir+"/"))
+	}
+	want := []string{"a-b/2.xml", "a.c/3.xml", "a.xml", "a/1.xml", "a/b/5.xml", "a0/4.xml", "b.xml"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+}
