@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/binary"
 	"io"
 	"unicode"
 	"unicode/utf8"
@@ -68,12 +69,21 @@ func cleanLines(p []byte, midLine bool) int {
 	for i := 0; ; midLine = false {
 		j := i
 		if !midLine {
+			for j+8 <= len(p) && binary.LittleEndian.Uint64(p[j:]) == blanks8 {
+				j += 8
+			}
 			for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
 				j++
 			}
 			if j < len(p) && p[j] == ':' {
 				return n
 			}
+		}
+		// Eight bytes at a time while all are printable ASCII, the bulk
+		// of a report; a tab, the line feed or anything else ends the
+		// fast run and is looked at a byte at a time.
+		for j+8 <= len(p) && printable8(binary.LittleEndian.Uint64(p[j:])) {
+			j += 8
 		}
 		for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
 			j++
@@ -84,6 +94,22 @@ func cleanLines(p []byte, midLine bool) int {
 		i = j + 1
 		n = i
 	}
+}
+
+const (
+	ones8   = 0x0101010101010101
+	highs8  = 0x8080808080808080
+	blanks8 = 0x20 * ones8
+)
+
+// printable8 reports whether every byte of w is printable ASCII (0x20 to
+// 0x7e): none is below 0x20, and none is above 0x7e. Both tests are the
+// word-at-a-time "has a byte less than" and "has a byte more than" of
+// Hacker's Delight, exact for n up to 128 and 127.
+func printable8(w uint64) bool {
+	below := (w - 0x20*ones8) &^ w & highs8
+	above := ((w + (127-0x7e)*ones8) | w) & highs8
+	return below|above == 0
 }
 
 // filter is Write byte by byte, holding what starts a line until it shows

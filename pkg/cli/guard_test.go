@@ -106,3 +106,65 @@ func TestGuardWholeLines(t *testing.T) {
 		}
 	}
 }
+
+// TestCleanLinesAgreesWithByteLoop compares cleanLines, which reads eight
+// bytes at a time, with the same rule a byte at a time, on random texts
+// made mostly of the bytes at the edges of the rule.
+func TestCleanLinesAgreesWithByteLoop(t *testing.T) {
+	slow := func(p []byte, midLine bool) int {
+		n := 0
+		for i := 0; ; midLine = false {
+			j := i
+			if !midLine {
+				for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+					j++
+				}
+				if j < len(p) && p[j] == ':' {
+					return n
+				}
+			}
+			for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
+				j++
+			}
+			if j == len(p) || p[j] != '\n' {
+				return n
+			}
+			i = j + 1
+			n = i
+		}
+	}
+	edges := []byte{0x00, 0x09, 0x0a, 0x0d, 0x1f, 0x20, 0x21, ':', 'a', '~', 0x7e, 0x7f, 0x80, 0x9b, 0xc2, 0xff}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		p := make([]byte, rng.IntN(80))
+		for i := range p {
+			switch rng.IntN(10) {
+			case 0:
+				p[i] = edges[rng.IntN(len(edges))]
+			case 1:
+				p[i] = '\n'
+			case 2, 3:
+				p[i] = ' '
+			default:
+				p[i] = byte(0x20 + rng.IntN(0x5f))
+			}
+		}
+		for _, mid := range []bool{false, true} {
+			if got, want := cleanLines(p, mid), slow(p, mid); got != want {
+				t.Fatalf("cleanLines(%q, %v) = %d, want %d", p, mid, got, want)
+			}
+		}
+	}
+	for b := range 256 {
+		w := uint64(b) * ones8
+		if got, want := printable8(w), b >= 0x20 && b <= 0x7e; got != want {
+			t.Errorf("printable8 of eight %#x = %v", b, got)
+		}
+		for k := range 8 { // one byte b among printable ones
+			w := uint64('a')*ones8&^(0xff<<(8*k)) | uint64(b)<<(8*k)
+			if got, want := printable8(w), b >= 0x20 && b <= 0x7e; got != want {
+				t.Errorf("printable8 with %#x at byte %d = %v", b, k, got)
+			}
+		}
+	}
+}

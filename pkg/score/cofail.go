@@ -77,6 +77,10 @@ type events struct {
 	cluster []int32 // per test, -1 when in no cluster
 	hit     map[uint64]bool
 	list    []found
+	// runs lists each group's event runs (suites, then clusters), for
+	// scoring to mark a test's excluded runs once instead of looking up
+	// every cell.
+	runs [][]int32
 }
 
 type found struct {
@@ -86,15 +90,17 @@ type found struct {
 
 func eventKey(group int32, run int32) uint64 { return uint64(uint32(group))<<32 | uint64(uint32(run)) }
 
-// excluded reports whether test ti's cell in run is part of an event.
-func (ev *events) excluded(ti int, run int32) bool {
-	if len(ev.hit) == 0 {
-		return false
+// eventRuns returns the runs in which test ti's cells are part of an
+// event: its suite's, and its cluster's.
+func (ev *events) eventRuns(ti int) (suite, cluster []int32) {
+	if len(ev.runs) == 0 {
+		return nil, nil
 	}
-	if ev.hit[eventKey(ev.suite[ti], run)] {
-		return true
+	suite = ev.runs[ev.suite[ti]]
+	if g := ev.cluster[ti]; g >= 0 {
+		cluster = ev.runs[g]
 	}
-	return ev.cluster[ti] >= 0 && ev.hit[eventKey(ev.cluster[ti], run)]
+	return suite, cluster
 }
 
 // suiteOf returns the suite part of a test id: the classname before "::".
@@ -326,6 +332,13 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			ev.list = append(ev.list, event(h, r, EventCluster, names[0], names[:min(len(names), maxMembers)], len(members), len(members), mu))
 		}
 	}
+	if len(ev.hit) > 0 {
+		ev.runs = make([][]int32, int(base)+len(clusters))
+		for k := range ev.hit {
+			g := k >> 32
+			ev.runs[g] = append(ev.runs[g], int32(uint32(k)))
+		}
+	}
 	// In run order, then by kind and group.
 	slices.SortFunc(ev.list, func(a, b found) int {
 		if c := cmp.Compare(a.run, b.run); c != 0 {
@@ -365,20 +378,30 @@ func countable(h *history.History, infra []bool, runCommit []int32, nCommits int
 	for ti := lo; ti < hi; ti++ {
 		t := h.Tests[ti]
 		touched = touched[:0]
+		n, failed := 0, false
 		for _, c := range t.Cells {
 			ci := runCommit[c.Run]
 			if infra[c.Run] || c.Pass+c.Fail == 0 || ci < 0 {
 				continue
 			}
-			present[ti]++
+			n++
 			if state[ci] == 0 {
 				touched = append(touched, ci)
 			}
 			if c.Fail > 0 && c.Pass == 0 {
 				state[ci] |= 2
+				failed = true
 			} else {
 				state[ci] |= 1
 			}
+		}
+		present[ti] = n
+		if !failed {
+			// Most tests never fail a run: no blocks, no failures.
+			for _, ci := range touched {
+				state[ci] = 0
+			}
+			continue
 		}
 		slices.Sort(touched)
 		for i := 0; i < len(touched); {

@@ -295,7 +295,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 	keep := make([]bool, len(h.Tests))
 	var noCommit atomic.Int64
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
-		sc := scorer{o: o, infra: infra, ev: ev, runCommit: runCommit, commits: rep.Commits,
+		sc := scorer{o: o, infra: infra, skip: slices.Clone(infra), ev: ev, runCommit: runCommit, commits: rep.Commits,
 			state: make([]commitState, len(rep.Commits))}
 		for i := lo; i < hi; i++ {
 			scored[i], keep[i] = sc.test(i, h.Tests[i])
@@ -364,6 +364,7 @@ type commitState struct {
 type scorer struct {
 	o         Options
 	infra     []bool
+	skip      []bool // per run: infra, and the current test's events
 	ev        *events
 	runCommit []int32
 	commits   []Commit
@@ -412,8 +413,15 @@ func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 	retry := false
 	sigRuns := make([]int, len(ht.Sigs)+1)
 	infraFailures := false
+	evSuite, evCluster := s.ev.eventRuns(ti)
+	for _, r := range evSuite {
+		s.skip[r] = true
+	}
+	for _, r := range evCluster {
+		s.skip[r] = true
+	}
 	for _, c := range ht.Cells {
-		if s.infra[c.Run] || s.ev.excluded(ti, c.Run) {
+		if s.skip[c.Run] {
 			if c.Fail > 0 {
 				infraFailures = true
 				t.InfraFailures++
@@ -445,6 +453,12 @@ func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 		t.Runs++
 		t.Attempts += int(c.Pass) + int(c.Fail)
 		t.Failures += int(c.Fail)
+	}
+	for _, r := range evSuite {
+		s.skip[r] = s.infra[r]
+	}
+	for _, r := range evCluster {
+		s.skip[r] = s.infra[r]
 	}
 	if len(s.touched) == 0 {
 		return t, false
