@@ -7,16 +7,20 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/flakegate/flakegate/fixtures/bench/layouts"
+	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/internal/par"
 )
 
 // BenchmarkLayouts runs `flakegate analyze --format json DIR` end to end,
-// and the raw-scan floor (read every file and count "<testcase" with
-// bytes.Count on every core), on the README's benchmark history in each
+// the raw-scan floor (read every file and count "<testcase" with
+// bytes.Count on every core) and analyze's own reading alone (io), on the
+// README's benchmark history in each
 // layout of fixtures/bench/layouts, and on a 16× history (960 commits,
 // 2,880 files, 704 MB). Besides ns/op it reports the process's CPU time
 // per operation, which a busy machine disturbs less than wall time.
@@ -58,6 +62,45 @@ func BenchmarkLayouts(b *testing.B) {
 					n := rawScan(b, paths)
 					if c.scale == 1 && n != want {
 						b.Fatalf("counted %d testcases", n)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+			})
+			// io reads every file the way analyze does (collect's walk
+			// done once, then its open, fstat, read and close on every
+			// core) and parses nothing: what a layout costs before any
+			// parsing.
+			b.Run("io", func(b *testing.B) {
+				srcs, _, err := collect.Local([]string{dir})
+				if err != nil || len(srcs) != len(paths) {
+					b.Fatalf("%d sources, %v", len(srcs), err)
+				}
+				b.SetBytes(size)
+				bufs := make([][]byte, runtime.GOMAXPROCS(0))
+				runtime.GC()
+				cpu := cpuTime()
+				for b.Loop() {
+					var n atomic.Int64
+					par.Each(len(srcs), len(bufs), func(w, k int) {
+						rc, err := srcs[k].Open()
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						defer rc.Close()
+						if bufs[w] == nil {
+							bufs[w] = make([]byte, 256<<10)
+						}
+						for {
+							m, err := rc.Read(bufs[w])
+							n.Add(int64(m))
+							if err != nil {
+								break
+							}
+						}
+					})
+					if n.Load() != size {
+						b.Fatalf("read %d bytes of %d", n.Load(), size)
 					}
 				}
 				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
