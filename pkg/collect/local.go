@@ -5,6 +5,7 @@ package collect
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -202,7 +203,7 @@ func walkXML(dir string, out []found) ([]found, error) {
 	// sort then finds the list sorted, unless files sit beside
 	// subdirectories.
 	sortPaths(out[start:])
-	slices.SortFunc(subdirs, func(a, b string) int { return strings.Compare(a+sep, b+sep) })
+	slices.SortFunc(subdirs, compareDirs)
 	got := make([][]found, len(subdirs))
 	errs := make([]error, len(subdirs))
 	par.Each(len(subdirs), 0, func(_, k int) {
@@ -228,7 +229,23 @@ func walkXML(dir string, out []found) ([]found, error) {
 	return out, nil
 }
 
-const sep = string(filepath.Separator)
+// compareDirs orders directories as strings.Compare orders them with a
+// separator after each, without building those strings: "a-b" before "a",
+// as "a-b/" sorts before "a/".
+func compareDirs(a, b string) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 || len(a) == len(b) {
+		return c
+	}
+	if len(a) < len(b) {
+		return -compareDirs(b, a)
+	}
+	// b is a proper prefix of a: b's separator meets a[n].
+	if a[n] == filepath.Separator {
+		return 1 // a goes on after its separator; b's ends there
+	}
+	return cmp.Compare(a[n], filepath.Separator)
+}
 
 func sortPaths(fs []found) {
 	slices.SortFunc(fs, func(a, b found) int { return strings.Compare(a.path, b.path) })

@@ -116,3 +116,14 @@ func TestLocalSortedAcrossSubtrees(t *testing.T) {
 		t.Errorf("order (-want +got):\n%s", diff)
 	}
 }
+
+func TestCompareDirs(t *testing.T) {
+	names := []string{"a", "a-b", "a.c", "a0", "a/b", "ab", "", "b", "a//", "a-", "A", "a\x00"}
+	for _, a := range names {
+		for _, b := range names {
+			if got, want := compareDirs(a, b), strings.Compare(a+"/", b+"/"); got != want {
+				t.Errorf("compareDirs(%q, %q) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
