@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -231,5 +232,37 @@ func TestInfraEventsJSON(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"infra_events":[]`) {
 		t.Errorf("nil events encode as %s", b)
+	}
+}
+
+// TestEventRunsStayWithTheirSuite: scoring marks a test's event runs
+// before its cells and clears them after, so an event of one suite must not
+// excuse the failures of the next test scored, in another suite. A test of
+// the second suite that fails every run keeps every failure of the runs in
+// which only the first suite had an event.
+func TestEventRunsStayWithTheirSuite(t *testing.T) {
+	spec := synth.Spec{Commits: 40, RunsPerCommit: 1, Tests: 47, Seed: 21, SuiteSizes: []int{7, 40}, // seed 21: four outages hit the first suite alone
+		Start:     time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
+		Behaviors: map[int]synth.Behavior{7: {Kind: synth.Broken}}}
+	for k := 0; k < 6; k++ {
+		spec.Outages = append(spec.Outages, synth.Outage{Run: 2 + 6*k, Suites: 0.5})
+	}
+	rep := synthReport(t, spec, Defaults())
+	first, second := 0, 0
+	for _, e := range rep.InfraEvents {
+		switch {
+		case e.Kind == EventSuite && e.Group == "tests.test_suite_000":
+			first++
+		case e.Group == "tests.test_suite_001" || slices.Contains(e.Members, "tests.test_suite_001::test_case_0007"):
+			second++
+		}
+	}
+	if first <= second {
+		t.Fatalf("events: %d of the first suite, %d touching the broken test; the test needs runs where only the first suite had one: %+v", first, second, rep.InfraEvents)
+	}
+	broken := find(t, rep, "tests.test_suite_001::test_case_0007")
+	if want := spec.Commits - len(rep.InfraRuns) - second; broken.Failures != want || broken.InfraFailures != len(rep.InfraRuns)+second {
+		t.Errorf("broken test: %d failures and %d infrastructure failures, want %d and %d (events %+v)",
+			broken.Failures, broken.InfraFailures, want, len(rep.InfraRuns)+second, rep.InfraEvents)
 	}
 }
