@@ -674,9 +674,44 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 		r.resetCase()
 		r.caseFromMemo(m, k, j+1, val)
 		r.pos += len(p) + gt + 1
-		return true, r.finishCase(fn)
+		if err := r.finishCase(fn); err != nil {
+			return true, err
+		}
+		return true, r.repeatRest(fn)
 	}
 	return false, nil
+}
+
+// repeatRest goes on reading, after a repeated tag, the tags that repeat
+// the next ones of the previous file, one after the other, while only
+// white space lies between them: the bulk of a run's file.
+func (r *Reader) repeatRest(fn func(*Case) error) error {
+	for r.cursor < len(r.prevMemo) {
+		j := r.pos
+		for j < r.end && isSpace(r.buf[j]) {
+			j++
+		}
+		k := r.prevMemo[r.cursor]
+		m := &r.pool[k]
+		p := m.prefix
+		b := r.buf[j:r.end]
+		if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
+			return nil
+		}
+		gt, val, ok := timeThenEnd(b[len(p):])
+		if !ok {
+			return nil
+		}
+		r.scans++
+		r.repeats++
+		r.resetCase()
+		r.caseFromMemo(m, k, r.cursor+1, val)
+		r.pos = j + len(p) + gt + 1
+		if err := r.finishCase(fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // caseFromMemo fills the case being read from pool[k], a tag read before,
