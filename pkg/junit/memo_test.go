@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -215,5 +216,43 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	t.Logf("%d tags repeated for %d testcases after the first file", repeats, cases)
 	if cases == 0 || repeats < cases*9/10 {
 		t.Errorf("%d tags repeated for %d testcases after the first file", repeats, cases)
+	}
+}
+
+// TestTimeThenEndFastPath compares timeThenEnd, which reads the common
+// ` time="V"/>` a word at a time, with the byte-at-a-time reading, on
+// random tails made mostly of the bytes that matter to either.
+func TestTimeThenEndFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	alphabet := []byte(` "'</>&=time0123456789.e-x` + "\t\n")
+	fast := 0
+	for range 200000 {
+		var b []byte
+		if rng.IntN(2) == 0 {
+			b = append(b, ` time="`...)
+		}
+		for n := rng.IntN(14); n > 0; n-- {
+			switch rng.IntN(4) {
+			case 0:
+				b = append(b, alphabet[rng.IntN(len(alphabet))])
+			default:
+				b = append(b, byte('0'+rng.IntN(10)))
+			}
+		}
+		if rng.IntN(2) == 0 {
+			b = append(b, `"/>`...)
+		}
+		b = append(b, `   <testcase name="x"/>`[:rng.IntN(24)]...)
+		gt, val, ok := timeThenEnd(b)
+		sgt, sval, sok := timeThenEndSlow(b)
+		if gt != sgt || string(val) != string(sval) || ok != sok {
+			t.Fatalf("%q: fast (%d, %q, %v), slow (%d, %q, %v)", b, gt, val, ok, sgt, sval, sok)
+		}
+		if ok && len(b) >= 15 && string(b[:7]) == ` time="` {
+			fast++
+		}
+	}
+	if fast < 10000 {
+		t.Errorf("only %d inputs took the common form", fast)
 	}
 }

@@ -2,9 +2,11 @@ package junit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -746,6 +748,27 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 // optional time attribute whose value needs no decoding, and "/>". It
 // returns the offset of the '>' and the time value (nil when absent).
 func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
+	// The common form, ` time="V"/>` with V of seven bytes at most, is
+	// read a word at a time: find V's closing quote, and check that no
+	// '<' or '&' comes before it.
+	if len(b) >= len(` time="`)+8 && string(b[:len(` time="`)]) == ` time="` {
+		const v = len(` time="`)
+		w := binary.LittleEndian.Uint64(b[v:])
+		if q := zeroBytes(w ^ '"'*ones8); q != 0 {
+			e := bits.TrailingZeros64(q) / 8 // V's length
+			bad := zeroBytes(w^'<'*ones8) | zeroBytes(w^'&'*ones8)
+			end := v + e // the closing quote
+			if bad&(1<<(8*e)-1) == 0 && len(b) > end+2 && b[end+1] == '/' && b[end+2] == '>' {
+				return end + 2, b[v:end], true
+			}
+		}
+	}
+	return timeThenEndSlow(b)
+}
+
+// timeThenEndSlow is timeThenEnd a byte at a time, for any white space
+// and value.
+func timeThenEndSlow(b []byte) (gt int, val []byte, ok bool) {
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -775,6 +798,16 @@ func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
 	}
 	return 0, nil, false
 }
+
+const (
+	ones8  = 0x0101010101010101
+	highs8 = 0x8080808080808080
+)
+
+// zeroBytes marks with its high bit each zero byte of w, exactly up to the
+// first one; a byte above a zero byte may be marked falsely (Hacker's
+// Delight's "has a zero byte"). The lowest mark is always exact.
+func zeroBytes(w uint64) uint64 { return (w - ones8) &^ w & highs8 }
 
 // attr is one attribute of the start tag being read. Both slices are valid
 // until the next tag.
