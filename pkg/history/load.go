@@ -184,6 +184,16 @@ type Builder struct {
 	multi     []int32 // tests of this document met under several suites or files
 	inMulti   []int32 // per test: the last document it was put in multi
 
+	// memoTest maps the reader's remembered testcase tags (junit.Case.Memo)
+	// to the tests they were found to be, for tags of generation memoGen:
+	// a case whose tag repeats one whose test, suite, file and outcome
+	// were plain is that test again, without comparing its names. An
+	// entry counts while filesGen, bumped whenever a test's file changes,
+	// is the one it was made in.
+	memoTest []memoHit
+	memoGen  uint32
+	filesGen uint32
+
 	lim      limits
 	all      *registry // the distinct tests of this builder and those it shares the cap with
 	doc      int32     // documents begun, numbering the current one
@@ -339,6 +349,7 @@ func (b *Builder) rollback(m builderMark) {
 	clear(b.tests[n:])
 	clear(b.names[n:])
 	clear(b.files[n:])
+	b.filesGen++ // tests from n on are gone, and the memos that name them
 	b.tests, b.order, b.names, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.files[:n], b.seen[:n]
 	b.first, b.last, b.count = b.first[:n], b.last[:n], b.count[:n]
 	b.firstPend, b.inMulti = b.firstPend[:n], b.inMulti[:n]
@@ -360,7 +371,39 @@ func sat16(n int) uint16 {
 	return uint16(n)
 }
 
+// memoHit is a memoTest entry: the test + 1 (0 for none) and the
+// filesGen it was made in.
+type memoHit struct {
+	test int32
+	gen  uint32
+}
+
+// plainPass reports whether a case passed once, with no reruns and no
+// properties of its own: all onCase needs of it beyond its test.
+func plainPass(c *junit.Case) bool {
+	return c.Outcome == model.Passed && len(c.Reruns) == 0 && c.Props == (junit.Props{})
+}
+
 func (b *Builder) onCase(c *junit.Case) error {
+	k, gen := c.Memo()
+	if k >= 0 && gen != b.memoGen {
+		clear(b.memoTest)
+		b.memoGen = gen
+	}
+	if k >= 0 && int(k) < len(b.memoTest) {
+		if e := b.memoTest[k]; e.test > 0 && e.gen == b.filesGen && plainPass(c) {
+			ti := e.test - 1
+			if c.Suite != b.lastSuite || len(b.suites) == 0 {
+				b.suites = append(b.suites, c.Suite)
+				b.lastSuite = c.Suite
+			}
+			if err := b.count1(ti, c); err != nil {
+				return err
+			}
+			b.pend = append(b.pend, pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: 1, noFile: c.File == ""})
+			return nil
+		}
+	}
 	// The test identity (model.AppendTestID) is built in a reused buffer;
 	// the map lookup does not allocate when the test is known.
 	suite := ""
@@ -401,16 +444,8 @@ func (b *Builder) onCase(c *junit.Case) error {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
 	}
-	if b.seen[ti] != b.doc {
-		b.seen[ti] = b.doc
-		b.firstPend[ti] = int32(len(b.pend))
-		if b.docTests++; b.docTests > b.lim.perFile {
-			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
-				b.lim.perFile, b.lim.perFile)
-		}
-	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != c.Suite || b.caseFile(first) != c.File) && b.inMulti[ti] != b.doc {
-		b.inMulti[ti] = b.doc
-		b.multi = append(b.multi, ti)
+	if err := b.count1(ti, c); err != nil {
+		return err
 	}
 	if c.Props.CommitSHA != "" || c.Props.RunID != "" || c.Props.RunAttempt != 0 {
 		b.props = append(b.props, c.Props)
@@ -423,6 +458,34 @@ func (b *Builder) onCase(c *junit.Case) error {
 	}
 	for _, r := range c.Reruns {
 		b.addSig(pi, r)
+	}
+	// The next case whose tag repeats this one is this test again, while
+	// no test's file changes: its classname names the test whatever the
+	// suite, and it keeps the test's file.
+	if k >= 0 && p.loc == 0 && c.Classname != "" && plainPass(c) {
+		if int(k) >= len(b.memoTest) {
+			b.memoTest = append(b.memoTest, make([]memoHit, int(k)+1-len(b.memoTest))...)
+		}
+		b.memoTest[k] = memoHit{test: ti + 1, gen: b.filesGen}
+	}
+	return nil
+}
+
+// count1 counts test ti's case c in the document being read: the first of
+// a test in the document counts toward the per-file cap; a second under
+// another suite or file marks the test as held by several projects
+// (qualify).
+func (b *Builder) count1(ti int32, c *junit.Case) error {
+	if b.seen[ti] != b.doc {
+		b.seen[ti] = b.doc
+		b.firstPend[ti] = int32(len(b.pend))
+		if b.docTests++; b.docTests > b.lim.perFile {
+			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
+				b.lim.perFile, b.lim.perFile)
+		}
+	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != c.Suite || b.caseFile(first) != c.File) && b.inMulti[ti] != b.doc {
+		b.inMulti[ti] = b.doc
+		b.multi = append(b.multi, ti)
 	}
 	return nil
 }
@@ -496,6 +559,7 @@ func (b *Builder) qualify(first int) []*Test {
 				// The case named the file its test was known by.
 				q := b.tests[qi]
 				q.File, q.Line, b.files[qi], b.order[qi] = base.File, base.Line, base.File, b.order[ti]
+				b.filesGen++
 			}
 			p.test = qi
 		}
@@ -682,6 +746,7 @@ func (b *Builder) commit(src Source) {
 			t := b.tests[p.test]
 			t.File, t.Line, b.order[p.test] = l.file, l.line, res.order
 			b.files[p.test] = l.file
+			b.filesGen++
 		}
 	}
 	for _, s := range b.pendSigs {

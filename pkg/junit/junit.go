@@ -152,7 +152,19 @@ type Case struct {
 	// slice: resetting it for the next testcase writes no pointer.
 	time    [maxNumberBytes]byte
 	timeLen uint8
+	// memo is the remembered tag the case's tag repeats, -1 for none, and
+	// memoGen the generation of the Reader's remembered tags.
+	memo    int32
+	memoGen uint32
 }
+
+// Memo identifies the testcase tag the Reader remembered and this case's
+// tag repeats up to its time attribute, and the generation of what the
+// Reader remembers: index is -1 when the tag was read afresh. Two cases
+// read by one Reader with the same index and generation have the same
+// classname, name, file, line and status attribute, so a caller may
+// remember what it made of the first and use it for the second.
+func (c *Case) Memo() (index int32, generation uint32) { return c.memo, c.memoGen }
 
 // Line returns the line attribute, or 0.
 func (c *Case) Line() int { return c.line }

@@ -256,3 +256,72 @@ func TestTimeThenEndFastPath(t *testing.T) {
 		t.Errorf("only %d inputs took the common form", fast)
 	}
 }
+
+// TestMemoNamesOneTag reads the corpus and the sample history twice with
+// one Reader and checks Case.Memo's promise: two cases with the same index
+// and generation have the same classname, name, file, line and status
+// outcome, and most cases of the second pass have an index.
+func TestMemoNamesOneTag(t *testing.T) {
+	var paths []string
+	for _, e := range loadExpectations(t, corpusDir) {
+		paths = append(paths, filepath.Join(corpusDir, e.Path))
+	}
+	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
+	paths = append(paths, hist...)
+	// Two files of 40,000 distinct tags each fill what a Reader remembers
+	// (maxPool): the file after them starts it over, and the indexes it
+	// gives out again must not be taken for the first file's tags.
+	dir := t.TempDir()
+	for _, f := range []struct {
+		name, class string
+	}{{"a.xml", "ca"}, {"b.xml", "cb"}, {"c.xml", "cb"}} {
+		var doc strings.Builder
+		doc.WriteString("<testsuite>")
+		for i := range 40000 {
+			fmt.Fprintf(&doc, `<testcase classname="%s" name="t%d" time="1"/>`, f.class, i)
+		}
+		doc.WriteString("</testsuite>")
+		p := filepath.Join(dir, f.name)
+		if err := os.WriteFile(p, []byte(doc.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	type key struct {
+		index int32
+		gen   uint32
+	}
+	type tag struct {
+		classname, name, file string
+		line                  int
+		disabled              bool
+	}
+	seen := map[key]tag{}
+	r := NewReader()
+	for pass := 0; pass < 2; pass++ {
+		cases, memos := 0, 0
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Parse(p, bytes.NewReader(b), func(c *Case) error {
+				cases++
+				k, gen := c.Memo()
+				if k < 0 {
+					return nil
+				}
+				memos++
+				got := tag{c.Classname, c.Name, c.File, c.Line(), c.Detail.Message == "disabled"}
+				if was, ok := seen[key{k, gen}]; ok && was != got {
+					t.Fatalf("%s: memo %d (generation %d) was %+v, now %+v", p, k, gen, was, got)
+				}
+				seen[key{k, gen}] = got
+				return nil
+			})
+		}
+		if pass == 1 && memos < cases*3/4 {
+			t.Errorf("second pass: %d of %d cases have a memo", memos, cases)
+		}
+	}
+}

@@ -31,6 +31,7 @@ type Reader struct {
 	intern              map[string]string
 	lastClass, lastFile string
 	pool                []tagMemo // testcase tags read, referred to by index
+	gen                 uint32    // bumped when pool starts over (Case.Memo)
 	memo, prevMemo      []int32   // pool indexes of the testcase tags of this file and the one it follows
 	cursor              int       // next expected position in prevMemo
 	// seqs holds the memo of earlier files by the prefix of their first
@@ -226,6 +227,7 @@ func (r *Reader) reset(name string, src io.Reader) {
 		// A history whose tags keep changing: start over.
 		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], nil
 		clear(r.seqs)
+		r.gen++ // the indexes of remembered tags mean other tags now
 	}
 	r.cursor = 0
 	if len(r.intern) > 1<<16 {
@@ -720,6 +722,7 @@ func (r *Reader) repeatRest(fn func(*Case) error) error {
 // and its own time attribute (nil when it has none); next is the cursor's place after it.
 func (r *Reader) caseFromMemo(m *tagMemo, k int32, next int, timeAttr []byte) {
 	r.cursor = next
+	r.cur.memo, r.cur.memoGen = k, r.gen
 	r.cur.setNames(m.name, m.class, m.file)
 	r.cur.line = m.line
 	if len(timeAttr) <= maxNumberBytes {
@@ -1294,6 +1297,9 @@ func (r *Reader) open(kind elemKind, at int) error {
 		}
 		r.pool = append(r.pool, m)
 		r.memo = append(r.memo, int32(len(r.pool)-1))
+		if m.prefix != "" {
+			r.cur.memo, r.cur.memoGen = int32(len(r.pool)-1), r.gen
+		}
 		return nil
 	case elemFailure, elemError, elemSkipped, elemFlakyFailure, elemFlakyError, elemRerunFailure, elemRerunError:
 		if !r.inCase || depth != r.caseLvl+1 {
@@ -1391,7 +1397,7 @@ func (r *Reader) resetCase() {
 		clear(c.Reruns)
 		c.Reruns = c.Reruns[:0]
 	}
-	c.Outcome, c.line, c.timeLen = model.Passed, 0, 0
+	c.Outcome, c.line, c.timeLen, c.memo = model.Passed, 0, 0, -1
 	if r.curDirty {
 		c.Detail, c.Props, r.curDirty = Outcome{}, Props{}, false
 	}
