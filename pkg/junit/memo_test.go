@@ -120,12 +120,7 @@ func checkReuse(t *testing.T, docs [][]byte) {
 // sample history, with one Reader and compares every file with a fresh
 // Reader's result.
 func TestReuseOverCorpus(t *testing.T) {
-	var paths []string
-	for _, e := range loadExpectations(t, corpusDir) {
-		paths = append(paths, filepath.Join(corpusDir, e.Path))
-	}
-	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
-	paths = append(paths, hist...)
+	paths := corpusAndSample(t)
 	shared := NewReader()
 	for pass := 0; pass < 2; pass++ {
 		for _, p := range paths {
@@ -262,12 +257,7 @@ func TestTimeThenEndFastPath(t *testing.T) {
 // and generation have the same classname, name, file, line and status
 // outcome, and most cases of the second pass have an index.
 func TestMemoNamesOneTag(t *testing.T) {
-	var paths []string
-	for _, e := range loadExpectations(t, corpusDir) {
-		paths = append(paths, filepath.Join(corpusDir, e.Path))
-	}
-	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
-	paths = append(paths, hist...)
+	paths := corpusAndSample(t)
 	// Two files of 40,000 distinct tags each fill what a Reader remembers
 	// (maxPool): the file after them starts it over, and the indexes it
 	// gives out again must not be taken for the first file's tags.
@@ -324,4 +314,15 @@ func TestMemoNamesOneTag(t *testing.T) {
 			t.Errorf("second pass: %d of %d cases have a memo", memos, cases)
 		}
 	}
+}
+
+// corpusAndSample lists the conformance corpus's files and the sample
+// history's.
+func corpusAndSample(t *testing.T) []string {
+	var paths []string
+	for _, e := range loadExpectations(t, corpusDir) {
+		paths = append(paths, filepath.Join(corpusDir, e.Path))
+	}
+	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
+	return append(paths, hist...)
 }
