@@ -808,14 +808,20 @@ func (b *Builder) appendCells(out []Cell, t int32, remap []int32, sigMap []uint1
 	left := b.count[t]
 	for k := b.first[t]; k >= 0 && left > 0; k = b.chunk(k).next {
 		c := b.chunk(k)
-		for _, cell := range c.cells[:min(left, chunkCells)] {
-			cell.Run = remap[cell.Run]
-			if sigMap != nil {
-				cell.Sig = sigMap[cell.Sig]
-			}
-			out = append(out, cell)
+		n := min(left, chunkCells)
+		out = append(out, c.cells[:n]...)
+		// Renumbered where they landed: one copy of the chunk, not an
+		// append per cell.
+		got := out[len(out)-int(n):]
+		for j := range got {
+			got[j].Run = remap[got[j].Run]
 		}
-		left -= min(left, chunkCells)
+		if sigMap != nil {
+			for j := range got {
+				got[j].Sig = sigMap[got[j].Sig]
+			}
+		}
+		left -= n
 	}
 	return out
 }
