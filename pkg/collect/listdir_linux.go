@@ -38,41 +38,54 @@ func listDir(dir string, files []found, dirs []string) ([]found, []string, error
 		if n <= 0 {
 			return files, dirs, nil
 		}
-		for b := buf[:n]; len(b) >= direntName; {
-			reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
-			if reclen < direntName || reclen > len(b) {
-				return files, dirs, &os.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
-			}
-			name, typ := b[direntName:reclen], b[direntType]
-			b = b[reclen:]
-			if i := indexNUL(name); i >= 0 {
-				name = name[:i]
-			}
-			if len(name) == 0 || string(name) == "." || string(name) == ".." {
-				continue
-			}
-			if typ != syscall.DT_DIR && typ != syscall.DT_UNKNOWN && !isXMLName(name) {
-				continue
-			}
-			path := join(dir, name)
-			if typ == syscall.DT_UNKNOWN {
-				fi, err := os.Lstat(path)
-				if err != nil {
-					if errors.Is(err, os.ErrNotExist) {
-						continue // removed since it was listed
-					}
-					return files, dirs, err
-				}
-				typ = dtOf(fi.Mode())
-			}
-			switch {
-			case typ == syscall.DT_DIR:
-				dirs = append(dirs, path)
-			case isXMLName(name):
-				files = append(files, found{path, typ == syscall.DT_REG})
-			}
+		if files, dirs, err = parseDirents(buf[:n], dir, files, dirs); err != nil {
+			return files, dirs, err
 		}
 	}
+}
+
+// parseDirents appends the .xml files and the subdirectories among the
+// linux_dirent64 records in b, entries of dir. A record whose length does
+// not fit is an error; an entry whose type the file system does not
+// report (DT_UNKNOWN: XFS without ftype, some network file systems) is
+// looked at with lstat, and one removed since it was listed is passed
+// over.
+func parseDirents(b []byte, dir string, files []found, dirs []string) ([]found, []string, error) {
+	for len(b) >= direntName {
+		reclen := int(binary.NativeEndian.Uint16(b[direntReclen:]))
+		if reclen < direntName || reclen > len(b) {
+			return files, dirs, &os.PathError{Op: "readdirent", Path: dir, Err: syscall.EIO}
+		}
+		name, typ := b[direntName:reclen], b[direntType]
+		b = b[reclen:]
+		if i := indexNUL(name); i >= 0 {
+			name = name[:i]
+		}
+		if len(name) == 0 || string(name) == "." || string(name) == ".." {
+			continue
+		}
+		if typ != syscall.DT_DIR && typ != syscall.DT_UNKNOWN && !isXMLName(name) {
+			continue
+		}
+		path := join(dir, name)
+		if typ == syscall.DT_UNKNOWN {
+			fi, err := os.Lstat(path)
+			if err != nil {
+				if errors.Is(err, os.ErrNotExist) {
+					continue // removed since it was listed
+				}
+				return files, dirs, err
+			}
+			typ = dtOf(fi.Mode())
+		}
+		switch {
+		case typ == syscall.DT_DIR:
+			dirs = append(dirs, path)
+		case isXMLName(name):
+			files = append(files, found{path, typ == syscall.DT_REG})
+		}
+	}
+	return files, dirs, nil
 }
 
 // The fields of a linux_dirent64 record: inode (8 bytes), offset (8),
