@@ -381,8 +381,24 @@ type memoHit struct {
 // plainPass reports whether a case passed once, with no reruns and no
 // properties of its own: all onCase needs of it beyond its test.
 func plainPass(c *junit.Case) bool {
-	return c.Outcome == model.Passed && len(c.Reruns) == 0 &&
-		len(c.Props.CommitSHA) == 0 && len(c.Props.RunID) == 0 && c.Props.RunAttempt == 0
+	return c.Outcome == model.Passed && len(c.Reruns) == 0 && !ownProps(c)
+}
+
+// ownProps reports whether a case states run properties of its own. The
+// fields are compared one by one: comparing the struct calls its
+// generated equality function, for every case.
+func ownProps(c *junit.Case) bool {
+	return c.Props.CommitSHA != "" || c.Props.RunID != "" || c.Props.RunAttempt != 0
+}
+
+// suiteIndex returns the index in suites of case c's suite, adding the
+// suite when c begins a run of cases under another one.
+func (b *Builder) suiteIndex(c *junit.Case) int32 {
+	if c.Suite != b.lastSuite || len(b.suites) == 0 {
+		b.suites = append(b.suites, c.Suite)
+		b.lastSuite = c.Suite
+	}
+	return int32(len(b.suites) - 1)
 }
 
 func (b *Builder) onCase(c *junit.Case) error {
@@ -394,14 +410,11 @@ func (b *Builder) onCase(c *junit.Case) error {
 	if k >= 0 && int(k) < len(b.memoTest) {
 		if e := b.memoTest[k]; e.test > 0 && e.gen == b.filesGen && plainPass(c) {
 			ti := e.test - 1
-			if c.Suite != b.lastSuite || len(b.suites) == 0 {
-				b.suites = append(b.suites, c.Suite)
-				b.lastSuite = c.Suite
-			}
+			suite := b.suiteIndex(c)
 			if err := b.count1(ti, c); err != nil {
 				return err
 			}
-			b.pend = append(b.pend, pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: 1, noFile: c.File == ""})
+			b.pend = append(b.pend, pending{test: ti, base: ti, suite: suite, pass: 1, noFile: c.File == ""})
 			return nil
 		}
 	}
@@ -435,11 +448,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	pass, fail, skip := c.Attempts()
-	if c.Suite != b.lastSuite || len(b.suites) == 0 {
-		b.suites = append(b.suites, c.Suite)
-		b.lastSuite = c.Suite
-	}
-	p := pending{test: ti, base: ti, suite: int32(len(b.suites) - 1), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
+	p := pending{test: ti, base: ti, suite: b.suiteIndex(c), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
 		noFile: c.File == ""}
 	if c.File != "" && c.File != b.files[ti] {
 		b.locs = append(b.locs, location{c.File, c.Line()})
@@ -448,7 +457,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 	if err := b.count1(ti, c); err != nil {
 		return err
 	}
-	if c.Props.CommitSHA != "" || c.Props.RunID != "" || c.Props.RunAttempt != 0 {
+	if ownProps(c) {
 		b.props = append(b.props, c.Props)
 		p.props = int32(len(b.props))
 	}

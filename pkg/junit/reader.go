@@ -661,27 +661,13 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 		len(r.stack) == 0 || len(r.stack) >= MaxDepth {
 		return false, nil
 	}
-	b := r.buf[r.pos:r.end]
 	for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
-		k := r.prevMemo[j]
-		m := &r.pool[k]
-		p := m.prefix
-		if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
-			continue
+		if ok, err := r.repeatAt(r.pos, j, fn); ok {
+			if err != nil {
+				return true, err
+			}
+			return true, r.repeatRest(fn)
 		}
-		gt, val, ok := timeThenEnd(b[len(p):])
-		if !ok {
-			return false, nil
-		}
-		r.scans++
-		r.repeats++
-		r.resetCase()
-		r.caseFromMemo(m, k, j+1, val)
-		r.pos += len(p) + gt + 1
-		if err := r.finishCase(fn); err != nil {
-			return true, err
-		}
-		return true, r.repeatRest(fn)
 	}
 	return false, nil
 }
@@ -691,31 +677,38 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 // white space lies between them: the bulk of a run's file.
 func (r *Reader) repeatRest(fn func(*Case) error) error {
 	for r.cursor < len(r.prevMemo) {
-		j := r.pos
-		for j < r.end && isSpace(r.buf[j]) {
-			j++
+		at := r.pos
+		for at < r.end && isSpace(r.buf[at]) {
+			at++
 		}
-		k := r.prevMemo[r.cursor]
-		m := &r.pool[k]
-		p := m.prefix
-		b := r.buf[j:r.end]
-		if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
-			return nil
-		}
-		gt, val, ok := timeThenEnd(b[len(p):])
-		if !ok {
-			return nil
-		}
-		r.scans++
-		r.repeats++
-		r.resetCase()
-		r.caseFromMemo(m, k, r.cursor+1, val)
-		r.pos = j + len(p) + gt + 1
-		if err := r.finishCase(fn); err != nil {
+		if ok, err := r.repeatAt(at, r.cursor, fn); !ok || err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// repeatAt reads the tag at buf[at] as prevMemo[j] when its bytes repeat
+// that tag up to a time attribute in the common form, and hands the case
+// to fn. It reports false, having read nothing, when they do not.
+func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
+	k := r.prevMemo[j]
+	m := &r.pool[k]
+	p := m.prefix
+	b := r.buf[at:r.end]
+	if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
+		return false, nil
+	}
+	gt, val, ok := timeThenEnd(b[len(p):])
+	if !ok {
+		return false, nil
+	}
+	r.scans++
+	r.repeats++
+	r.resetCase()
+	r.caseFromMemo(m, k, j+1, val)
+	r.pos = at + len(p) + gt + 1
+	return true, r.finishCase(fn)
 }
 
 // caseFromMemo fills the case being read from pool[k], a tag read before,
