@@ -194,8 +194,9 @@ func TestPartialOutages(t *testing.T) {
 }
 
 // TestClusterAcrossSuites: two tests of different suites that fail on
-// exactly the same four commits are one cluster, and each of those runs is
-// one event.
+// exactly the same four commits are one cluster, each of those runs is one
+// event, and the event's expected failures count the runs each member was
+// present in.
 func TestClusterAcrossSuites(t *testing.T) {
 	blocks := [][2]int{{3, 4}, {10, 11}, {17, 18}, {25, 26}}
 	spec := synth.Spec{Commits: 30, RunsPerCommit: 1, Tests: 20, Seed: 9, Start: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC),
@@ -212,6 +213,11 @@ func TestClusterAcrossSuites(t *testing.T) {
 	for _, e := range rep.InfraEvents {
 		if e.Kind != EventCluster || strings.Join(e.Members, ",") != "tests.cache::test_b,tests.db::test_a" || e.Failed != 2 {
 			t.Errorf("event %+v", e)
+		}
+		// Each member failed 4 of the 30 runs it was present in: 2 × 4/30
+		// failures expected at their usual rates.
+		if e.Expected != 0.267 {
+			t.Errorf("event expected %v failures, want 0.267 (2 × 4/30)", e.Expected)
 		}
 	}
 	for _, name := range []string{"tests.db::test_a", "tests.cache::test_b"} {
