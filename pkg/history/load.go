@@ -139,7 +139,7 @@ func baseName(name string) string {
 type Builder struct {
 	reader  *junit.Reader
 	tests   []*Test
-	order   []order // per test: where File and Line were first seen
+	order   []order // per test: the earliest run that stated its File and Line
 	testIdx map[string]int32
 	runs    []Run
 	runIdx  map[string]int32
@@ -166,10 +166,15 @@ type Builder struct {
 	chunks      int32 // chunks taken
 	first, last []int32
 	count       []int32
-	files       []string          // per test, densely, for the per-case work
-	sigCache    map[string]string // failure text to signature
-	prevSeq     []int32           // tests of the document this one follows, in document order
-	cursor      int               // next expected position in prevSeq
+	files       []string // per test, densely, for the per-case work
+	lines       []int    // per test, with files
+	// latest is the latest run order any test's location was set at: a
+	// document of a run not before it cannot move a location earlier, so
+	// its cases need no comparison.
+	latest   order
+	sigCache map[string]string // failure text to signature
+	prevSeq  []int32           // tests of the document this one follows, in document order
+	cursor   int               // next expected position in prevSeq
 	// seqs holds the tests of earlier documents by their first test: a
 	// document follows the last one read, unless it begins with the test
 	// another began with (a file per class: the class's file of the
@@ -350,7 +355,7 @@ func (b *Builder) rollback(m builderMark) {
 	clear(b.names[n:])
 	clear(b.files[n:])
 	b.filesGen++ // tests from n on are gone, and the memos that name them
-	b.tests, b.order, b.names, b.files, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.files[:n], b.seen[:n]
+	b.tests, b.order, b.names, b.files, b.lines, b.seen = b.tests[:n], b.order[:n], b.names[:n], b.files[:n], b.lines[:n], b.seen[:n]
 	b.first, b.last, b.count = b.first[:n], b.last[:n], b.count[:n]
 	b.firstPend, b.inMulti = b.firstPend[:n], b.inMulti[:n]
 	// Cells are written only when a document is committed: a refused one
@@ -450,7 +455,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 	pass, fail, skip := c.Attempts()
 	p := pending{test: ti, base: ti, suite: b.suiteIndex(c), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
 		noFile: c.File == ""}
-	if c.File != "" && c.File != b.files[ti] {
+	if c.File != "" && (c.File != b.files[ti] || c.Line() != b.lines[ti]) {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
 	}
@@ -509,7 +514,7 @@ func (b *Builder) newTest(id, cls, name string) int32 {
 	b.order = append(b.order, order{})
 	b.names = append(b.names, [2]string{cls, name})
 	b.first, b.last, b.count = append(b.first, -1), append(b.last, -1), append(b.count, 0)
-	b.files = append(b.files, "")
+	b.files, b.lines = append(b.files, ""), append(b.lines, 0)
 	b.seen = append(b.seen, 0)
 	b.firstPend = append(b.firstPend, 0)
 	b.inMulti = append(b.inMulti, 0)
@@ -565,11 +570,12 @@ func (b *Builder) qualify(first int) []*Test {
 			if !ok {
 				qi = b.newTest(id, "", "")
 			}
-			if b.files[qi] == "" && p.loc == 0 && base.File != "" {
-				// The case named the file its test was known by.
-				q := b.tests[qi]
-				q.File, q.Line, b.files[qi], b.order[qi] = base.File, base.Line, base.File, b.order[ti]
-				b.filesGen++
+			if p.loc == 0 && !p.noFile && (b.files[qi] != b.files[ti] || b.lines[qi] != b.lines[ti]) {
+				// The case named the location its test was known by,
+				// which the project's test does not have: commit sets
+				// it, with this document's run.
+				b.locs = append(b.locs, location{b.files[ti], b.lines[ti]})
+				p.loc = int32(len(b.locs))
 			}
 			p.test = qi
 		}
@@ -723,6 +729,7 @@ func (b *Builder) commit(src Source) {
 	withSigs := len(b.pendSigs) > 0
 	var res resolved
 	suite := int32(-1) // the suite res is of; -1 after a case resolved alone
+	earlier := false   // res may be before a test's location's run
 	for i := range b.pend {
 		p := &b.pend[i]
 		if p.props > 0 || p.suite != suite {
@@ -730,6 +737,7 @@ func (b *Builder) commit(src Source) {
 			if p.props > 0 {
 				suite = -1
 			}
+			earlier = res.order.less(b.latest)
 		}
 		t, n := p.test, b.count[p.test]
 		k, i := b.last[t], (n+chunkCells-1)%chunkCells
@@ -751,12 +759,22 @@ func (b *Builder) commit(src Source) {
 		if withSigs {
 			b.cellOf = append(b.cellOf, int64(k)*chunkCells+int64(i))
 		}
-		if p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])) {
+		// A test's file and line are those of its earliest run that
+		// states a file: a case in another place sets them when it is
+		// of an earlier run, and one in the same place moves their run
+		// earlier.
+		switch {
+		case p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])):
 			l := b.locs[p.loc-1]
 			t := b.tests[p.test]
 			t.File, t.Line, b.order[p.test] = l.file, l.line, res.order
-			b.files[p.test] = l.file
+			b.files[p.test], b.lines[p.test] = l.file, l.line
 			b.filesGen++
+			if b.latest.less(res.order) {
+				b.latest = res.order
+			}
+		case earlier && p.loc == 0 && !p.noFile && res.order.less(b.order[p.test]):
+			b.order[p.test] = res.order
 		}
 	}
 	for _, s := range b.pendSigs {

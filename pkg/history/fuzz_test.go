@@ -1,0 +1,218 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// FuzzReadInTurn builds a few documents from the fuzzer's bytes out of a
+// small vocabulary of tags, so that tags repeat between documents with
+// one attribute, the outcome, the suite, the project or the properties
+// changed, and checks what one Builder makes of them read in turn (cases
+// matched by the reader's remembered tag, Builder.memoTest) against what
+// a Builder per document makes of each. Tests, files, lines, cells and
+// signature counts must agree.
+//
+//	go test -run '^$' -fuzz FuzzReadInTurn -fuzztime 10m ./pkg/history
+func FuzzReadInTurn(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte("\x03\x01\x10\x11\x12\x01\x10\x11\x12\x01\x10\x11\x12\x01\x10\x91\x12"))
+	f.Add([]byte("\x05\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x82\x20\x21\x40\x41\x02\x20\x21\x40\x41"))
+	f.Add([]byte("\x04\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x0f\x1f\x2f\x3f\x4f\x5f\x6f"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs := fuzzDocs(data)
+		if len(docs) == 0 {
+			return
+		}
+		var srcs []Source
+		for i, d := range docs {
+			srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
+		}
+		got, err := Load(context.Background(), srcs, Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fresh []*Builder
+		for _, s := range srcs {
+			b := NewBuilders(1)[0]
+			b.Add(s)
+			fresh = append(fresh, b)
+		}
+		want := Merge(fresh...)
+		if diff := cmp.Diff(fuzzView(want), fuzzView(got)); diff != "" {
+			t.Errorf("documents:\n%s\n(-afresh +read in turn):\n%s", strings.Join(docs, "\n"), diff)
+		}
+	})
+}
+
+type fuzzTest struct {
+	File  string
+	Line  int
+	Cells []Cell
+	// CellSigs is each cell's signature, by hash.
+	CellSigs []string
+	Sigs     map[string]int
+	Other    int
+}
+
+func fuzzView(h *History) map[string]fuzzTest {
+	m := map[string]fuzzTest{}
+	for _, x := range h.Tests {
+		v := fuzzTest{File: x.File, Line: x.Line, Cells: x.Cells, Sigs: map[string]int{}, Other: x.OtherFailures}
+		// Signatures by hash, and each cell's by hash: the order of a
+		// test's signatures is that of its first failures in either.
+		cells := make([]Cell, len(x.Cells))
+		copy(cells, x.Cells)
+		for i := range cells {
+			h := ""
+			if s := cells[i].Sig; s > 0 {
+				h = x.Sigs[s-1].Hash
+			}
+			v.CellSigs = append(v.CellSigs, h)
+			cells[i].Sig = 0
+		}
+		v.Cells = cells
+		for _, s := range x.Sigs {
+			v.Sigs[s.Hash] = s.Count
+		}
+		m[x.ID] = v
+	}
+	m["totals"] = fuzzTest{Line: h.Totals.Testcases, Other: len(h.Runs)}
+	return m
+}
+
+// fuzzDocs turns bytes into documents. The first byte is the number of
+// documents (1 to 6); each document takes a byte for its run and its
+// number of cases (1 to 8), then a byte per case. The low bits of a
+// case's byte pick its tag among eight, the high bits what changes about
+// it: its outcome, its suite, its project (hostname) or a property of
+// its own.
+func fuzzDocs(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	n := int(data[0])%6 + 1
+	data = data[1:]
+	var docs []string
+	for range n {
+		if len(data) == 0 {
+			break
+		}
+		head := data[0]
+		data = data[1:]
+		run := int(head>>4) % 4 // documents of one run fold into its cells
+		cases := int(head)%8 + 1
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuites><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, run, run)
+		for k := 0; k < cases && len(data) > 0; k++ {
+			c := data[0]
+			data = data[1:]
+			suite, host := "s", ""
+			switch c >> 6 {
+			case 1:
+				suite = "s2"
+			case 2:
+				host = "chromium"
+			case 3:
+				host = "firefox"
+			}
+			fmt.Fprintf(&b, `<testsuite name="%s" hostname="%s">`, suite, host)
+			tag := fuzzTags[c&7]
+			switch (c >> 3) & 7 {
+			case 0, 1, 2: // the tag as it was: a plain pass
+				fmt.Fprintf(&b, `<testcase %s time="%d"/>`, tag, k+1)
+			case 3:
+				fmt.Fprintf(&b, `<testcase %s time="1"><failure message="boom %d"/></testcase>`, tag, c&1)
+			case 4:
+				fmt.Fprintf(&b, `<testcase %s time="1"><skipped/></testcase>`, tag)
+			case 5:
+				fmt.Fprintf(&b, `<testcase %s time="1"><flakyFailure message="once"/></testcase>`, tag)
+			case 6:
+				fmt.Fprintf(&b, `<testcase %s time="1"><error message="err"/></testcase>`, tag)
+			case 7:
+				fmt.Fprintf(&b, `<testcase %s time="1"><properties><property name="run_id" value="9"/><property name="commit_sha" value="c9"/></properties></testcase>`, tag)
+			}
+			b.WriteString(`</testsuite>`)
+		}
+		b.WriteString(`</testsuites>`)
+		docs = append(docs, b.String())
+	}
+	return docs
+}
+
+// fuzzTags are eight testcase attribute sets that differ from one
+// another in one attribute or two.
+var fuzzTags = [8]string{
+	`classname="k" name="t" file="k.py" line="3"`,
+	`classname="k" name="t" file="k.py" line="4"`,
+	`classname="k" name="t" file="j.py" line="3"`,
+	`classname="j" name="t" file="k.py" line="3"`,
+	`classname="k" name="u" file="k.py" line="3"`,
+	`name="t" file="k.py" line="3"`,
+	`name="t"`,
+	`classname="k" name="t"`,
+}
+
+// TestLocationOfEarliestRun: a test's file and line are those of the
+// earliest run that states them, whichever order the documents are read
+// in, however many builders read them, and when the line alone moves. A
+// test that a document splits by file takes the line its own case gives.
+func TestLocationOfEarliestRun(t *testing.T) {
+	doc := func(day int, loc string) string {
+		return fmt.Sprintf(`<testsuite name="s" timestamp="2026-11-%02dT00:00:00"><properties><property name="commit_sha" value="c%d"/></properties>`+
+			`<testcase classname="k" name="t" %s/><testcase classname="k" name="u" file="u.py" line="1"/></testsuite>`, day, day, loc)
+	}
+	for _, tc := range []struct {
+		name string
+		docs []string
+		want map[string]string // test to file:line
+	}{
+		{"the line moves later", []string{doc(1, `file="k.py" line="3"`), doc(2, `file="k.py" line="4"`), doc(3, `file="k.py" line="4"`)},
+			map[string]string{"k::t": "k.py:3", "k::u": "u.py:1"}},
+		{"the earliest run is read second", []string{doc(5, `file="k.py" line="4"`), doc(3, `file="k.py" line="4"`), doc(4, `file="j.py" line="9"`)},
+			map[string]string{"k::t": "k.py:4", "k::u": "u.py:1"}},
+		{"the earliest run is read last", []string{doc(5, `file="j.py" line="4"`), doc(4, `file="k.py" line="9"`), doc(3, `file="j.py" line="4"`)},
+			map[string]string{"k::t": "j.py:4", "k::u": "u.py:1"}},
+		{"a run without a file", []string{doc(5, `file="k.py" line="4"`), doc(3, ``), doc(4, `file="k.py" line="9"`)},
+			map[string]string{"k::t": "k.py:9", "k::u": "u.py:1"}},
+		{"split by file", []string{
+			doc(1, `file="k.py" line="3"`),
+			`<testsuite name="s" timestamp="2026-11-02T00:00:00"><properties><property name="commit_sha" value="c2"/></properties>` +
+				`<testcase classname="k" name="t" file="j.py" line="3"/><testcase classname="k" name="t" file="k.py" line="4"/></testsuite>`},
+			map[string]string{"k::t": "k.py:3", "k::t [j.py]": "j.py:3", "k::t [k.py]": "k.py:4", "k::u": "u.py:1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var srcs []Source
+			for i, d := range tc.docs {
+				srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
+			}
+			var fresh []*Builder
+			for _, s := range srcs {
+				b := NewBuilders(1)[0]
+				b.Add(s)
+				fresh = append(fresh, b)
+			}
+			hs := map[string]*History{"afresh": Merge(fresh...)}
+			for _, w := range []int{1, 2} {
+				h, err := Load(context.Background(), srcs, Options{Workers: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				hs[fmt.Sprintf("%d workers", w)] = h
+			}
+			for name, h := range hs {
+				got := map[string]string{}
+				for _, x := range h.Tests {
+					got[x.ID] = fmt.Sprintf("%s:%d", x.File, x.Line)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", name, diff)
+				}
+			}
+		})
+	}
+}
