@@ -14,8 +14,8 @@ import (
 // one attribute, the outcome, the suite, the project or the properties
 // changed, and checks what one Builder makes of them read in turn (cases
 // matched by the reader's remembered tag, Builder.memoTest) against what
-// a Builder per document makes of each. Tests, files, lines, cells and
-// signature counts must agree.
+// a Builder per document makes of each, and by two builders. Tests,
+// files, lines, cells, signature counts and sample messages must agree.
 //
 //	go test -run '^$' -fuzz FuzzReadInTurn -fuzztime 10m ./pkg/history
 func FuzzReadInTurn(f *testing.F) {
@@ -32,19 +32,21 @@ func FuzzReadInTurn(f *testing.F) {
 		for i, d := range docs {
 			srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
 		}
-		got, err := Load(context.Background(), srcs, Options{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var fresh []*Builder
 		for _, s := range srcs {
 			b := NewBuilders(1)[0]
 			b.Add(s)
 			fresh = append(fresh, b)
 		}
-		want := Merge(fresh...)
-		if diff := cmp.Diff(fuzzView(want), fuzzView(got)); diff != "" {
-			t.Errorf("documents:\n%s\n(-afresh +read in turn):\n%s", strings.Join(docs, "\n"), diff)
+		want := fuzzView(Merge(fresh...))
+		for _, w := range []int{1, 2} {
+			got, err := Load(context.Background(), srcs, Options{Workers: w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, fuzzView(got)); diff != "" {
+				t.Fatalf("documents:\n%s\n(-afresh +read in turn by %d workers):\n%s", strings.Join(docs, "\n"), w, diff)
+			}
 		}
 	})
 }
@@ -55,14 +57,14 @@ type fuzzTest struct {
 	Cells []Cell
 	// CellSigs is each cell's signature, by hash.
 	CellSigs []string
-	Sigs     map[string]int
+	Sigs     map[string]string // by hash: the count and the sample message
 	Other    int
 }
 
 func fuzzView(h *History) map[string]fuzzTest {
 	m := map[string]fuzzTest{}
 	for _, x := range h.Tests {
-		v := fuzzTest{File: x.File, Line: x.Line, Cells: x.Cells, Sigs: map[string]int{}, Other: x.OtherFailures}
+		v := fuzzTest{File: x.File, Line: x.Line, Cells: x.Cells, Sigs: map[string]string{}, Other: x.OtherFailures}
 		// Signatures by hash, and each cell's by hash: the order of a
 		// test's signatures is that of its first failures in either.
 		cells := make([]Cell, len(x.Cells))
@@ -77,7 +79,7 @@ func fuzzView(h *History) map[string]fuzzTest {
 		}
 		v.Cells = cells
 		for _, s := range x.Sigs {
-			v.Sigs[s.Hash] = s.Count
+			v.Sigs[s.Hash] = fmt.Sprintf("%d, %q", s.Count, s.Message)
 		}
 		m[x.ID] = v
 	}
@@ -87,7 +89,8 @@ func fuzzView(h *History) map[string]fuzzTest {
 
 // fuzzDocs turns bytes into documents. The first byte is the number of
 // documents (1 to 6); each document takes a byte for its run and its
-// number of cases (1 to 8), then a byte per case. The low bits of a
+// number of cases (1 to 8), then a byte per case; the run's timestamp,
+// when it has one, puts runs in the opposite order of their ids. The low bits of a
 // case's byte pick its tag among eight, the high bits what changes about
 // it: its outcome, its suite, its project (hostname) or a property of
 // its own.
@@ -106,6 +109,10 @@ func fuzzDocs(data []byte) []string {
 		data = data[1:]
 		run := int(head>>4) % 4 // documents of one run fold into its cells
 		cases := int(head)%8 + 1
+		stamp := ""
+		if head&0x40 != 0 { // runs in time order, or against it
+			stamp = fmt.Sprintf(` timestamp="2026-11-%02dT00:00:00"`, 10-run)
+		}
 		var b strings.Builder
 		fmt.Fprintf(&b, `<testsuites><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, run, run)
 		for k := 0; k < cases && len(data) > 0; k++ {
@@ -120,13 +127,13 @@ func fuzzDocs(data []byte) []string {
 			case 3:
 				host = "firefox"
 			}
-			fmt.Fprintf(&b, `<testsuite name="%s" hostname="%s">`, suite, host)
+			fmt.Fprintf(&b, `<testsuite name="%s" hostname="%s"%s>`, suite, host, stamp)
 			tag := fuzzTags[c&7]
 			switch (c >> 3) & 7 {
 			case 0, 1, 2: // the tag as it was: a plain pass
 				fmt.Fprintf(&b, `<testcase %s time="%d"/>`, tag, k+1)
 			case 3:
-				fmt.Fprintf(&b, `<testcase %s time="1"><failure message="boom %d"/></testcase>`, tag, c&1)
+				fmt.Fprintf(&b, `<testcase %s time="1"><failure message="boom at 0x%d"/></testcase>`, tag, c&1) // one signature, two messages
 			case 4:
 				fmt.Fprintf(&b, `<testcase %s time="1"><skipped/></testcase>`, tag)
 			case 5:

@@ -48,7 +48,10 @@ type Test struct {
 	// ID is model.TestID, "classname::name", or model.ProjectTestID,
 	// "classname::name [project]", for a test that a JUnit file holds
 	// under several projects (see qualify in load.go).
-	ID    string
+	ID string
+	// File and Line are where the earliest case that states a file puts
+	// the test: the earliest by the time its document states, then by
+	// run, then the least file and line.
 	File  string
 	Line  int
 	Cells []Cell // sorted by run
@@ -65,8 +68,9 @@ type Cell struct {
 	Fail uint16
 	Skip uint16
 	// Sig is 1 + the index in Test.Sigs of the run's first failure
-	// signature; 0 when the test did not fail or the signature is one of
-	// OtherFailures.
+	// signature (of a run in several documents that fail differently,
+	// the least by hash of each document's first); 0 when the test did
+	// not fail or the signature is one of OtherFailures.
 	Sig uint16
 }
 
@@ -147,7 +151,7 @@ func (h *History) finalize() {
 				t.Cells[i].Run = remap[t.Cells[i].Run]
 			}
 			scratch = sortCells(t.Cells, scratch)
-			t.Cells = foldCells(t.Cells)
+			t.Cells = foldCells(t.Cells, t.Sigs)
 			sortSigs(t)
 			for _, c := range t.Cells {
 				if c.Pass+c.Fail > 0 {

@@ -172,9 +172,11 @@ type Builder struct {
 	// document of a run not before it cannot move a location earlier, so
 	// its cases need no comparison.
 	latest   order
-	sigCache map[string]string // failure text to signature
-	prevSeq  []int32           // tests of the document this one follows, in document order
-	cursor   int               // next expected position in prevSeq
+	sigCache map[string]string  // failure text to signature
+	docSigs  map[int64]docSig   // per cell of the document being committed: its first failure signature
+	moved    map[int32]location // per test whose place the document being committed changed: the place before
+	prevSeq  []int32            // tests of the document this one follows, in document order
+	cursor   int                // next expected position in prevSeq
 	// seqs holds the tests of earlier documents by their first test: a
 	// document follows the last one read, unless it begins with the test
 	// another began with (a file per class: the class's file of the
@@ -244,7 +246,11 @@ type pending struct {
 	noFile     bool // the case has no file attribute
 }
 
-// resolved is the run of a suite's cases, and its place among runs.
+// resolved is the run of a suite's cases, and their place among the
+// history's cases: the time their document states for the run (not the
+// run's earliest, which later documents may move), then the run's key. A
+// choice made by it (a test's location, a signature's sample message) is
+// the same whichever order and whichever builders read the documents in.
 type resolved struct {
 	run   int32
 	order order
@@ -272,7 +278,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	bs := make([]*Builder, n)
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{},
-			seqs: map[int32][]int32{}, lim: lim, all: all}
+			seqs: map[int32][]int32{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
 	}
 	return bs
 }
@@ -718,7 +724,7 @@ func (b *Builder) commit(src Source) {
 		} else if r := &b.runs[ri].Run; !run.Time.IsZero() && (r.Time.IsZero() || run.Time.Before(r.Time)) {
 			r.Time = run.Time
 		}
-		res := resolved{run: ri, order: order{time: b.runs[ri].Time, key: key}}
+		res := resolved{run: ri, order: order{time: run.Time, key: key}}
 		last.res = res
 		if p.props == 0 {
 			bySuite[p.suite] = res
@@ -759,34 +765,97 @@ func (b *Builder) commit(src Source) {
 		if withSigs {
 			b.cellOf = append(b.cellOf, int64(k)*chunkCells+int64(i))
 		}
-		// A test's file and line are those of its earliest run that
-		// states a file: a case in another place sets them when it is
-		// of an earlier run, and one in the same place moves their run
-		// earlier.
-		switch {
-		case p.loc > 0 && (b.files[p.test] == "" || res.order.less(b.order[p.test])):
-			l := b.locs[p.loc-1]
-			t := b.tests[p.test]
-			t.File, t.Line, b.order[p.test] = l.file, l.line, res.order
-			b.files[p.test], b.lines[p.test] = l.file, l.line
-			b.filesGen++
-			if b.latest.less(res.order) {
-				b.latest = res.order
-			}
-		case earlier && p.loc == 0 && !p.noFile && res.order.less(b.order[p.test]):
-			b.order[p.test] = res.order
+		// A case in its test's place of an earlier run than the place's
+		// must be looked at; one in the same place of a later run need
+		// not be (most cases).
+		if p.loc > 0 || !p.noFile && (earlier || len(b.moved) > 0) {
+			b.place(p, res)
 		}
 	}
+	clear(b.moved)
+	// A cell's signature is its document's first failure's; a run whose
+	// documents (read by this builder or another, in any order) fail
+	// differently keeps the least by hash, so that what a history holds
+	// does not depend on which builder read which document.
+	clear(b.docSigs)
 	for _, s := range b.pendSigs {
 		p := &b.pend[s.pend]
 		res := resolve(p)
 		t := b.tests[p.test]
 		k := addSig(t, Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
 		at := b.cellOf[s.pend]
-		if c := b.cell(int32(at/chunkCells), int32(at%chunkCells)); c.Sig == 0 {
-			c.Sig = k
+		if _, ok := b.docSigs[at]; !ok && k != 0 {
+			b.docSigs[at] = docSig{test: p.test, sig: k}
 		}
 	}
+	for at, d := range b.docSigs {
+		c := b.cell(int32(at/chunkCells), int32(at%chunkCells))
+		c.Sig = leastSig(b.tests[d.test].Sigs, c.Sig, d.sig)
+	}
+}
+
+// place weighs a pending case's file and line against its test's: a
+// test's are those of its earliest run that states a file (and the least
+// of that run's), so a case in another place sets them when it comes
+// first, and one in the same place of an earlier run moves their run
+// earlier.
+func (b *Builder) place(p *pending, res resolved) {
+	t := p.test
+	cur := location{b.files[t], b.lines[t]}
+	l := cur // a case with no location of its own was in its test's place
+	if p.loc > 0 {
+		l = b.locs[p.loc-1]
+	} else if m, ok := b.moved[t]; ok {
+		l = m // when it was read: a case before it in the document moved it
+	}
+	switch {
+	case l == cur:
+		if res.order.less(b.order[t]) {
+			b.order[t] = res.order
+		}
+	case cur.file == "" || placeBefore(res.order, l, b.order[t], cur):
+		if _, ok := b.moved[t]; !ok {
+			b.moved[t] = cur
+		}
+		x := b.tests[t]
+		x.File, x.Line, b.order[t] = l.file, l.line, res.order
+		b.files[t], b.lines[t] = l.file, l.line
+		b.filesGen++
+		if b.latest.less(res.order) {
+			b.latest = res.order
+		}
+	}
+}
+
+// placeBefore reports whether location l, seen in a run of order o, comes
+// before location m, seen in a run of order p: an earlier run first, then,
+// for one run's documents, the lesser file and line, so that the choice
+// does not depend on the order the documents were read in.
+func placeBefore(o order, l location, p order, m location) bool {
+	if o.less(p) || p.less(o) {
+		return o.less(p)
+	}
+	return l.file < m.file || l.file == m.file && l.line < m.line
+}
+
+// docSig is the first failure signature of a test in a document.
+type docSig struct {
+	test int32
+	sig  uint16
+}
+
+// leastSig returns whichever of two signature references (1 + an index in
+// sigs, or 0 for none) names the least hash; a reference beats none.
+func leastSig(sigs []Sig, a, b uint16) uint16 {
+	switch {
+	case a == 0:
+		return b
+	case b == 0:
+		return a
+	case sigs[b-1].Hash < sigs[a-1].Hash:
+		return b
+	}
+	return a
 }
 
 // maxSeqs bounds the documents a builder remembers by their first test.
@@ -1008,7 +1077,7 @@ func Merge(builders ...*Builder) *History {
 				}
 				out = b.appendCells(out, pt.t, remaps[pt.b], sigMap)
 				t.OtherFailures += o.OtherFailures
-				if o.File != "" && (t.File == "" || b.order[pt.t].less(ord)) {
+				if o.File != "" && (t.File == "" || placeBefore(b.order[pt.t], location{o.File, o.Line}, ord, location{t.File, t.Line})) {
 					t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
 				}
 			}
@@ -1020,16 +1089,15 @@ func Merge(builders ...*Builder) *History {
 }
 
 // foldCells merges adjacent cells of the same run: one run's documents may
-// have been read by different builders.
-func foldCells(cells []Cell) []Cell {
+// have been read by different builders. Of their signatures it keeps the
+// least by hash (commit), whichever cell comes first.
+func foldCells(cells []Cell, sigs []Sig) []Cell {
 	out := cells[:0]
 	for _, c := range cells {
 		if n := len(out); n > 0 && out[n-1].Run == c.Run {
 			o := &out[n-1]
 			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
-			if o.Sig == 0 {
-				o.Sig = c.Sig
-			}
+			o.Sig = leastSig(sigs, o.Sig, c.Sig)
 			continue
 		}
 		out = append(out, c)
