@@ -24,7 +24,7 @@ func FuzzReadInTurn(f *testing.F) {
 	f.Add([]byte("\x05\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x82\x20\x21\x40\x41\x02\x20\x21\x40\x41"))
 	f.Add([]byte("\x04\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x0f\x1f\x2f\x3f\x4f\x5f\x6f"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs := fuzzDocs(data)
+		docs, part := fuzzDocs(data)
 		if len(docs) == 0 {
 			return
 		}
@@ -47,6 +47,16 @@ func FuzzReadInTurn(f *testing.F) {
 			if diff := cmp.Diff(want, fuzzView(got)); diff != "" {
 				t.Fatalf("documents:\n%s\n(-afresh +read in turn by %d workers):\n%s", strings.Join(docs, "\n"), w, diff)
 			}
+		}
+		// Two builders, each reading the documents the fuzzer gave it, in
+		// turn: what Load's workers may do, chosen instead of left to
+		// the scheduler.
+		two := NewBuilders(2)
+		for i, s := range srcs {
+			two[part[i]].Add(s)
+		}
+		if diff := cmp.Diff(want, fuzzView(Merge(two...))); diff != "" {
+			t.Fatalf("documents:\n%s\nby builder %v\n(-afresh +read by two builders):\n%s", strings.Join(docs, "\n"), part, diff)
 		}
 	})
 }
@@ -88,19 +98,19 @@ func fuzzView(h *History) map[string]fuzzTest {
 }
 
 // fuzzDocs turns bytes into documents. The first byte is the number of
-// documents (1 to 6); each document takes a byte for its run and its
-// number of cases (1 to 8), then a byte per case; the run's timestamp,
+// documents (1 to 6); each document takes a byte for its run, its
+// number of cases (1 to 8) and which of two builders reads it, then a
+// byte per case; the run's timestamp,
 // when it has one, puts runs in the opposite order of their ids. The low bits of a
 // case's byte pick its tag among eight, the high bits what changes about
 // it: its outcome, its suite, its project (hostname) or a property of
 // its own.
-func fuzzDocs(data []byte) []string {
+func fuzzDocs(data []byte) (docs []string, part []int) {
 	if len(data) == 0 {
-		return nil
+		return nil, nil
 	}
 	n := int(data[0])%6 + 1
 	data = data[1:]
-	var docs []string
 	for range n {
 		if len(data) == 0 {
 			break
@@ -147,8 +157,9 @@ func fuzzDocs(data []byte) []string {
 		}
 		b.WriteString(`</testsuites>`)
 		docs = append(docs, b.String())
+		part = append(part, int(head>>3)&1)
 	}
-	return docs
+	return docs, part
 }
 
 // fuzzTags are eight testcase attribute sets that differ from one

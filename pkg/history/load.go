@@ -960,7 +960,9 @@ func addSig(t *Test, s Sig) uint16 {
 		g := &t.Sigs[i]
 		if g.Hash == s.Hash {
 			g.Count += s.Count
-			if s.first.less(g.first) {
+			// The earliest sample, and of one run's, the least: the
+			// same whichever builder read which document.
+			if s.first.less(g.first) || !g.first.less(s.first) && s.Message < g.Message {
 				g.first, g.Message = s.first, s.Message
 			}
 			return uint16(i + 1)
