@@ -38,10 +38,15 @@ type carriedRun struct {
 }
 
 type carriedTest struct {
-	ID    string `json:"id"`
-	File  string `json:"f,omitempty"`
-	Line  int    `json:"l,omitempty"`
-	Other int    `json:"o,omitempty"`
+	ID   string `json:"id"`
+	File string `json:"f,omitempty"`
+	Line int    `json:"l,omitempty"`
+	// PlacedAt and PlacedKey are where File and Line were found among
+	// the history's cases (added after version 1 first shipped: a file
+	// without them gives its places the earliest order).
+	PlacedAt  time.Time `json:"pt,omitzero"`
+	PlacedKey string    `json:"pk,omitempty"`
+	Other     int       `json:"o,omitempty"`
 	// Cells flattened: run, pass, fail, skip, sig for each cell.
 	Cells []int32      `json:"c"`
 	Sigs  []carriedSig `json:"g,omitempty"`
@@ -64,7 +69,7 @@ func Encode(w io.Writer, h *History) error {
 			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source}
 	}
 	for i, t := range h.Tests {
-		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, Other: t.OtherFailures,
+		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, PlacedAt: t.placed.time, PlacedKey: t.placed.key, Other: t.OtherFailures,
 			Cells: make([]int32, 0, 5*len(t.Cells))}
 		for _, cl := range t.Cells {
 			ct.Cells = append(ct.Cells, cl.Run, int32(cl.Pass), int32(cl.Fail), int32(cl.Skip), int32(cl.Sig))
@@ -107,7 +112,7 @@ func Decode(r io.Reader) (*History, error) {
 		if len(ct.Cells)%5 != 0 {
 			return nil, fmt.Errorf("carried history: test %q: cells are not in fives", ct.ID)
 		}
-		t := &Test{ID: ct.ID, File: ct.File, Line: ct.Line, OtherFailures: ct.Other}
+		t := &Test{ID: ct.ID, File: ct.File, Line: ct.Line, placed: order{time: ct.PlacedAt, key: ct.PlacedKey}, OtherFailures: ct.Other}
 		for _, s := range ct.Sigs {
 			t.Sigs = append(t.Sigs, Sig{Hash: s.Hash, Count: s.Count, Message: s.Message, first: order{time: s.Time, key: s.Key}})
 		}
@@ -194,9 +199,14 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 		for _, t := range h.Tests {
 			g := tests[t.ID]
 			if g == nil {
-				g = &Test{ID: t.ID, File: t.File, Line: t.Line}
+				g = &Test{ID: t.ID}
 				tests[t.ID] = g
 				out.Tests = append(out.Tests, g)
+			}
+			// The earlier place, as a history read at once would have
+			// it (Test.File).
+			if t.File != "" && (g.File == "" || placeBefore(t.placed, location{t.File, t.Line}, g.placed, location{g.File, g.Line})) {
+				g.File, g.Line, g.placed = t.File, t.Line, t.placed
 			}
 			sigMap := make([]uint16, len(t.Sigs)+1)
 			for k, s := range t.Sigs {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ func synthHistory(t *testing.T, commits int, seed uint64) *History {
 	return h
 }
 
-var historyCmp = cmp.Options{cmp.AllowUnexported(Sig{}, order{}), cmpopts.IgnoreFields(History{}, "Totals", "Skipped"), cmpopts.EquateEmpty()}
+var historyCmp = cmp.Options{cmp.AllowUnexported(Sig{}, order{}, Test{}), cmpopts.IgnoreFields(History{}, "Totals", "Skipped"), cmpopts.EquateEmpty()}
 
 func TestCarryRoundTrip(t *testing.T) {
 	h := synthHistory(t, 12, 5)
@@ -70,7 +71,7 @@ func TestCombineTakesOnlyNewRuns(t *testing.T) {
 func filterRuns(h *History, from, to int) *History {
 	out := &History{Runs: append([]Run(nil), h.Runs[from:to]...)}
 	for _, t := range h.Tests {
-		nt := &Test{ID: t.ID, File: t.File, Line: t.Line, Sigs: append([]Sig(nil), t.Sigs...)}
+		nt := &Test{ID: t.ID, File: t.File, Line: t.Line, placed: t.placed, Sigs: append([]Sig(nil), t.Sigs...)}
 		for _, c := range t.Cells {
 			if int(c.Run) >= from && int(c.Run) < to {
 				c.Run -= int32(from)
@@ -170,5 +171,52 @@ func TestFilter(t *testing.T) {
 	}
 	if empty := Filter(nil, func(model.Run) bool { return true }); empty == nil || len(empty.Runs) != 0 {
 		t.Errorf("Filter(nil) = %+v", empty)
+	}
+}
+
+// TestCombineKeepsTheEarlierPlace: a test that moved keeps, in a combined
+// history, the place a history read at once gives it (Test.File): that of
+// the carried, earlier runs, also from a carried file written before
+// places were carried.
+func TestCombineKeepsTheEarlierPlace(t *testing.T) {
+	doc := func(day int, line int) Source {
+		return stringSource(fmt.Sprintf("d%d.xml", day), fmt.Sprintf(`<testsuite name="s" timestamp="2026-11-%02dT00:00:00">`+
+			`<properties><property name="commit_sha" value="c%d"/></properties><testcase classname="k" name="t" file="k.py" line="%d"/></testsuite>`, day, day, line))
+	}
+	load := func(srcs ...Source) *History {
+		h, err := Load(context.Background(), srcs, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	older, newer := load(doc(1, 4), doc(2, 4)), load(doc(5, 3))
+	var buf bytes.Buffer
+	if err := Encode(&buf, older); err != nil {
+		t.Fatal(err)
+	}
+	carried, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := func(s string) *bytes.Buffer {
+		var b bytes.Buffer
+		w := gzip.NewWriter(&b)
+		w.Write([]byte(s))
+		w.Close()
+		return &b
+	}
+	unplaced, err := Decode(gz(`{"version":1,"runs":[{"c":"c1","t":"2026-11-01T00:00:00Z"}],"tests":[{"id":"k::t","f":"k.py","l":4,"c":[0,1,0,0,0]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]*History{"carried": carried, "carried before places were": unplaced} {
+		h, err := Combine(o, newer, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprintf("%s:%d", h.Tests[0].File, h.Tests[0].Line); got != "k.py:4" {
+			t.Errorf("%s: combined place %s, want k.py:4 (read at once: %s:%d)", name, got, load(doc(1, 4), doc(2, 4), doc(5, 3)).Tests[0].File, load(doc(1, 4), doc(2, 4), doc(5, 3)).Tests[0].Line)
+		}
 	}
 }

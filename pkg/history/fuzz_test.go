@@ -1,10 +1,12 @@
 package history
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -233,4 +235,67 @@ func TestLocationOfEarliestRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCarry: a history of FuzzReadInTurn's documents comes back whole from
+// Encode and Decode, and a history carried from the documents of some runs
+// combined with one read from the others is the history of all of them.
+func FuzzCarry(f *testing.F) {
+	f.Add([]byte("\x03\x01\x10\x11\x12\x21\x10\x11\x12\x31\x10\x91\x12"))
+	f.Add([]byte("\x05\x02\x20\x21\x40\x41\x12\x20\x21\x40\x41\x22\x20\x21\x40\x41\x32\x20\x21\x40\x41\x02\x20\x21\x40\x41"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, _ := fuzzDocs(data)
+		if len(docs) == 0 {
+			return
+		}
+		var all, older, newer []Source
+		for i, d := range docs {
+			if strings.Contains(d, `"run_id" value="9"`) {
+				// A case's own run may share a run with both sides; a
+				// run is carried or read whole, never split.
+				return
+			}
+			s := stringSource(fmt.Sprintf("d%d.xml", i), d)
+			all = append(all, s)
+			// Runs 0 and 1 are the carried ones.
+			if strings.Contains(d, `"run_id" value="0"`) || strings.Contains(d, `"run_id" value="1"`) {
+				older = append(older, s)
+			} else {
+				newer = append(newer, s)
+			}
+		}
+		load := func(srcs []Source) *History {
+			h, err := Load(context.Background(), srcs, Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return h
+		}
+		carry := func(h *History) *History {
+			var buf bytes.Buffer
+			if err := Encode(&buf, h); err != nil {
+				t.Fatal(err)
+			}
+			got, err := Decode(&buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return got
+		}
+		whole := load(all)
+		if diff := cmp.Diff(whole, carry(whole), historyCmp); diff != "" {
+			t.Fatalf("documents:\n%s\nround trip (-want +got):\n%s", strings.Join(docs, "\n"), diff)
+		}
+		combined, err := Combine(carry(load(older)), load(newer), time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The totals are the newer history's (Combine).
+		want, got := fuzzView(whole), fuzzView(combined)
+		delete(want, "totals")
+		delete(got, "totals")
+		if diff := cmp.Diff(want, got); diff != "" || len(whole.Runs) != len(combined.Runs) {
+			t.Fatalf("documents:\n%s\ncarried runs 0 and 1 (-read at once +combined):\n%s", strings.Join(docs, "\n"), diff)
+		}
+	})
 }

@@ -52,10 +52,13 @@ type Test struct {
 	// File and Line are where the earliest case that states a file puts
 	// the test: the earliest by the time its document states, then by
 	// run, then the least file and line.
-	File  string
-	Line  int
-	Cells []Cell // sorted by run
-	Sigs  []Sig  // by count, then first appearance
+	File string
+	Line int
+	// placed is where File and Line were found among the history's
+	// cases, so that a combined history keeps the earlier place.
+	placed order
+	Cells  []Cell // sorted by run
+	Sigs   []Sig  // by count, then first appearance
 	// OtherFailures counts failures beyond maxSignatures distinct
 	// signatures.
 	OtherFailures int

@@ -1083,7 +1083,7 @@ func Merge(builders ...*Builder) *History {
 					t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
 				}
 			}
-			t.Cells = out
+			t.Cells, t.placed = out, ord
 		}
 	})
 	h.finalize()
