@@ -96,6 +96,10 @@ func fuzzView(h *History) map[string]fuzzTest {
 		m[x.ID] = v
 	}
 	m["totals"] = fuzzTest{Line: h.Totals.Testcases, Other: len(h.Runs)}
+	// Runs, in the history's order, as the report shows them.
+	for i, r := range h.Runs {
+		m[fmt.Sprintf("run %d", i)] = fuzzTest{File: fmt.Sprintf("%+v", r)}
+	}
 	return m
 }
 

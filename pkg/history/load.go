@@ -721,8 +721,8 @@ func (b *Builder) commit(src Source) {
 			ri = int32(len(b.runs))
 			b.runIdx[key] = ri
 			b.runs = append(b.runs, Run{Run: run})
-		} else if r := &b.runs[ri].Run; !run.Time.IsZero() && (r.Time.IsZero() || run.Time.Before(r.Time)) {
-			r.Time = run.Time
+		} else {
+			joinRun(&b.runs[ri].Run, run)
 		}
 		res := resolved{run: ri, order: order{time: run.Time, key: key}}
 		last.res = res
@@ -922,6 +922,18 @@ func (b *Builder) appendCells(out []Cell, t int32, remap []int32, sigMap []uint1
 	return out
 }
 
+// joinRun adds to r what another document of the same run says of it: the
+// run began at the earliest time stated, and is named by the least source,
+// whichever document was read first.
+func joinRun(r *model.Run, o model.Run) {
+	if !o.Time.IsZero() && (r.Time.IsZero() || o.Time.Before(r.Time)) {
+		r.Time = o.Time
+	}
+	if o.Source < r.Source {
+		r.Source = o.Source
+	}
+}
+
 func satAdd(a, b uint16) uint16 {
 	if s := uint32(a) + uint32(b); s <= 0xFFFF {
 		return uint16(s)
@@ -995,8 +1007,8 @@ func Merge(builders ...*Builder) *History {
 				gi = int32(len(h.Runs))
 				runIdx[key] = gi
 				h.Runs = append(h.Runs, r)
-			} else if g := &h.Runs[gi].Run; !r.Time.IsZero() && (g.Time.IsZero() || r.Time.Before(g.Time)) {
-				g.Time = r.Time
+			} else {
+				joinRun(&h.Runs[gi].Run, r.Run)
 			}
 			remap[ri] = gi
 		}
