@@ -29,20 +29,34 @@ func synthHistory(t *testing.T, commits int, seed uint64) *History {
 
 var historyCmp = cmp.Options{cmp.AllowUnexported(Sig{}, order{}, Test{}), cmpopts.IgnoreFields(History{}, "Totals", "Skipped"), cmpopts.EquateEmpty()}
 
-func TestCarryRoundTrip(t *testing.T) {
-	h := synthHistory(t, 12, 5)
+// roundTrip is h written by Encode and read back by Decode.
+func roundTrip(t testing.TB, h *History) *History {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := Encode(&buf, h); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Decode(bytes.NewReader(buf.Bytes()))
+	got, err := Decode(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(h, got, historyCmp); diff != "" {
+	return got
+}
+
+// gzipped is s compressed as Encode compresses.
+func gzipped(s string) []byte {
+	var b bytes.Buffer
+	w := gzip.NewWriter(&b)
+	w.Write([]byte(s))
+	w.Close()
+	return b.Bytes()
+}
+
+func TestCarryRoundTrip(t *testing.T) {
+	h := synthHistory(t, 12, 5)
+	if diff := cmp.Diff(h, roundTrip(t, h), historyCmp); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
-	t.Logf("carried history: %d runs x %d tests in %d bytes", len(h.Runs), len(h.Tests), buf.Len())
 }
 
 func TestCombineTakesOnlyNewRuns(t *testing.T) {
@@ -84,23 +98,16 @@ func filterRuns(h *History, from, to int) *History {
 }
 
 func TestDecodeRejects(t *testing.T) {
-	gz := func(s string) []byte {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		w.Write([]byte(s))
-		w.Close()
-		return b.Bytes()
-	}
 	for name, tc := range map[string]struct {
 		in   []byte
 		want string
 	}{
 		"not gzip":   {[]byte("{}"), "not gzip"},
-		"bad json":   {gz("{"), "carried history"},
-		"version":    {gz(`{"version":7}`), "version 7"},
-		"bad cell":   {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[5,1,0,0,0]}]}`), "out of range"},
-		"not fives":  {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1]}]}`), "fives"},
-		"bad sig ix": {gz(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1,0,0,3]}]}`), "out of range"},
+		"bad json":   {gzipped("{"), "carried history"},
+		"version":    {gzipped(`{"version":7}`), "version 7"},
+		"bad cell":   {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[5,1,0,0,0]}]}`), "out of range"},
+		"not fives":  {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1]}]}`), "fives"},
+		"bad sig ix": {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1,0,0,3]}]}`), "out of range"},
 	} {
 		if _, err := Decode(bytes.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
@@ -191,22 +198,8 @@ func TestCombineKeepsTheEarlierPlace(t *testing.T) {
 		return h
 	}
 	older, newer := load(doc(1, 4), doc(2, 4)), load(doc(5, 3))
-	var buf bytes.Buffer
-	if err := Encode(&buf, older); err != nil {
-		t.Fatal(err)
-	}
-	carried, err := Decode(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gz := func(s string) *bytes.Buffer {
-		var b bytes.Buffer
-		w := gzip.NewWriter(&b)
-		w.Write([]byte(s))
-		w.Close()
-		return &b
-	}
-	unplaced, err := Decode(gz(`{"version":1,"runs":[{"c":"c1","t":"2026-11-01T00:00:00Z"}],"tests":[{"id":"k::t","f":"k.py","l":4,"c":[0,1,0,0,0]}]}`))
+	carried := roundTrip(t, older)
+	unplaced, err := Decode(bytes.NewReader(gzipped(`{"version":1,"runs":[{"c":"c1","t":"2026-11-01T00:00:00Z"}],"tests":[{"id":"k::t","f":"k.py","l":4,"c":[0,1,0,0,0]}]}`)))
 	if err != nil {
 		t.Fatal(err)
 	}

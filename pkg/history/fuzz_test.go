@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -30,17 +29,8 @@ func FuzzReadInTurn(f *testing.F) {
 		if len(docs) == 0 {
 			return
 		}
-		var srcs []Source
-		for i, d := range docs {
-			srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
-		}
-		var fresh []*Builder
-		for _, s := range srcs {
-			b := NewBuilders(1)[0]
-			b.Add(s)
-			fresh = append(fresh, b)
-		}
-		want := fuzzView(Merge(fresh...))
+		srcs := docSources(docs)
+		want := fuzzView(afresh(srcs))
 		for _, w := range []int{1, 2} {
 			got, err := Load(context.Background(), srcs, Options{Workers: w})
 			if err != nil {
@@ -61,6 +51,27 @@ func FuzzReadInTurn(f *testing.F) {
 			t.Fatalf("documents:\n%s\nby builder %v\n(-afresh +read by two builders):\n%s", strings.Join(docs, "\n"), part, diff)
 		}
 	})
+}
+
+// docSources names documents d0.xml, d1.xml, ... in order.
+func docSources(docs []string) []Source {
+	var srcs []Source
+	for i, d := range docs {
+		srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
+	}
+	return srcs
+}
+
+// afresh is the history of srcs read each by a Builder of its own, so that
+// no tag is ever remembered from an earlier document, merged in order.
+func afresh(srcs []Source) *History {
+	var fresh []*Builder
+	for _, s := range srcs {
+		b := NewBuilders(1)[0]
+		b.Add(s)
+		fresh = append(fresh, b)
+	}
+	return Merge(fresh...)
 }
 
 type fuzzTest struct {
@@ -210,17 +221,8 @@ func TestLocationOfEarliestRun(t *testing.T) {
 			map[string]string{"k::t": "k.py:3", "k::t [j.py]": "j.py:3", "k::t [k.py]": "k.py:4", "k::u": "u.py:1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var srcs []Source
-			for i, d := range tc.docs {
-				srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
-			}
-			var fresh []*Builder
-			for _, s := range srcs {
-				b := NewBuilders(1)[0]
-				b.Add(s)
-				fresh = append(fresh, b)
-			}
-			hs := map[string]*History{"afresh": Merge(fresh...)}
+			srcs := docSources(tc.docs)
+			hs := map[string]*History{"afresh": afresh(srcs)}
 			for _, w := range []int{1, 2} {
 				h, err := Load(context.Background(), srcs, Options{Workers: w})
 				if err != nil {
@@ -275,22 +277,11 @@ func FuzzCarry(f *testing.F) {
 			}
 			return h
 		}
-		carry := func(h *History) *History {
-			var buf bytes.Buffer
-			if err := Encode(&buf, h); err != nil {
-				t.Fatal(err)
-			}
-			got, err := Decode(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return got
-		}
 		whole := load(all)
-		if diff := cmp.Diff(whole, carry(whole), historyCmp); diff != "" {
+		if diff := cmp.Diff(whole, roundTrip(t, whole), historyCmp); diff != "" {
 			t.Fatalf("documents:\n%s\nround trip (-want +got):\n%s", strings.Join(docs, "\n"), diff)
 		}
-		combined, err := Combine(carry(load(older)), load(newer), time.Time{})
+		combined, err := Combine(roundTrip(t, load(older)), load(newer), time.Time{})
 		if err != nil {
 			t.Fatal(err)
 		}

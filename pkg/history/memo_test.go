@@ -83,15 +83,7 @@ func TestRepeatedTagsKeepTheirIdentity(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Afresh: a Builder per document, so that no tag is ever
-			// remembered from an earlier one.
-			var fresh []*Builder
-			for _, s := range srcs {
-				b := NewBuilders(1)[0]
-				b.Add(s)
-				fresh = append(fresh, b)
-			}
-			want := Merge(fresh...)
+			want := afresh(srcs)
 			cells := func(h *History) map[string][]Cell {
 				m := map[string][]Cell{}
 				for _, x := range h.Tests {

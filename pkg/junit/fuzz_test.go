@@ -11,23 +11,29 @@ import (
 	"testing/iotest"
 )
 
+// addCorpus seeds f with the files of the conformance corpus and the
+// fixtures smaller than max bytes.
+func addCorpus(f *testing.F, max int) {
+	for _, dir := range []string{corpusDir, "../../fixtures"} {
+		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".xml") {
+				return nil
+			}
+			if b, err := os.ReadFile(path); err == nil && len(b) < max {
+				f.Add(b)
+			}
+			return nil
+		})
+	}
+}
+
 // FuzzParse feeds the reader arbitrary bytes, seeded from the conformance
 // corpus and the fixtures. Nothing may panic, the totals must add up, a
 // reader that returns one byte at a time must agree with one that returns
 // the whole input, and a Reader that has read earlier inputs (and reuses
 // their tags) must agree with a fresh one.
 func FuzzParse(f *testing.F) {
-	for _, dir := range []string{corpusDir, "../../fixtures"} {
-		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".xml") {
-				return nil
-			}
-			if b, err := os.ReadFile(path); err == nil && len(b) < 64<<10 {
-				f.Add(b)
-			}
-			return nil
-		})
-	}
+	addCorpus(f, 64<<10)
 	r1, r2 := NewReader(), NewReader()
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n1 := 0

@@ -5,9 +5,6 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -87,17 +84,7 @@ func refParse(data []byte) ([]refCase, error) {
 //
 //	go test -run '^$' -fuzz FuzzAgreesWithEncodingXML -fuzztime 5m ./pkg/junit
 func FuzzAgreesWithEncodingXML(f *testing.F) {
-	for _, dir := range []string{corpusDir, "../../fixtures"} {
-		filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".xml") {
-				return nil
-			}
-			if b, err := os.ReadFile(path); err == nil && len(b) < 16<<10 {
-				f.Add(b)
-			}
-			return nil
-		})
-	}
+	addCorpus(f, 16<<10)
 	f.Add([]byte(`<testsuite name="s"><testcase classname="a&#10;b" name="x&#x9;y"/></testsuite>`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want, werr := refParse(data)
