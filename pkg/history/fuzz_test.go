@@ -25,11 +25,11 @@ func FuzzReadInTurn(f *testing.F) {
 	f.Add([]byte("\x05\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x02\x20\x21\x40\x41\x82\x20\x21\x40\x41\x02\x20\x21\x40\x41"))
 	f.Add([]byte("\x04\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x07\x17\x27\x37\x47\x57\x67\x03\x0f\x1f\x2f\x3f\x4f\x5f\x6f"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, part := fuzzDocs(data)
+		docs, part, names := fuzzDocs(data)
 		if len(docs) == 0 {
 			return
 		}
-		srcs := docSources(docs)
+		srcs := docSources(docs, names)
 		want := fuzzView(afresh(srcs))
 		for _, w := range []int{1, 2} {
 			got, err := Load(context.Background(), srcs, Options{Workers: w})
@@ -53,11 +53,16 @@ func FuzzReadInTurn(f *testing.F) {
 	})
 }
 
-// docSources names documents d0.xml, d1.xml, ... in order.
-func docSources(docs []string) []Source {
+// docSources makes sources of documents, named by names or, without
+// them, d0.xml, d1.xml, ... in order.
+func docSources(docs, names []string) []Source {
 	var srcs []Source
 	for i, d := range docs {
-		srcs = append(srcs, stringSource(fmt.Sprintf("d%d.xml", i), d))
+		name := fmt.Sprintf("d%d.xml", i)
+		if names != nil {
+			name = names[i]
+		}
+		srcs = append(srcs, stringSource(name, d))
 	}
 	return srcs
 }
@@ -116,15 +121,15 @@ func fuzzView(h *History) map[string]fuzzTest {
 
 // fuzzDocs turns bytes into documents. The first byte is the number of
 // documents (1 to 6); each document takes a byte for its run, its
-// number of cases (1 to 8) and which of two builders reads it, then a
-// byte per case; the run's timestamp,
+// number of cases (1 to 8), which of two builders reads it and its name,
+// then a byte per case; the run's timestamp,
 // when it has one, puts runs in the opposite order of their ids. The low bits of a
 // case's byte pick its tag among eight, the high bits what changes about
 // it: its outcome, its suite, its project (hostname) or a property of
 // its own.
-func fuzzDocs(data []byte) (docs []string, part []int) {
+func fuzzDocs(data []byte) (docs []string, part []int, names []string) {
 	if len(data) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	n := int(data[0])%6 + 1
 	data = data[1:]
@@ -175,8 +180,15 @@ func fuzzDocs(data []byte) (docs []string, part []int) {
 		b.WriteString(`</testsuites>`)
 		docs = append(docs, b.String())
 		part = append(part, int(head>>3)&1)
+		// A junit.xml in a directory per document, as many runners write
+		// it, makes a series that Load reads in turn (plan).
+		name := fmt.Sprintf("d%d.xml", len(docs))
+		if head&0x80 != 0 {
+			name = fmt.Sprintf("r%d/junit.xml", len(docs))
+		}
+		names = append(names, name)
 	}
-	return docs, part
+	return docs, part, names
 }
 
 // fuzzTags are eight testcase attribute sets that differ from one
@@ -221,7 +233,7 @@ func TestLocationOfEarliestRun(t *testing.T) {
 			map[string]string{"k::t": "k.py:3", "k::t [j.py]": "j.py:3", "k::t [k.py]": "k.py:4", "k::u": "u.py:1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srcs := docSources(tc.docs)
+			srcs := docSources(tc.docs, nil)
 			hs := map[string]*History{"afresh": afresh(srcs)}
 			for _, w := range []int{1, 2} {
 				h, err := Load(context.Background(), srcs, Options{Workers: w})
@@ -250,7 +262,7 @@ func FuzzCarry(f *testing.F) {
 	f.Add([]byte("\x03\x01\x10\x11\x12\x21\x10\x11\x12\x31\x10\x91\x12"))
 	f.Add([]byte("\x05\x02\x20\x21\x40\x41\x12\x20\x21\x40\x41\x22\x20\x21\x40\x41\x32\x20\x21\x40\x41\x02\x20\x21\x40\x41"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, _ := fuzzDocs(data)
+		docs, _, names := fuzzDocs(data)
 		if len(docs) == 0 {
 			return
 		}
@@ -261,7 +273,7 @@ func FuzzCarry(f *testing.F) {
 				// run is carried or read whole, never split.
 				return
 			}
-			s := stringSource(fmt.Sprintf("d%d.xml", i), d)
+			s := stringSource(names[i], d)
 			all = append(all, s)
 			// Runs 0 and 1 are the carried ones.
 			if strings.Contains(d, `"run_id" value="0"`) || strings.Contains(d, `"run_id" value="1"`) {
