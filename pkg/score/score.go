@@ -122,7 +122,9 @@ func Wilson(k, n int) Interval {
 type Signature struct {
 	Hash string `json:"hash"`
 	// Runs counts the runs (outside infrastructure runs) whose first
-	// failure of the test had this signature.
+	// failure of the test had this signature (history.Cell.Sig: of a run
+	// written as several files, the least by hash of their first
+	// failures).
 	Runs int `json:"runs"`
 	// Failures counts every failed attempt with this signature.
 	Failures int    `json:"failures"`
