@@ -56,6 +56,9 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	if f, name, err := collect.Owners(a.cfg.GitHub.Workspace); err != nil {
 		a.log.Warningf("%s: %v; owners are left out", name, err)
 	} else {
+		for _, s := range f.Skipped() {
+			a.log.Warningf("%s %s: skipped, as GitHub skips it", name, s)
+		}
 		f.Annotate(rep.Tests, a.cfg.GitHub.Workspace)
 	}
 	trend := score.Compare(ev.Previous.Report, rep) // collect warned of each skipped file

@@ -95,7 +95,7 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if err := addOwners(rep, *codeowners); err != nil {
+	if err := addOwners(rep, *codeowners, env.Stderr); err != nil {
 		return usagef("--codeowners: %v", err)
 	}
 	if rep.ResultsWithoutCommit > 0 {
@@ -122,10 +122,12 @@ func analyze(ctx context.Context, env Env, args []string) error {
 }
 
 // addOwners maps tests' files to their CODEOWNERS owners: the file given,
-// or the first of GitHub's places in the current directory.
-func addOwners(rep *score.Report, file string) error {
+// or the first of GitHub's places in the current directory. It warns of
+// each line it skips, as GitHub skips it.
+func addOwners(rep *score.Report, file string, stderr io.Writer) error {
 	var f *owners.File
 	var err error
+	name := file
 	if file != "" {
 		b, rerr := os.ReadFile(file)
 		if rerr != nil {
@@ -133,10 +135,13 @@ func addOwners(rep *score.Report, file string) error {
 		}
 		f, err = owners.Parse(string(b))
 	} else {
-		f, _, err = owners.Find("", os.ReadFile)
+		f, name, err = owners.Find("", os.ReadFile)
 	}
 	if err != nil {
 		return err
+	}
+	for _, s := range f.Skipped() {
+		fmt.Fprintf(stderr, "flakegate: %s %s: skipped, as GitHub skips it\n", render.Plain(name), render.Plain(s))
 	}
 	wd, _ := os.Getwd()
 	f.Annotate(rep.Tests, wd)

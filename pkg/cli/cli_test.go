@@ -268,9 +268,18 @@ func TestAnalyzeCodeowners(t *testing.T) {
 			t.Fatalf("%s (%s): owners %v", x.Name, x.File, x.Owners)
 		}
 	}
-	os.WriteFile(co, []byte("!negated @x\n"), 0o644)
-	if r := run(t, nil, "analyze", "--codeowners", co, "../../fixtures/history"); r.code != 2 || !strings.Contains(r.stderr, "CODEOWNERS line 1") {
-		t.Errorf("bad CODEOWNERS: exit %d, %s", r.code, r.stderr)
+	// A line GitHub does not accept is skipped with a warning, as GitHub
+	// skips it; the other lines still give owners.
+	os.WriteFile(co, []byte("!negated @x\ntests/ @acme/qa\n"), 0o644)
+	r = run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
+	if r.code != 0 || !strings.Contains(r.stderr, co+` line 1: pattern "!negated": negation`) || !strings.Contains(r.stderr, "skipped, as GitHub skips it") {
+		t.Errorf("CODEOWNERS with a bad line: exit %d, %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `"@acme/qa"`) {
+		t.Error("the lines after a skipped one gave no owners")
+	}
+	if r := run(t, nil, "analyze", "--codeowners", filepath.Join(dir, "absent"), "../../fixtures/history"); r.code != 2 || !strings.Contains(r.stderr, "--codeowners") {
+		t.Errorf("absent CODEOWNERS: exit %d, %s", r.code, r.stderr)
 	}
 }
 

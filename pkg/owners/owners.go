@@ -1,6 +1,7 @@
 // Package owners reads a CODEOWNERS file and says who owns a path, as
 // GitHub does: the last matching rule wins, patterns follow .gitignore
-// rules, and a rule with no owners leaves a path unowned.
+// rules, a rule with no owners leaves a path unowned, and a line GitHub
+// does not accept is skipped.
 package owners
 
 import (
@@ -20,7 +21,17 @@ var Paths = []string{".github/CODEOWNERS", "CODEOWNERS", "docs/CODEOWNERS"}
 
 // File is a parsed CODEOWNERS file.
 type File struct {
-	rules []rule
+	rules   []rule
+	skipped []string
+}
+
+// Skipped names each line whose pattern GitHub does not accept, with the
+// reason. GitHub skips such a line and keeps the others.
+func (f *File) Skipped() []string {
+	if f == nil {
+		return nil
+	}
+	return f.skipped
 }
 
 type rule struct {
@@ -28,23 +39,27 @@ type rule struct {
 	owners  []string
 }
 
-// Parse reads CODEOWNERS content. A pattern that cannot be read is an
-// error naming its line.
+// Parse reads CODEOWNERS content. A line whose pattern GitHub does not
+// accept is skipped, as GitHub skips it, and named in Skipped; the error
+// is for content that cannot be read at all (a line over 1 MiB).
 func Parse(content string) (*File, error) {
 	f := &File{}
 	sc := bufio.NewScanner(strings.NewReader(content))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = line[:i]
+		fields := strings.Fields(sc.Text())
+		for i, fl := range fields {
+			if strings.HasPrefix(fl, "#") { // a comment, to the end of the line
+				fields = fields[:i]
+				break
+			}
 		}
-		fields := strings.Fields(line)
-		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+		if len(fields) == 0 {
 			continue
 		}
 		if err := check(fields[0]); err != nil {
-			return nil, fmt.Errorf("CODEOWNERS line %d: pattern %q: %w", n, fields[0], err)
+			f.skipped = append(f.skipped, fmt.Sprintf("line %d: pattern %q: %v", n, fields[0], err))
+			continue
 		}
 		f.rules = append(f.rules, rule{pattern: fields[0], owners: fields[1:]})
 	}

@@ -51,10 +51,83 @@ func TestOwners(t *testing.T) {
 	}
 }
 
-func TestParseRefuses(t *testing.T) {
-	for _, bad := range []string{"!negated @x", "file[ab].go @x"} {
-		if _, err := Parse("# c\n" + bad + "\n"); err == nil || !strings.Contains(err.Error(), "line 2") {
-			t.Errorf("Parse(%q) = %v, want an error naming line 2", bad, err)
+// TestParseSkipsWhatGitHubSkips: GitHub skips a line it does not accept
+// (negation, character ranges, a malformed glob) and keeps the others, so
+// one such line does not cost a report its owners.
+func TestParseSkipsWhatGitHubSkips(t *testing.T) {
+	f, err := Parse("# c\n!negated @x\n*.py @py\nPython/ceval*.[ch] @x\nsrc/{a @x\n/docs/\t@docs\t# tab, then a comment\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`line 2: pattern "!negated": negation and character ranges are not supported by GitHub`,
+		`line 4: pattern "Python/ceval*.[ch]": negation and character ranges are not supported by GitHub`,
+		`line 5: pattern "src/{a": malformed glob "src/{a": want *, ?, [class], {a,b} or ** (any directories)`,
+	}
+	if diff := cmp.Diff(want, f.Skipped()); diff != "" {
+		t.Errorf("Skipped() (-want +got):\n%s", diff)
+	}
+	for path, owner := range map[string][]string{"a/b.py": {"@py"}, "docs/x.md": {"@docs"}, "negated": nil} {
+		if diff := cmp.Diff(owner, f.Owners(path)); diff != "" {
+			t.Errorf("Owners(%q) (-want +got):\n%s", path, diff)
+		}
+	}
+}
+
+// TestGitHubPatterns holds the matcher to GitHub's CODEOWNERS rules, case
+// by case. The expectations are those of hmarr/codeowners'
+// testdata/patterns.json (MIT), which records what GitHub does; the
+// matcher disagreed with 12 of them before it followed them: a pattern
+// ending in "/" or "/**" owned a file of that name, and "/*" owned
+// everything below the root.
+func TestGitHubPatterns(t *testing.T) {
+	cases := []struct {
+		pattern string
+		owned   []string
+		unowned []string
+	}{
+		{"foo", []string{"foo", "foo/bar", "bar/foo", "bar/foo/baz"}, []string{"foo.txt", "bar/foo.txt", "bar/baz"}},
+		{"/foo", []string{"foo", "foo/bar", "foo/bar/baz"}, []string{"fool.txt", "bar/foo", "bar/baz", "bar/foo/baz"}},
+		{"foo/", []string{"foo/bar", "foo/bar/baz", "bar/foo/baz", "bar/foo/baz/qux"}, []string{"foo", "bar/foo", "bar/baz"}},
+		{"/foo/", []string{"foo/bar", "foo/bar/baz"}, []string{"foo", "bar/foo", "bar/baz", "bar/foo/baz", "bar/foo/baz/qux"}},
+		{"foo/bar", []string{"foo/bar", "foo/bar/baz"}, []string{"foo/bart", "baz/foo/bar", "baz/foo/bar/qux"}},
+		{"/foo/bar", []string{"foo/bar", "foo/bar/baz"}, []string{"foo/bart", "baz/foo/bar", "baz/foo/bar/qux"}},
+		{"foo/bar/", []string{"foo/bar/baz"}, []string{"foo/bar", "foo/bart", "baz/foo/bar", "baz/foo/bar/qux"}},
+		{"/foo/bar/", []string{"foo/bar/baz", "foo/bar/baz/qux"}, []string{"foo/bar", "foo/bart", "baz/foo/bar", "baz/foo/bar/qux"}},
+		{"*", []string{"foo", "foo/bar", "bar/foo", "bar/foo/baz", "bar/baz", "xfoo"}, nil},
+		{"f*", []string{"foo", "foo/bar", "foo/bar/baz", "bar/foo", "bar/foo/baz"}, []string{"bar/baz", "xfoo"}},
+		{"/*", []string{"foo", "bar"}, []string{"foo/bar", "foo/bar/baz"}},
+		{"/f*", []string{"foo", "foo/bar", "foo/bar/baz"}, []string{"bar/foo", "bar/foo/baz", "bar/baz", "xfoo"}},
+		{"f*/", []string{"foo/bar", "bar/foo/baz"}, []string{"foo", "bar/foo", "bar/baz", "xfoo"}},
+		{"/*/", []string{"foo/bar", "bar/foo", "bar/foo/baz"}, []string{"foo"}},
+		{"/f*/", []string{"foo/bar"}, []string{"foo", "bar/foo", "bar/foo/baz", "bar/baz", "xfoo"}},
+		{`f\*o`, []string{"f*o"}, []string{"foo"}},
+		{"foo/*", []string{"foo/bar"}, []string{"foo", "foo/bar/baz", "bar/foo", "bar/foo/baz", "bar/baz", "xfoo"}},
+		{"foo/*.txt", []string{"foo/bar.txt"}, []string{"foo", "foo/bar/baz.txt", "qux/foo/bar.txt", "qux/foo/bar/baz.txt"}},
+		{"foo/*/baz", []string{"foo/bar/baz", "foo/bar/baz/qux"}, []string{"foo", "foo/bar", "foo/baz"}},
+		{"f?o", []string{"foo"}, []string{"fo", "fooo"}},
+		{`f\?o`, []string{"f?o"}, []string{"foo"}},
+		{"**/foo/bar", []string{"foo/bar", "qux/foo/bar", "qux/foo/bar/baz"}, []string{"foo/baz/bar", "qux/foo/baz/bar"}},
+		{"**/*bar*", []string{"bar", "foo/bar", "foo/rebar", "foo/barrio", "foo/qux/bar"}, nil},
+		{"foo/bar/**", []string{"foo/bar/baz", "foo/bar/baz/qux"}, []string{"foo/bar", "qux/foo/bar", "qux/foo/bar/baz"}},
+		{"foo/**/bar", []string{"foo/bar", "foo/bar/baz", "foo/qux/bar/baz", "foo/qux/quux/bar/baz", "foo/bar/baz/qux"}, []string{"qux/foo/bar", "qux/foo/bar/baz"}},
+		{"foo/**/", []string{"foo/bar", "foo/bar/baz"}, []string{"foo"}},
+		{"foo/**/bar/b*", []string{"foo/bar/baz", "foo/qux/bar/baz"}, []string{"foo/bar", "foo/bar/qux", "foo/qux/bar", "foo/qux/bar/qux"}},
+	}
+	for _, tc := range cases {
+		f, err := Parse(tc.pattern + " @o\n")
+		if err != nil || len(f.Skipped()) > 0 {
+			t.Fatalf("Parse(%q): %v %v", tc.pattern, err, f.Skipped())
+		}
+		for _, p := range tc.owned {
+			if f.Owners(p) == nil {
+				t.Errorf("%q does not own %q; GitHub's does", tc.pattern, p)
+			}
+		}
+		for _, p := range tc.unowned {
+			if f.Owners(p) != nil {
+				t.Errorf("%q owns %q; GitHub's does not", tc.pattern, p)
+			}
 		}
 	}
 }

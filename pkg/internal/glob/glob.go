@@ -37,9 +37,13 @@ func Match(pattern, p string) bool {
 
 // Repo describes how a repository pattern matches.
 type Repo struct {
-	// Under: a pattern that matches a directory matches everything under
-	// it too ("docs" owns "docs/a.md"), except a pattern ending in "/*",
-	// which matches one level only (GitHub's CODEOWNERS rule).
+	// Under: GitHub's CODEOWNERS rules. A pattern that matches a
+	// directory matches everything under it too ("docs" owns
+	// "docs/a.md"), except one ending in "/*", which matches one level
+	// only ("docs/*", and "/*" the files at the root). A pattern naming
+	// a directory ("docs/", "docs/**") owns what is under it, not a file
+	// of that name. Without Under, such a pattern matches that name too
+	// (a PR's change to a submodule "tests" is under "tests/**").
 	Under bool
 }
 
@@ -49,17 +53,24 @@ func (o Repo) MatchRepo(pattern, p string) bool {
 	p = strings.TrimPrefix(strings.ReplaceAll(p, `\`, "/"), "./")
 	dir := strings.HasSuffix(pattern, "/")
 	pattern = strings.TrimPrefix(strings.TrimSuffix(pattern, "/"), "./")
+	oneLevel := strings.HasSuffix(pattern, "/*") && !strings.HasSuffix(pattern, "**/*")
 	anchored := strings.Contains(pattern, "/")
 	pattern = strings.TrimPrefix(pattern, "/")
 	if !anchored {
 		pattern = "**/" + pattern
 	}
-	oneLevel := strings.HasSuffix(pattern, "/*") && !strings.HasSuffix(pattern, "**/*")
+	under := "/**" // what is under a directory, itself included
+	if o.Under {
+		under = "/**/*" // at least one element below it
+		if !dir && (pattern == "**" || strings.HasSuffix(pattern, "/**")) {
+			pattern += "/*"
+		}
+	}
 	switch {
 	case dir:
-		return Match(pattern+"/**", p)
+		return Match(pattern+under, p)
 	case o.Under && !oneLevel:
-		return Match(pattern, p) || Match(pattern+"/**", p)
+		return Match(pattern, p) || Match(pattern+under, p)
 	}
 	return Match(pattern, p)
 }

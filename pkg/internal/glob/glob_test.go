@@ -31,6 +31,14 @@ func TestMatchRepo(t *testing.T) {
 		{true, "*.js", "web/app/x.js", true},
 		{true, "/build/logs/", "build/logs/x/y.log", true},
 		{true, "apps/**/test", "apps/a/b/test/x.py", true},
+		{true, "/*", "a.md", true},
+		{true, "/*", "docs/a.md", false}, // the root's files only
+		{true, "docs/", "docs", false},   // a directory, not a file of that name
+		{true, "docs/**", "docs", false},
+		{true, "docs/**/", "docs/a.md", true},
+		// The gate keeps a change to a path of that name (a submodule).
+		{false, "tests/", "tests", true},
+		{false, "tests/**", "tests", true},
 	}
 	for _, tc := range tests {
 		if got := (Repo{Under: tc.under}).MatchRepo(tc.pattern, tc.path); got != tc.want {
