@@ -202,12 +202,14 @@ func TestArtifactNameOnRerun(t *testing.T) {
 
 // TestAnnotationsOnLines: blocking tests are annotated on the file and line
 // JUnit gives, in the log and the check run, and max-annotations caps the
-// check run's.
+// check run's. Paths are the repository's: JUnit's relative paths, paths
+// under the workspace, and the paths tools write on the runner, whose
+// checkout the action's container sees as /github/workspace.
 func TestAnnotationsOnLines(t *testing.T) {
 	for _, tc := range []struct {
 		max  string
 		want int
-	}{{"10", 2}, {"1", 1}, {"0", 0}} {
+	}{{"10", 3}, {"1", 1}, {"0", 0}} {
 		t.Run("max-annotations="+tc.max, func(t *testing.T) {
 			s := ghfake.New(t)
 			s.SetClock(func() time.Time { return now })
@@ -225,7 +227,9 @@ func TestAnnotationsOnLines(t *testing.T) {
 					}
 					doc := fmt.Sprintf(`<testsuite name="t"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties>`+
 						`<testcase classname="tests.test_a" name="test_one" file="%s/tests/test_a.py" line="12">%s</testcase>`+
-						`<testcase classname="tests.test_b" name="test_two" file="tests/test_b.py" line="34">%s</testcase></testsuite>`, sha, i+len(dir)*10, ws, failure, failure)
+						`<testcase classname="tests.test_b" name="test_two" file="tests/test_b.py" line="34">%s</testcase>`+
+						`<testcase classname="tests.test_c" name="test_three" file="/home/runner/work/shop/shop/tests/test_c.py" line="56">%s</testcase></testsuite>`,
+						sha, i+len(dir)*10, ws, failure, failure, failure)
 					os.WriteFile(filepath.Join(ws, dir, fmt.Sprintf("%d.xml", i)), []byte(doc), 0o644)
 				}
 			}
@@ -235,7 +239,7 @@ func TestAnnotationsOnLines(t *testing.T) {
 				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
 			}
 			log := r.stdout.String()
-			for _, want := range []string{"::error file=tests/test_a.py,line=12,", "::error file=tests/test_b.py,line=34,"} {
+			for _, want := range []string{"::error file=tests/test_a.py,line=12,", "::error file=tests/test_b.py,line=34,", "::error file=tests/test_c.py,line=56,"} {
 				if !strings.Contains(log, want) {
 					t.Errorf("log lacks %q (the workspace path made relative, on the line):\n%s", want, log)
 				}
@@ -250,6 +254,9 @@ func TestAnnotationsOnLines(t *testing.T) {
 			}
 			if tc.want > 0 && (anns[0].Path != "tests/test_a.py" || anns[0].StartLine != 12 || anns[0].EndLine != 12) {
 				t.Errorf("annotation = %+v, want tests/test_a.py line 12", anns[0])
+			}
+			if tc.want > 2 && (anns[2].Path != "tests/test_c.py" || anns[2].StartLine != 56) {
+				t.Errorf("annotation = %+v, want tests/test_c.py line 56 (the runner's path made the repository's)", anns[2])
 			}
 			if out := r.outputs(); out["check-url"] == "" {
 				t.Errorf("check-url output is empty")

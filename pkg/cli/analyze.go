@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -143,8 +144,11 @@ func addOwners(rep *score.Report, file string, stderr io.Writer) error {
 	for _, s := range f.Skipped() {
 		fmt.Fprintf(stderr, "flakegate: %s %s: skipped, as GitHub skips it\n", render.Plain(name), render.Plain(s))
 	}
+	// Run in a clone of the repository, its directory is named after it,
+	// as on a runner: artifacts' paths there (<work>/shop/shop/tests/a.py)
+	// become the repository's (tests/a.py).
 	wd, _ := os.Getwd()
-	f.Annotate(rep.Tests, wd)
+	f.Annotate(rep.Tests, model.Checkout{Root: wd, Name: filepath.Base(wd)})
 	return nil
 }
 

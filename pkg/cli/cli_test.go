@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,6 +281,48 @@ func TestAnalyzeCodeowners(t *testing.T) {
 	}
 	if r := run(t, nil, "analyze", "--codeowners", filepath.Join(dir, "absent"), "../../fixtures/history"); r.code != 2 || !strings.Contains(r.stderr, "--codeowners") {
 		t.Errorf("absent CODEOWNERS: exit %d, %s", r.code, r.stderr)
+	}
+}
+
+// TestAnalyzeOwnersOfRunnerPaths: run in a clone named after the
+// repository, analyze finds the owners of files that tools wrote on a
+// runner (<work>/shop/shop/tests/...), with an anchored pattern.
+func TestAnalyzeOwnersOfRunnerPaths(t *testing.T) {
+	clone := filepath.Join(t.TempDir(), "shop")
+	results := filepath.Join(clone, "results")
+	os.MkdirAll(filepath.Join(clone, ".github"), 0o755)
+	os.WriteFile(filepath.Join(clone, ".github", "CODEOWNERS"), []byte("/tests/ @acme/qa\n"), 0o644)
+	os.MkdirAll(results, 0o755)
+	ents, err := os.ReadDir("../../fixtures/history")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join("../../fixtures/history", e.Name()))
+		os.WriteFile(filepath.Join(results, e.Name()), bytes.ReplaceAll(b, []byte(`file="tests/`), []byte(`file="/home/runner/work/shop/shop/tests/`)), 0o644)
+	}
+	t.Chdir(clone)
+	r := run(t, fixedClock, "analyze", "--format", "json", "results")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Tests []struct {
+			File   string
+			Owners []string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	owned := 0
+	for _, x := range rep.Tests {
+		if strings.HasPrefix(x.File, "/home/runner/") && slices.Equal(x.Owners, []string{"@acme/qa"}) {
+			owned++
+		}
+	}
+	if owned == 0 || owned != len(rep.Tests) {
+		t.Errorf("%d of %d tests owned by @acme/qa", owned, len(rep.Tests))
 	}
 }
 

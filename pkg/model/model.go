@@ -101,13 +101,34 @@ func (r Run) Key() string {
 	return "src:" + r.Source
 }
 
+// Checkout is where the repository's files are, to make the paths tools
+// write relative to its root.
+type Checkout struct {
+	// Root is the checkout flakegate runs in: the workspace, or the
+	// current directory.
+	Root string
+	// Name is the repository's name. GitHub's runners check a repository
+	// out at <work>/<name>/<name>: /home/runner/work/shop/shop,
+	// D:\a\shop\shop, /Users/runner/work/shop/shop, /__w/shop/shop in a
+	// job container. Tools there write absolute paths under it, which
+	// the action, in its own container at /github/workspace, reads from
+	// files and artifacts.
+	Name string
+}
+
 // RepoPath makes a test's file attribute relative to the repository root:
-// tools write absolute paths on the runner (/home/runner/work/repo/repo/…).
-func RepoPath(file, root string) string {
+// a path under Root, or an absolute one under a runner's checkout of
+// the repository named Name, loses that prefix; a relative one its "./".
+func (c Checkout) RepoPath(file string) string {
 	file = strings.ReplaceAll(file, `\`, "/")
-	root = strings.TrimSuffix(strings.ReplaceAll(root, `\`, "/"), "/")
+	root := strings.TrimSuffix(strings.ReplaceAll(c.Root, `\`, "/"), "/")
 	if root != "" && strings.HasPrefix(file, root+"/") {
 		return file[len(root)+1:]
+	}
+	if c.Name != "" && (strings.HasPrefix(file, "/") || len(file) > 2 && file[1] == ':' && file[2] == '/') {
+		if i := strings.Index(file, "/"+c.Name+"/"+c.Name+"/"); i >= 0 {
+			return file[i+2*len(c.Name)+3:]
+		}
 	}
 	return strings.TrimPrefix(file, "./")
 }

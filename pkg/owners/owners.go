@@ -110,15 +110,15 @@ func Find(root string, read func(string) ([]byte, error)) (*File, string, error)
 	return nil, "", nil
 }
 
-// Annotate sets the owners of every test whose file is known. root is the
-// repository's checkout, to which absolute file paths are made relative.
-func (f *File) Annotate(tests []score.Test, root string) {
+// Annotate sets the owners of every test whose file is known, its path
+// made relative to the checkout's root.
+func (f *File) Annotate(tests []score.Test, co model.Checkout) {
 	if f == nil {
 		return
 	}
 	for i := range tests {
 		if t := &tests[i]; t.File != "" {
-			t.Owners = f.Owners(model.RepoPath(t.File, root))
+			t.Owners = f.Owners(co.RepoPath(t.File))
 		}
 	}
 }

@@ -1,12 +1,12 @@
 package owners
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/score"
 )
 
 const codeowners = `# Owners of the shop
@@ -132,19 +132,48 @@ func TestGitHubPatterns(t *testing.T) {
 	}
 }
 
-func TestRelative(t *testing.T) {
-	for in, want := range map[string]string{
-		"/home/runner/work/shop/shop/tests/a.py": "tests/a.py",
-		"tests/a.py":                             "tests/a.py",
-		"./tests/a.py":                           "tests/a.py",
-		`C:\w\shop\tests\a.py`:                   "tests/a.py",
+// TestRepoPath: tools write paths under the checkout they ran in. The
+// action runs in its own container, where the workspace is
+// /github/workspace, and reads files that tools wrote on runners.
+func TestRepoPath(t *testing.T) {
+	action := model.Checkout{Root: "/github/workspace", Name: "shop"}
+	for _, tc := range []struct {
+		co       model.Checkout
+		in, want string
+	}{
+		{model.Checkout{Root: "/home/runner/work/shop/shop"}, "/home/runner/work/shop/shop/tests/a.py", "tests/a.py"},
+		{model.Checkout{Root: `C:\w\shop`}, `C:\w\shop\tests\a.py`, "tests/a.py"},
+		{action, "/github/workspace/tests/a.py", "tests/a.py"},
+		{action, "tests/a.py", "tests/a.py"},
+		{action, "./tests/a.py", "tests/a.py"},
+		// Written on runners: Linux, Windows, macOS, a job container, self-hosted.
+		{action, "/home/runner/work/shop/shop/tests/a.py", "tests/a.py"},
+		{action, `D:\a\shop\shop\tests\a.py`, "tests/a.py"},
+		{action, "/Users/runner/work/shop/shop/tests/a.py", "tests/a.py"},
+		{action, "/__w/shop/shop/tests/a.py", "tests/a.py"},
+		{action, "/opt/actions-runner/_work/shop/shop/src/shop/shop/a.py", "src/shop/shop/a.py"},
+		// Not a checkout of this repository: left as written.
+		{action, "/home/runner/work/other/other/tests/a.py", "/home/runner/work/other/other/tests/a.py"},
+		{action, "src/shop/shop/a.py", "src/shop/shop/a.py"},
+		{model.Checkout{Root: "/github/workspace"}, "/home/runner/work/shop/shop/tests/a.py", "/home/runner/work/shop/shop/tests/a.py"},
 	} {
-		root := "/home/runner/work/shop/shop"
-		if strings.HasPrefix(in, "C:") {
-			root = `C:\w\shop`
+		if got := tc.co.RepoPath(tc.in); got != tc.want {
+			t.Errorf("%+v.RepoPath(%q) = %q, want %q", tc.co, tc.in, got, tc.want)
 		}
-		if got := model.RepoPath(in, root); got != want {
-			t.Errorf("RepoPath(%q) = %q, want %q", in, got, want)
-		}
+	}
+}
+
+// TestAnnotateRunnerPaths: in the action's container, a test file written
+// on the runner still finds the owners of an anchored pattern.
+func TestAnnotateRunnerPaths(t *testing.T) {
+	f, err := Parse("/tests/ @acme/qa\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []score.Test{{File: "/home/runner/work/shop/shop/tests/test_a.py"}, {File: `D:\a\shop\shop\tests\test_b.py`}, {File: "/elsewhere/tests/test_c.py"}}
+	f.Annotate(tests, model.Checkout{Root: "/github/workspace", Name: "shop"})
+	got := [][]string{tests[0].Owners, tests[1].Owners, tests[2].Owners}
+	if diff := cmp.Diff([][]string{{"@acme/qa"}, {"@acme/qa"}, nil}, got); diff != "" {
+		t.Errorf("owners (-want +got):\n%s", diff)
 	}
 }

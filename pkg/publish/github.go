@@ -262,8 +262,8 @@ func ArtifactName(base string, attempt int) string {
 
 // Annotations are the check run's: one per blocking test whose file is known, at its line
 // (1 when unknown), at most limit (all with limit < 0). Paths are made relative to the
-// workspace, as GitHub places annotations by repository path.
-func Annotations(res gate.Result, tests []gate.TestInput, workspace string, limit int) []ghapi.Annotation {
+// checkout's root, as GitHub places annotations by repository path.
+func Annotations(res gate.Result, tests []gate.TestInput, co model.Checkout, limit int) []ghapi.Annotation {
 	byName := make(map[string]gate.TestInput, len(tests))
 	for _, t := range tests {
 		byName[t.Name] = t
@@ -279,7 +279,7 @@ func Annotations(res gate.Result, tests []gate.TestInput, workspace string, limi
 		}
 		line := max(1, in.Line)
 		// Names, paths and reasons are untrusted: no controls, no bidi.
-		out = append(out, ghapi.Annotation{Path: render.Plain(model.RepoPath(in.File, workspace)), StartLine: line, EndLine: line,
+		out = append(out, ghapi.Annotation{Path: render.Plain(co.RepoPath(in.File)), StartLine: line, EndLine: line,
 			Level: "failure", Title: render.Plain("flakegate: " + string(t.Bucket) + ": " + t.Name), Message: render.PlainLines(t.Reason)})
 	}
 	return out
