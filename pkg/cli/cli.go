@@ -80,14 +80,14 @@ var commands = map[string]func(ctx context.Context, env Env, args []string) erro
 	"demo":    demoCmd,
 }
 
-// Main runs one command and returns the process exit code: 0 for success
-// (and for -h), 1 for a blocking verdict or a failure (the message says
-// which), 2 for bad usage.
 // heapFloor is the heap a command may reach before the garbage collector
 // first runs (heapgoal): a history of 45 MB is read without collecting,
 // and the peak stays below 64 MiB.
 const heapFloor = 48 << 20
 
+// Main runs one command and returns the process exit code: 0 for success
+// (and for -h), 1 for a blocking verdict or a failure (the message says
+// which), 2 for bad usage.
 func Main(ctx context.Context, env Env) int {
 	heapgoal.Start(heapFloor, env.Getenv)
 	if len(env.Args) == 0 {
