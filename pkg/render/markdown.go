@@ -125,9 +125,11 @@ func newMarkdown(r *score.Report, o MarkdownOptions) *mdDoc {
 	shown := fl[:min(len(fl), o.MaxTests)]
 	d.chartScores = mermaidScores(shown)
 	d.chartCommits = mermaidCommits(r)
-	// Five columns fit GitHub's 912 px content column; the flake score,
-	// the commits and the signatures are in each test's details.
-	d.tableHead = "| # | Test | Score (95% CI) | Failure rate (95% CI) | Evidence |\n" +
+	// Five columns fit GitHub's 912 px content column. The score shown is
+	// the one the ranking is by; the seed's score, the commits and the
+	// signatures are in each test's details.
+	d.tableHead = "Ranked by the lower end of the flake score's 95% interval; the seed's score (flaky commits / commits) is in each test's details.\n\n" +
+		"| # | Test | Flake score (95% CI) | Failure rate (95% CI) | Evidence |\n" +
 		"|--:|---|---|---|---|\n"
 	for i, t := range shown {
 		d.rows = append(d.rows, mdRow(i+1, t))
@@ -347,7 +349,7 @@ func mdRow(rank int, t *score.Test) string {
 		ev = EscapeMarkdown(Truncate(strings.Join(t.Evidence, ", "), 80))
 	}
 	return fmt.Sprintf("| %d | %s | %s | %s | %s |\n", rank, cell(t.Name, cellNameRunes),
-		withInterval(t.Score, t.ScoreInterval), withInterval(t.FailureRate, t.FailureInterval), ev)
+		withInterval(t.FlakeScore, flakeInterval(t)), withInterval(t.FailureRate, t.FailureInterval), ev)
 }
 
 // cell is untrusted text for a table cell: on one line, at most n runes,
@@ -368,7 +370,8 @@ func mdDetails(rank int, t *score.Test) string {
 	if t.IntermittentCommits > 0 {
 		commits += fmt.Sprintf(", and %d intermittent", t.IntermittentCommits)
 	}
-	fmt.Fprintf(&b, "Flake score %s; flaky commits %s.\n\n", withInterval(t.FlakeScore, flakeInterval(t)), commits)
+	fmt.Fprintf(&b, "Flake score %s; seed score %s, flaky commits %s.\n\n", withInterval(t.FlakeScore, flakeInterval(t)),
+		withInterval(t.Score, t.ScoreInterval), commits)
 	if t.File != "" {
 		fmt.Fprintf(&b, "File: %s", EscapeMarkdown(Truncate(t.File, pathRunes)))
 		if t.Line > 0 {

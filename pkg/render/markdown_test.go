@@ -2,8 +2,11 @@ package render
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +265,45 @@ func TestMarkdownNoFlaky(t *testing.T) {
 	}
 	if strings.Contains(out, "| # |") || strings.Contains(out, "<details>") {
 		t.Error("table or details for no flaky test")
+	}
+}
+
+// TestMarkdownTableShowsTheRanking: the table's score column is the one the
+// ranking is by, so its lower bounds never rise down the table, and each
+// test's details still give the seed's score. (The table showed the seed's
+// score, which ranked 0.200 above 0.400 on the sample history.)
+func TestMarkdownTableShowsTheRanking(t *testing.T) {
+	rep := synthetic(t)
+	rep.Tests = append(rep.Tests, handReport().Tests[:2]...) // intermittent tests: flake and seed scores differ
+	slices.SortStableFunc(rep.Tests, func(a, b score.Test) int { return cmp.Compare(b.RankScore, a.RankScore) })
+	md := renderString(t, func(w io.Writer, r *score.Report) error { return Markdown(w, r, MarkdownOptions{}) }, rep)
+	rows := 0
+	last := 2.0
+	for _, line := range strings.Split(md, "\n") {
+		f := strings.Split(line, " | ")
+		if len(f) != 5 || !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| #") {
+			continue
+		}
+		var x, lo, hi float64
+		if _, err := fmt.Sscanf(f[2], "%f [%f, %f]", &x, &lo, &hi); err != nil {
+			t.Fatalf("score cell %q: %v", f[2], err)
+		}
+		if lo > last+1e-9 {
+			t.Errorf("row %q: lower bound %.3f above the row before's %.3f", line, lo, last)
+		}
+		last = lo
+		rows++
+	}
+	differ := 0
+	for _, ts := range rep.Tests {
+		if ts.IsFlaky && ts.Score != ts.FlakeScore {
+			differ++
+			if !strings.Contains(md, fmt.Sprintf("seed score %.3f", ts.Score)) {
+				t.Errorf("%s: details lack the seed score %.3f", ts.Name, ts.Score)
+			}
+		}
+	}
+	if rows < 3 || differ == 0 {
+		t.Errorf("%d rows, %d tests whose flake and seed scores differ: the test needs both", rows, differ)
 	}
 }
