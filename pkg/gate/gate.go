@@ -613,11 +613,16 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1)}
 	what := map[Bucket]string{PatchInducedFlake: "patch-induced flake", Regression: "regression",
 		PreExistingFlake: "flaky test made flakier", FlakyToBroken: "regression of a flaky test"}[tr.Bucket]
-	if ev.blocked {
-		at := ""
-		if ev.bestAt != head.Runs {
-			at = fmt.Sprintf(" (at the look after %d head runs)", ev.bestAt)
+	// The most extreme look's probability, as the PR-level figure and the
+	// report's table give it.
+	at := ""
+	if ev.bestAt != head.Runs {
+		at = fmt.Sprintf(" (at the look after %d head runs)", ev.bestAt)
+		if ev.bestAt == 1 {
+			at = " (at the look after the first head run)"
 		}
+	}
+	if ev.blocked {
 		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, the chance of any block this strong is %.2g, within alpha-pr %.2g",
 			what, headStr, ev.best, at, rate, fam.members, prp, opt.AlphaPR)
 	}
@@ -635,8 +640,8 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	cleanNoHistory := ti.History.Runs == 0 && ti.Base.Failures == 0
 	more, within, reachable := fam.toBlock(g, head.Runs, head.Failures)
 	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
-	stat := fmt.Sprintf("%s; P = %.2g for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
-		headStr, ev.tail, rate, fam.members, min(prp, 1), opt.AlphaPR)
+	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
+		headStr, ev.best, at, rate, fam.members, min(prp, 1), opt.AlphaPR)
 	decide := ""
 	if tr.Pending {
 		decide = fmt.Sprintf("; more head runs decide: it blocks if %d of the next %d fail", more, within)

@@ -3,6 +3,8 @@ package gate
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -422,5 +424,43 @@ func TestLedgerFindingsBlock(t *testing.T) {
 	}
 	if !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "ledger no-base-evidence:") }) {
 		t.Errorf("reasons lack the ledger finding: %q", res.Reasons)
+	}
+}
+
+// TestReasonStatesTheTablesP: a test's reason gives the probability the
+// report's table shows for it (Stat.Best, from which the PR-level figure
+// comes), blocked or not. It gave the last look's instead for a test that
+// did not block: P = 0.5 in the text beside 0.32 in the table.
+func TestReasonStatesTheTablesP(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	checked := 0
+	for range 300 {
+		var in Input
+		for i := range 6 {
+			seq := make([]byte, 5+rng.IntN(6))
+			for j := range seq {
+				seq[j] = "PPPF"[rng.IntN(4)]
+			}
+			hist := Tally{Runs: 150, Failures: rng.IntN(60)}
+			in.Tests = append(in.Tests, TestInput{Name: fmt.Sprintf("t%d", i), Base: Tally{5, rng.IntN(3)}, History: hist, Head: runs(string(seq))})
+		}
+		in.Now = time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+		res, err := Evaluate(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range res.Tests {
+			if tr.Stat == nil {
+				continue
+			}
+			checked++
+			p := fmt.Sprintf("%.2g", tr.Stat.Best)
+			if !strings.Contains(tr.Reason, "P = "+p) && !strings.Contains(tr.Reason, "probability "+p) {
+				t.Fatalf("%s: the table says P %s, the reason: %s", tr.Name, p, tr.Reason)
+			}
+		}
+	}
+	if checked < 100 {
+		t.Errorf("%d tests with a statistic checked", checked)
 	}
 }
