@@ -18,7 +18,6 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/ghapi"
-	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 )
 
@@ -169,12 +168,6 @@ func reportDir(cfg *config.Config) string {
 
 func (a *run) repo() ghapi.Repo {
 	return ghapi.Repo{Owner: a.cfg.GitHub.Owner, Name: a.cfg.GitHub.Repo}
-}
-
-// checkout is the repository's checkout, for test files' paths: the
-// workspace, where the runner's own paths for it name the repository.
-func (a *run) checkout() model.Checkout {
-	return model.Checkout{Root: a.cfg.GitHub.Workspace, Name: a.cfg.GitHub.Repo}
 }
 
 // client returns the GitHub client, creating it on first use.

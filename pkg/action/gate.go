@@ -110,7 +110,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	if a.cfg.UploadArtifact {
 		a.optional("Upload report artifact", func() error { return a.upload(ctx, files) })
 	}
-	for _, an := range publish.Annotations(res, in.Tests, a.checkout(), -1) {
+	for _, an := range publish.Annotations(res, in.Tests, a.cfg.Checkout(), -1) {
 		a.log.Annotate(publish.Annotation{Level: "error", Title: an.Title, File: an.Path, Line: an.StartLine, Message: an.Message})
 	}
 	if tail := a.overflow(); tail != "" {
@@ -263,7 +263,7 @@ func (a *run) checkRun(ctx context.Context, c *ghapi.Client, p pr, res gate.Resu
 	url, err := publish.CheckRun(ctx, orNil[publish.CheckRunner](c), a.repo(), ghapi.CheckRunSpec{
 		Name: a.cfg.CheckName, HeadSHA: p.headSHA, Status: "completed", Conclusion: conclusion, DetailsURL: a.runURL(),
 		Title: "flakegate: " + string(res.Verdict), Summary: summary.String(),
-		Annotations: publish.Annotations(res, tests, a.checkout(), a.cfg.MaxAnnotations)})
+		Annotations: publish.Annotations(res, tests, a.cfg.Checkout(), a.cfg.MaxAnnotations)})
 	if err != nil {
 		return err
 	}

@@ -59,7 +59,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		for _, s := range f.Skipped() {
 			a.log.Warningf("%s %s: skipped, as GitHub skips it", name, s)
 		}
-		f.Annotate(rep.Tests, a.checkout())
+		f.Annotate(rep.Tests, a.cfg.Checkout())
 	}
 	trend := score.Compare(ev.Previous.Report, rep) // collect warned of each skipped file
 	empty := emptyReason(rep, ev)

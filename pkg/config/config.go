@@ -378,6 +378,12 @@ func nonEmpty(vs ...string) []string {
 // AIEnabled reports whether AI root causes are requested: gemini-api-key is set.
 func (c *Config) AIEnabled() bool { return c.GeminiAPIKey.IsSet() }
 
+// Checkout is the repository's checkout, for test files' paths: the
+// workspace, where paths tools wrote on the runner name the repository.
+func (c *Config) Checkout() model.Checkout {
+	return model.Checkout{Root: c.GitHub.Workspace, Name: c.GitHub.Repo}
+}
+
 // MatchArtifact reports whether an artifact with this name holds test results:
 // it matches one of ArtifactPatterns, without regard to case, and is not the
 // report artifact (ArtifactName) itself.
