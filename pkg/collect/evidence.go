@@ -297,7 +297,11 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 		}
 		if len(outage) > 0 {
 			combined = history.Filter(combined, func(r model.Run) bool { return !outage[history.RunKey(r)] })
-			log.Infof("base-branch history: left out %d runs in which more than %.0f%% of the tests failed (infrastructure failures)", len(outage), o.Infra.InfraThreshold*100)
+			runs := fmt.Sprintf("%d runs", len(outage))
+			if len(outage) == 1 {
+				runs = "1 run"
+			}
+			log.Infof("base-branch history: left out %s in which more than %.0f%% of the tests failed (infrastructure failures)", runs, o.Infra.InfraThreshold*100)
 		}
 	}
 	var parts []string
