@@ -377,3 +377,48 @@ func TestHelp(t *testing.T) {
 		t.Errorf("ledger verify -h opened a file: %s", r.stderr)
 	}
 }
+
+// TestReadmeSynopsisDefaults: every default the README's command-line
+// synopsis shows ("[--max-runs 20]", "[--format text|json|...]") is the
+// one the command's help gives. The synopsis said --first-look 5 where
+// the default is 1.
+func TestReadmeSynopsisDefaults(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(b), "## Command line\n\n```\n")
+	block, _, _ = strings.Cut(block, "```")
+	opt := regexp.MustCompile(`\[--([a-z0-9-]+) ([^\]\s]+)\]`)
+	placeholder := regexp.MustCompile(`^[A-Z]+$`)
+	cmd, checked := "", 0
+	for _, line := range strings.Split(block, "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "flakegate" {
+			cmd = f[1]
+		}
+		for _, m := range opt.FindAllStringSubmatch(line, -1) {
+			name, shown := m[1], m[2]
+			if placeholder.MatchString(shown) { // FILE, GLOB, L
+				continue
+			}
+			help := run(t, nil, cmd, "-h").stdout
+			_, after, ok := strings.Cut(help, "\n  -"+name+" ")
+			if !ok {
+				t.Errorf("%s: the README shows --%s, which -h does not list", cmd, name)
+				continue
+			}
+			def := ""
+			if _, d, ok := strings.Cut(strings.SplitN(after, "\n  -", 2)[0], "(default "); ok {
+				def = strings.Trim(strings.TrimSuffix(strings.TrimSpace(d), ")"), `"`)
+			}
+			first, _, _ := strings.Cut(shown, "|") // "text|json|csv": the first is the default
+			if first != def {
+				t.Errorf("%s: the README shows [--%s %s], -h gives the default %q", cmd, name, shown, def)
+			}
+			checked++
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked %d defaults in the README's synopsis", checked)
+	}
+}
