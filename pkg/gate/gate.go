@@ -708,6 +708,9 @@ func unblockable(fam *family, g *nullGroup) bool {
 
 // rateStr shows a base rate with what it rests on.
 func rateStr(mean float64, ti TestInput) string {
+	if ti.History.Runs == 0 {
+		return fmt.Sprintf("%.3g (%d/%d base runs failed, no base-branch history)", mean, ti.Base.Failures, ti.Base.Runs)
+	}
 	return fmt.Sprintf("%.3g (%d/%d base runs, %d/%d history runs failed)",
 		mean, ti.Base.Failures, ti.Base.Runs, ti.History.Failures, ti.History.Runs)
 }
