@@ -225,6 +225,17 @@ entries:
 	if r.code != 1 || !strings.Contains(r.stderr, "entries[0]") || !strings.Contains(r.stderr, "llr_trace") {
 		t.Errorf("tampered ledger: exit %d: %s", r.code, r.stderr)
 	}
+	// An entry past its expiry day fails verify as it fails the gate; the
+	// day is today's, or SOURCE_DATE_EPOCH's (2026-12-01).
+	expired := strings.Replace(good, "    replacement:", "    expires: 2026-11-30\n    replacement:", 1)
+	os.WriteFile(filepath.Join(dir, "expired.yml"), []byte(expired), 0o644)
+	r = run(t, fixedClock, "ledger", "verify", filepath.Join(dir, "expired.yml"))
+	if r.code != 1 || !strings.Contains(r.stderr, "expires: expired on 2026-11-30 (today is 2026-12-01)") {
+		t.Errorf("expired entry: exit %d: %s", r.code, r.stderr)
+	}
+	if r := run(t, map[string]string{"SOURCE_DATE_EPOCH": "1795996800"}, "ledger", "verify", filepath.Join(dir, "expired.yml")); r.code != 0 {
+		t.Errorf("on its expiry day: exit %d: %s", r.code, r.stderr)
+	}
 }
 
 var _ = synth.Sample

@@ -218,7 +218,7 @@ func printGate(w io.Writer, r gate.Result) {
 }
 
 func ledgerCmd(env Env, args []string) error {
-	const help = "Usage: flakegate ledger verify [FILE]\n\nReplays every recorded SPRT trace and checks each entry; FILE defaults to " + ledger.DefaultPath + ".\n"
+	const help = "Usage: flakegate ledger verify [FILE]\n\nReplays every recorded SPRT trace and checks each entry, its expiry against today (or SOURCE_DATE_EPOCH) too; FILE defaults to " + ledger.DefaultPath + ".\n"
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(env.Stdout, help)
 		return nil
@@ -244,7 +244,7 @@ func ledgerCmd(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	problems := ledger.VerifyFile(path, data)
+	problems := ledger.VerifyFile(path, data, now(env))
 	for _, p := range problems {
 		fmt.Fprintln(env.Stderr, render.Plain(p.String()))
 	}

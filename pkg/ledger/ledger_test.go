@@ -58,7 +58,7 @@ func TestParseSeed(t *testing.T) {
 	if ps := Verify(l); len(ps) != 0 {
 		t.Errorf("Verify(seed) = %v, want no problems", ps)
 	}
-	if ps := VerifyFile("seed.yml", readSeed(t)); len(ps) != 0 {
+	if ps := VerifyFile("seed.yml", readSeed(t), verifyDay); len(ps) != 0 {
 		t.Errorf("VerifyFile(seed) = %v", ps)
 	}
 }
@@ -206,7 +206,7 @@ func TestVerifyTampered(t *testing.T) {
 
 func TestVerifyFileNamesFileAndLine(t *testing.T) {
 	text := strings.Replace(string(readSeed(t)), "[true, -1.946, -2.793]", "[true, -1.946, -2.5]", 1)
-	ps := VerifyFile(".github/flaky-ledger.yml", []byte(text))
+	ps := VerifyFile(".github/flaky-ledger.yml", []byte(text), verifyDay)
 	if len(ps) != 1 {
 		t.Fatalf("problems %v, want 1", ps)
 	}
@@ -214,7 +214,7 @@ func TestVerifyFileNamesFileAndLine(t *testing.T) {
 	if got := ps[0].String(); got != want {
 		t.Errorf("problem\n %s\nwant\n %s", got, want)
 	}
-	if ps := VerifyFile("x.yml", []byte("version: 3\nentries: []\n")); len(ps) != 1 || ps[0].File != "x.yml" || ps[0].Field != "version" {
+	if ps := VerifyFile("x.yml", []byte("version: 3\nentries: []\n"), verifyDay); len(ps) != 1 || ps[0].File != "x.yml" || ps[0].Field != "version" {
 		t.Errorf("VerifyFile(version 3) = %v", ps)
 	}
 }
@@ -276,5 +276,36 @@ func TestScopeFileAndFreezeSet(t *testing.T) {
 	}
 	if FreezeSet(nil) != nil {
 		t.Errorf("FreezeSet(nil) should be empty")
+	}
+}
+
+// verifyDay is the day ledger files are verified on in tests.
+var verifyDay = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+
+// TestVerifyFileListsEverything: one run lists every problem, so that a
+// user fixes them in one go: an entry's trace is replayed though another
+// field of it is wrong, and an expired entry is named.
+func TestVerifyFileListsEverything(t *testing.T) {
+	seed := string(readSeed(t))
+	bad := strings.NewReplacer(`owner: "@storage-team"`, `owner: ""`, "-0.847", "-0.900", "2027-01-31", "2026-01-31").Replace(seed)
+	var got []string
+	for _, p := range VerifyFile("l.yml", []byte(bad), verifyDay) {
+		got = append(got, p.Field)
+	}
+	if diff := cmp.Diff([]string{"owner", "expires", "evidence.llr_trace[1][2]"}, got); diff != "" {
+		t.Errorf("problems' fields (-want +got):\n%s", diff)
+	}
+	// A trace that could not be read is not replayed: its problem is the
+	// reading's alone.
+	unread := strings.Replace(seed, "[true, -1.946, -0.847]", "[true, -1.946, zero]", 1)
+	if ps := VerifyFile("l.yml", []byte(unread), verifyDay); len(ps) != 1 || !strings.HasPrefix(ps[0].Field, "evidence.llr_trace[1]") {
+		t.Errorf("unreadable trace: %v", ps)
+	}
+	// The seed's entry expires on 2027-01-31: valid through that day.
+	if ps := VerifyFile("l.yml", []byte(seed), time.Date(2027, 1, 31, 23, 0, 0, 0, time.UTC)); len(ps) != 0 {
+		t.Errorf("on its expiry day: %v", ps)
+	}
+	if ps := VerifyFile("l.yml", []byte(seed), time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC)); len(ps) != 1 || !strings.Contains(ps[0].Message, "expired on 2027-01-31") {
+		t.Errorf("the day after its expiry: %v", ps)
 	}
 }

@@ -66,7 +66,7 @@ func TestParseRefusesAliasBombs(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("Parse error\n %v\nwant prefix\n %s", err, want)
 			}
-			if ps := VerifyFile("x.yml", data); len(ps) != 1 || ps[0].Line != 3 || !strings.Contains(ps[0].Message, "anchor &e") {
+			if ps := VerifyFile("x.yml", data, verifyDay); len(ps) != 1 || ps[0].Line != 3 || !strings.Contains(ps[0].Message, "anchor &e") {
 				t.Errorf("VerifyFile = %v, want the anchor on line 3", ps)
 			}
 		})

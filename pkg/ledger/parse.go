@@ -77,7 +77,9 @@ func parse(data []byte) (*Ledger, *parser, *ParseError) {
 		if p.dropped > 0 {
 			p.problems = append(p.problems, Problem{Entry: -1, Message: fmt.Sprintf("%d more problems not listed", p.dropped)})
 		}
-		return nil, nil, &ParseError{Problems: p.problems}
+		// The ledger as far as it was read, for verify to replay the
+		// entries it could read whole; never a ledger to act on.
+		return l, p, &ParseError{Problems: p.problems}
 	}
 	return l, p, nil
 }

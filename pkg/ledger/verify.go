@@ -1,8 +1,12 @@
 package ledger
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
@@ -31,14 +35,40 @@ func Verify(l *Ledger) []Problem {
 // VerifyFile parses a ledger file and verifies it, returning every problem
 // with its line and the file's name. It backs
 // `flakegate ledger verify [FILE]`, which exits non-zero when the list is not
-// empty.
-func VerifyFile(name string, data []byte) []Problem {
+// empty. The trace of an entry whose evidence was read whole is replayed
+// even when other fields or entries have problems, so that one run lists
+// them all. An entry that expired before now is a problem too: the gate
+// fails on it unless told to warn.
+func VerifyFile(name string, data []byte, now time.Time) []Problem {
 	l, p, err := parse(data)
 	var ps []Problem
-	if err != nil {
+	switch {
+	case err != nil && l != nil:
 		ps = err.Problems
-	} else {
+		spoilt := map[int]bool{}
+		for _, pr := range ps {
+			if pr.Entry < 0 || pr.Field == "evidence" || strings.HasPrefix(pr.Field, "evidence.") {
+				spoilt[pr.Entry] = true
+			}
+		}
+		for i, e := range l.Entries {
+			if !spoilt[i] && !spoilt[-1] {
+				ps = append(ps, replay(i, e)...)
+			}
+		}
+	case err != nil:
+		ps = err.Problems
+	default:
 		ps = Verify(l)
+	}
+	if l != nil {
+		for i, e := range l.Entries {
+			if e.Expires.ExpiredAt(now) {
+				ps = append(ps, Problem{Entry: i, Test: e.Test, Field: "expires",
+					Message: fmt.Sprintf("expired on %s (today is %s): the gate fails on an expired entry unless expired-ledger is warn; renew it with fresh evidence or remove it",
+						e.Expires, now.UTC().Format(time.DateOnly))})
+			}
+		}
 	}
 	for i := range ps {
 		ps[i].File = name
@@ -46,6 +76,7 @@ func VerifyFile(name string, data []byte) []Problem {
 			ps[i].Line = p.line(ps[i].Entry, ps[i].Field)
 		}
 	}
+	slices.SortStableFunc(ps, func(a, b Problem) int { return cmp.Or(cmp.Compare(a.Entry, b.Entry), cmp.Compare(a.Line, b.Line)) })
 	return ps
 }
 
