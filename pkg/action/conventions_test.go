@@ -414,3 +414,55 @@ func copyDir(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestTrackingIssueLifecycle: the tracking issue is open while there are
+// flaky tests. A report with none closes it, saying so, and a report with
+// none and no open issue opens none; the next flaky test opens a new one.
+func TestTrackingIssueLifecycle(t *testing.T) {
+	s := ghfake.New(t)
+	repo := s.Repo(repoName)
+	clean := t.TempDir()
+	for i := range 6 {
+		doc := fmt.Sprintf(`<testsuite name="s"><properties><property name="commit_sha" value="%040x"/><property name="run_id" value="%d"/></properties>`+
+			`<testcase classname="tests.test_a" name="test_one"/></testsuite>`, i+1, 100+i)
+		os.WriteFile(filepath.Join(clean, fmt.Sprintf("run-%d.xml", i)), []byte(doc), 0o644)
+	}
+	report := func(from string) string {
+		r := newRunner(t, s, 1, "workflow_dispatch", map[string]any{"repository": map[string]any{"full_name": repoName}},
+			map[string]string{"mode": "report", "results": "history/*.xml", "upload-artifact": "false", "tracking-issue": "true"})
+		copyDir(t, from, filepath.Join(r.env["GITHUB_WORKSPACE"], "history"))
+		if code := r.run(); code != 0 {
+			t.Fatalf("exit %d\n%s", code, r.stdout.String())
+		}
+		return r.stdout.String()
+	}
+	state := func() (out []string) {
+		for _, is := range repo.Issues() {
+			out = append(out, is.State+": "+is.Title)
+		}
+		return out
+	}
+	steps := []struct {
+		from string
+		log  string
+		want []string
+	}{
+		{"../../fixtures/history", "tracking issue created", []string{"open: flakegate: 3 flaky tests"}},
+		{"../../fixtures/history", "tracking issue updated", []string{"open: flakegate: 3 flaky tests"}},
+		{clean, "tracking issue closed", []string{"closed: flakegate: no flaky tests"}},
+		{clean, "no flaky tests, and no open issue to close; none is opened", []string{"closed: flakegate: no flaky tests"}},
+		{"../../fixtures/history", "tracking issue created", []string{"closed: flakegate: no flaky tests", "open: flakegate: 3 flaky tests"}},
+	}
+	for i, st := range steps {
+		log := report(st.from)
+		if !strings.Contains(log, st.log) {
+			t.Errorf("report %d: the log does not say %q:\n%s", i+1, st.log, log)
+		}
+		if diff := cmp.Diff(st.want, state()); diff != "" {
+			t.Fatalf("report %d: issues (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if is := repo.Issues()[0]; !strings.Contains(is.Body, "No test was flagged as flaky") || !strings.Contains(is.Body, publish.IssueMarker("")) {
+		t.Errorf("the closed issue's body does not say there are none, or lost its marker:\n%s", is.Body)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -99,12 +98,15 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 			if err != nil {
 				return err
 			}
-			url, created, err := publish.TrackingIssue(ctx, orNil[publish.IssueTracker](c), a.repo(), a.cfg.CommentTag,
-				ghapi.IssueSpec{Title: "flakegate: " + strconv.Itoa(rep.FlakyCount) + " flaky tests", Body: body, State: "open"})
-			if err != nil {
+			url, did, err := publish.TrackingIssue(ctx, orNil[publish.IssueTracker](c), a.repo(), a.cfg.CommentTag, rep.FlakyCount, body)
+			switch {
+			case err != nil:
 				return err
+			case did == publish.IssueNone:
+				a.log.Infof("tracking issue: no flaky tests, and no open issue to close; none is opened")
+			default:
+				a.log.Infof("tracking issue %s: %s", did, url)
 			}
-			a.log.Infof("tracking issue %s: %s", map[bool]string{true: "created", false: "updated"}[created], url)
 			return nil
 		})
 	}

@@ -16,9 +16,9 @@ func checkBody(what, body string) error {
 	return nil
 }
 
-// withMarker returns body with the marker appended on its own line when the
+// WithMarker returns body with the marker appended on its own line when the
 // body does not contain it yet.
-func withMarker(body, marker string) string {
+func WithMarker(body, marker string) string {
 	if marker == "" || strings.Contains(body, marker) {
 		return body
 	}
@@ -96,7 +96,7 @@ func (c *Client) EditComment(ctx context.Context, repo Repo, commentID int64, bo
 // body lacks it. created says which happened. A fork PR's read-only token
 // gets an error matching ErrReadOnly; callers fall back to the job summary.
 func (c *Client) UpsertComment(ctx context.Context, repo Repo, issue int, marker, body string) (cm *Comment, created bool, err error) {
-	body = withMarker(body, marker)
+	body = WithMarker(body, marker)
 	if err := checkBody(fmt.Sprintf("comment on %s#%d", repo, issue), body); err != nil {
 		return nil, false, err
 	}

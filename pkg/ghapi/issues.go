@@ -110,7 +110,7 @@ func (c *Client) UpdateIssue(ctx context.Context, repo Repo, number int, spec Is
 // FindIssue finds, or opens one. The marker is appended to the body when
 // missing.
 func (c *Client) UpsertIssue(ctx context.Context, repo Repo, marker string, spec IssueSpec) (is *Issue, created bool, err error) {
-	spec.Body = withMarker(spec.Body, marker)
+	spec.Body = WithMarker(spec.Body, marker)
 	old, err := c.FindIssue(ctx, repo, marker, nil)
 	if err != nil {
 		return nil, false, err

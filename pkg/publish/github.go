@@ -36,6 +36,8 @@ type CheckRunner interface {
 // IssueTracker keeps one issue per marker.
 type IssueTracker interface {
 	UpsertIssue(ctx context.Context, repo ghapi.Repo, marker string, spec ghapi.IssueSpec) (*ghapi.Issue, bool, error)
+	FindIssue(ctx context.Context, repo ghapi.Repo, marker string, labels []string) (*ghapi.Issue, error)
+	UpdateIssue(ctx context.Context, repo ghapi.Repo, number int, spec ghapi.IssueSpec) (*ghapi.Issue, error)
 }
 
 // Uploader uploads a workflow artifact.
@@ -192,17 +194,46 @@ func CheckRun(ctx context.Context, c CheckRunner, repo ghapi.Repo, spec ghapi.Ch
 	return cr.URL, nil
 }
 
-// TrackingIssue creates or updates the one open issue with the tag's
-// marker and returns its URL and whether it was created.
-func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag string, spec ghapi.IssueSpec) (url string, created bool, err error) {
+// What TrackingIssue did.
+const (
+	IssueCreated = "created"
+	IssueUpdated = "updated"
+	IssueClosed  = "closed"
+	IssueNone    = "" // no flaky tests and no open issue: none is opened
+)
+
+// TrackingIssue keeps the step's tracking issue, the one open issue with
+// the tag's marker. While there are flaky tests it creates or updates
+// it; once there are none it closes it with the report that says so, and
+// opens none. The next flaky test opens a new one.
+func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag string, flaky int, body string) (url, did string, err error) {
 	if c == nil {
-		return "", false, errors.New("no GitHub client: give a github-token")
+		return "", IssueNone, errors.New("no GitHub client: give a github-token")
 	}
-	is, created, err := c.UpsertIssue(ctx, repo, IssueMarker(tag), spec)
+	if flaky == 0 {
+		old, err := c.FindIssue(ctx, repo, IssueMarker(tag), nil)
+		if err != nil || old == nil {
+			return "", IssueNone, err
+		}
+		spec := ghapi.IssueSpec{Title: "flakegate: no flaky tests", Body: ghapi.WithMarker(body, IssueMarker(tag)), State: "closed"}
+		is, err := c.UpdateIssue(ctx, repo, old.Number, spec)
+		if err != nil {
+			return "", IssueNone, err
+		}
+		return is.URL, IssueClosed, nil
+	}
+	title := fmt.Sprintf("flakegate: %d flaky tests", flaky)
+	if flaky == 1 {
+		title = "flakegate: 1 flaky test"
+	}
+	is, created, err := c.UpsertIssue(ctx, repo, IssueMarker(tag), ghapi.IssueSpec{Title: title, Body: body, State: "open"})
 	if err != nil {
-		return "", false, err
+		return "", IssueNone, err
 	}
-	return is.URL, created, nil
+	if created {
+		return is.URL, IssueCreated, nil
+	}
+	return is.URL, IssueUpdated, nil
 }
 
 // maxNameTries bounds the names Upload tries when a name is taken.
