@@ -299,15 +299,20 @@ func TrendMarkdown(w io.Writer, t *score.Trend) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### Trend since the report of %s\n\n", t.PreviousAt.UTC().Format("2006-01-02"))
-	fmt.Fprintf(&b, "%d new, %d resolved, %d worse, %d better; flaky tests %+d.\n", len(t.New), len(t.Resolved), len(t.Worsened), len(t.Improved), t.FlakyDelta)
+	fmt.Fprintf(&b, "%d new, %d resolved, %d worse, %d better", len(t.New), len(t.Resolved), len(t.Worsened), len(t.Improved))
+	if len(t.Unclear) > 0 {
+		fmt.Fprintf(&b, ", %d no longer flagged on too few commits to tell", len(t.Unclear))
+	}
+	fmt.Fprintf(&b, "; flaky tests %+d.\n", t.FlakyDelta)
 	for _, s := range []struct {
 		title string
 		list  []score.TrendEntry
-	}{{"New", t.New}, {"Worse", t.Worsened}, {"Resolved", t.Resolved}, {"Better", t.Improved}} {
+	}{{"New", t.New}, {"Worse", t.Worsened}, {"Resolved", t.Resolved},
+		{"Not flagged now, on too few commits to tell (fewer than min-commits)", t.Unclear}, {"Better", t.Improved}} {
 		if len(s.list) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n**%s**\n\n| test | before | after |\n|---|---|---|\n", s.title)
+		fmt.Fprintf(&b, "\n**%s**\n\n| test | before | after | commits now |\n|---|---|---|--:|\n", s.title)
 		for i, e := range s.list {
 			if i == 25 {
 				fmt.Fprintf(&b, "\n… and %d more (see report.json).\n", len(s.list)-i)
@@ -317,7 +322,7 @@ func TrendMarkdown(w io.Writer, t *score.Trend) error {
 			if !e.Seen {
 				after = "not run"
 			}
-			fmt.Fprintf(&b, "| %s | %.3f | %s |\n", cell(e.Name, 120), e.Before, after)
+			fmt.Fprintf(&b, "| %s | %.3f | %s | %d |\n", cell(e.Name, 120), e.Before, after, e.Commits)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

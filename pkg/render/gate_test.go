@@ -92,14 +92,17 @@ func TestGateMarkdownBudget(t *testing.T) {
 }
 
 func TestTrendMarkdown(t *testing.T) {
-	tr := score.Compare(&score.Report{GeneratedAt: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Tests: []score.Test{{Name: "a", IsFlaky: true, FlakeScore: 0.3}}},
-		&score.Report{FlakyCount: 1, Tests: []score.Test{{Name: "@team <b>", IsFlaky: true, FlakeScore: 0.2}}})
+	tr := score.Compare(&score.Report{GeneratedAt: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Tests: []score.Test{
+		{Name: "a", IsFlaky: true, FlakeScore: 0.3}, {Name: "few", IsFlaky: true, FlakeScore: 0.4}}},
+		&score.Report{FlakyCount: 1, MinCommits: 5, Tests: []score.Test{{Name: "@team <b>", IsFlaky: true, FlakeScore: 0.2, Commits: 8},
+			{Name: "few", FlakeScore: 0.667, Commits: 3}}})
 	var b bytes.Buffer
 	if err := TrendMarkdown(&b, tr); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"Trend since the report of 2026-11-24", "1 new, 1 resolved", "**New**", "**Resolved**", "| 0.300 | not run |"} {
+	for _, want := range []string{"Trend since the report of 2026-11-24", "1 new, 1 resolved, 0 worse, 0 better, 1 no longer flagged on too few commits to tell",
+		"**New**", "**Resolved**", "| 0.300 | not run | 0 |", "**Not flagged now, on too few commits to tell (fewer than min-commits)**", "| few | 0.400 | 0.667 | 3 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}

@@ -14,7 +14,10 @@ const minDelta = 0.05
 type Trend struct {
 	PreviousAt time.Time    `json:"previous_generated_at"`
 	New        []TrendEntry `json:"new"`      // flagged now, not before
-	Resolved   []TrendEntry `json:"resolved"` // flagged before, not now
+	Resolved   []TrendEntry `json:"resolved"` // flagged before, not now, on at least min_commits commits (or not run at all)
+	// Unclear: flagged before, not now, but on fewer than min_commits
+	// commits in this window: too few to call it resolved.
+	Unclear []TrendEntry `json:"unclear"`
 	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
 	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
 	FlakyDelta int          `json:"flaky_count_delta"`
@@ -28,6 +31,8 @@ type TrendEntry struct {
 	// Seen is false for a resolved test that no longer ran at all
 	// (deleted or renamed), rather than one that stopped failing.
 	Seen bool `json:"seen"`
+	// Commits is the test's commits now.
+	Commits int `json:"commits"`
 }
 
 // Compare returns the trend from prev to cur. A nil prev gives nil.
@@ -35,7 +40,7 @@ func Compare(prev, cur *Report) *Trend {
 	if prev == nil {
 		return nil
 	}
-	tr := &Trend{PreviousAt: prev.GeneratedAt, New: []TrendEntry{}, Resolved: []TrendEntry{}, Worsened: []TrendEntry{}, Improved: []TrendEntry{},
+	tr := &Trend{PreviousAt: prev.GeneratedAt, New: []TrendEntry{}, Resolved: []TrendEntry{}, Unclear: []TrendEntry{}, Worsened: []TrendEntry{}, Improved: []TrendEntry{},
 		FlakyDelta: cur.FlakyCount - prev.FlakyCount}
 	before := map[string]Test{}
 	for _, t := range prev.Tests {
@@ -45,7 +50,7 @@ func Compare(prev, cur *Report) *Trend {
 	for _, t := range cur.Tests {
 		now[t.Name] = t
 		b, had := before[t.Name]
-		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true}
+		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true, Commits: t.Commits}
 		switch {
 		case t.IsFlaky && !(had && b.IsFlaky):
 			tr.New = append(tr.New, e)
@@ -53,6 +58,8 @@ func Compare(prev, cur *Report) *Trend {
 			tr.Worsened = append(tr.Worsened, e)
 		case t.IsFlaky && b.FlakeScore-t.FlakeScore >= minDelta:
 			tr.Improved = append(tr.Improved, e)
+		case !t.IsFlaky && had && b.IsFlaky && t.Commits < cur.MinCommits:
+			tr.Unclear = append(tr.Unclear, e)
 		case !t.IsFlaky && had && b.IsFlaky:
 			tr.Resolved = append(tr.Resolved, e)
 		}
@@ -68,7 +75,7 @@ func Compare(prev, cur *Report) *Trend {
 		}
 		return cmp.Compare(a.Name, b.Name)
 	}
-	for _, l := range [][]TrendEntry{tr.New, tr.Resolved, tr.Worsened, tr.Improved} {
+	for _, l := range [][]TrendEntry{tr.New, tr.Resolved, tr.Unclear, tr.Worsened, tr.Improved} {
 		slices.SortFunc(l, byChange)
 	}
 	return tr

@@ -13,19 +13,22 @@ func TestCompare(t *testing.T) {
 		{Name: "c", IsFlaky: true, FlakeScore: 0.5},
 		{Name: "gone", IsFlaky: true, FlakeScore: 0.4},
 		{Name: "d", FlakeScore: 0.01},
+		{Name: "few", IsFlaky: true, FlakeScore: 0.4},
 	}}
-	cur := &Report{FlakyCount: 3, Tests: []Test{
-		{Name: "a", IsFlaky: true, FlakeScore: 0.21}, // unchanged within minDelta
-		{Name: "b", IsFlaky: true, FlakeScore: 0.5},  // worse
-		{Name: "c", FlakeScore: 0.02},                // resolved
-		{Name: "d", IsFlaky: true, FlakeScore: 0.3},  // new
-		{Name: "e", IsFlaky: true, FlakeScore: 0.1},  // new, not seen before
+	cur := &Report{FlakyCount: 3, MinCommits: 5, Tests: []Test{
+		{Name: "a", IsFlaky: true, FlakeScore: 0.21, Commits: 9}, // unchanged within minDelta
+		{Name: "b", IsFlaky: true, FlakeScore: 0.5, Commits: 9},  // worse
+		{Name: "c", FlakeScore: 0.02, Commits: 9},                // resolved
+		{Name: "d", IsFlaky: true, FlakeScore: 0.3, Commits: 9},  // new
+		{Name: "e", IsFlaky: true, FlakeScore: 0.1, Commits: 9},  // new, not seen before
+		{Name: "few", FlakeScore: 0.67, Commits: 3},              // 2 of 3 commits flaky: too few to tell, not resolved
 	}}
 	got := Compare(prev, cur)
 	want := &Trend{
-		New:        []TrendEntry{{Name: "d", Before: 0.01, After: 0.3, Seen: true}, {Name: "e", After: 0.1, Seen: true}},
-		Resolved:   []TrendEntry{{Name: "c", Before: 0.5, After: 0.02, Seen: true}, {Name: "gone", Before: 0.4}},
-		Worsened:   []TrendEntry{{Name: "b", Before: 0.3, After: 0.5, Seen: true}},
+		New:        []TrendEntry{{Name: "d", Before: 0.01, After: 0.3, Seen: true, Commits: 9}, {Name: "e", After: 0.1, Seen: true, Commits: 9}},
+		Resolved:   []TrendEntry{{Name: "c", Before: 0.5, After: 0.02, Seen: true, Commits: 9}, {Name: "gone", Before: 0.4}},
+		Unclear:    []TrendEntry{{Name: "few", Before: 0.4, After: 0.67, Seen: true, Commits: 3}},
+		Worsened:   []TrendEntry{{Name: "b", Before: 0.3, After: 0.5, Seen: true, Commits: 9}},
 		Improved:   []TrendEntry{},
 		FlakyDelta: 0,
 	}
