@@ -17,7 +17,7 @@ type Trend struct {
 	Resolved   []TrendEntry `json:"resolved"` // flagged before, not now, on at least min_commits commits (or not run at all)
 	// Unclear: flagged before, not now, but on fewer than min_commits
 	// commits in this window: too few to call it resolved.
-	Unclear []TrendEntry `json:"unclear"`
+	Unclear    []TrendEntry `json:"unclear"`
 	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
 	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
 	FlakyDelta int          `json:"flaky_count_delta"`
