@@ -177,9 +177,9 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	section(&b, "Pre-existing flakes (not blocking)", preexisting, lv, true)
 	if len(m.Flaky) > 0 && lv.traces {
 		n := min(len(m.Flaky), maxRankingRows)
-		fmt.Fprintf(&b, "\n<details><summary>Top %d of %d flaky tests on the base branch (last report)</summary>\n\n| # | test | flake score | evidence |\n|--:|---|---|---|\n", n, len(m.Flaky))
+		fmt.Fprintf(&b, "\n<details><summary>Top %d of %d flaky tests on the base branch (last report)</summary>\n\n| # | test | flake rate | evidence |\n|--:|---|---|---|\n", n, len(m.Flaky))
 		for i, t := range m.Flaky[:n] {
-			fmt.Fprintf(&b, "| %d | %s | %.3f | %s |\n", i+1, cell(t.Name, 120), t.FlakeScore, EscapeMarkdown(strings.Join(t.Evidence, ", ")))
+			fmt.Fprintf(&b, "| %d | %s | %.3f | %s |\n", i+1, cell(t.Name, 120), t.FlakeRate, EscapeMarkdown(strings.Join(t.Evidence, ", ")))
 		}
 		b.WriteString("\n</details>\n")
 	}

@@ -115,7 +115,7 @@ func TestTrendMarkdown(t *testing.T) {
 func TestGateMarkdownRanking(t *testing.T) {
 	m := meta
 	for i := 0; i < 15; i++ {
-		m.Flaky = append(m.Flaky, score.Test{Name: fmt.Sprintf("t::test_%02d @team <b>", i), FlakeScore: 0.5 - float64(i)/100, Evidence: []string{"retry"}})
+		m.Flaky = append(m.Flaky, score.Test{Name: fmt.Sprintf("t::test_%02d @team <b>", i), FlakeRate: 0.5 - float64(i)/100, FlakeScore: 0.1, Evidence: []string{"retry"}})
 	}
 	var b bytes.Buffer
 	if err := GateMarkdown(&b, gateResult(t), m, 0); err != nil {

@@ -106,7 +106,6 @@ type rect struct {
 type scoreChart struct {
 	Width, Height string
 	Label         string
-	Threshold     line
 	Bars          []scoreBar
 	Ticks         []tick
 }
@@ -208,7 +207,7 @@ func htmlData(r *score.Report) *htmlPage {
 		row := htmlRow{
 			Rank: i + 1, ID: fmt.Sprintf("t%d", i+1), Name: oneLine(t.Name),
 			Score:    withInterval(t.Score, t.ScoreInterval),
-			Flake:    withInterval(t.FlakeScore, flakeInterval(t)),
+			Flake:    withInterval(t.FlakeRate, t.FlakeRateInterval),
 			Failure:  withInterval(t.FailureRate, t.FailureInterval),
 			Commits:  fmt.Sprintf("%d/%d", t.FlakyCommits, t.Commits),
 			Evidence: oneLine(strings.Join(t.Evidence, ", ")),
@@ -245,7 +244,7 @@ func htmlData(r *score.Report) *htmlPage {
 		}
 		p.Rows = append(p.Rows, row)
 	}
-	p.ScoreChart = newScoreChart(fl, r.Threshold)
+	p.ScoreChart = newScoreChart(fl)
 	p.CommitChart = newCommitChart(r)
 	for _, s := range r.SkippedFiles {
 		p.SkippedFiles = append(p.SkippedFiles, htmlPair{oneLine(s.Path), oneLine(s.Error)})
@@ -300,9 +299,10 @@ func outcomeStrip(r *score.Report, t *score.Test) *strip {
 	return s
 }
 
-// newScoreChart draws the top flake scores as horizontal bars with their
-// Wilson 95% intervals as error bars, and the threshold as a line.
-func newScoreChart(fl []*score.Test, threshold float64) *scoreChart {
+// newScoreChart draws the top flake rates, by whose lower bounds the tests
+// are ranked, as horizontal bars with their Wilson 95% intervals as error
+// bars.
+func newScoreChart(fl []*score.Test) *scoreChart {
 	if len(fl) == 0 {
 		return nil
 	}
@@ -316,24 +316,23 @@ func newScoreChart(fl []*score.Test, threshold float64) *scoreChart {
 	x := func(v float64) float64 { return labelW + v*plotW }
 	h := top + rowH*float64(len(fl)) + 30
 	c := &scoreChart{Width: px(labelW + plotW + 60), Height: px(h),
-		Label: fmt.Sprintf("Flake score of the top %d flagged tests with 95%% intervals", len(fl))}
+		Label: fmt.Sprintf("Flake rate of the top %d flagged tests with 95%% intervals", len(fl))}
 	bottom := top + rowH*float64(len(fl))
-	c.Threshold = line{X1: px(x(threshold)), Y1: px(top - 4), X2: px(x(threshold)), Y2: px(bottom)}
 	for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
 		c.Ticks = append(c.Ticks, tick{X: px(x(v)), Y: px(bottom + 16), Label: fmt.Sprintf("%.2f", v)})
 	}
 	for i, t := range fl {
 		y := top + rowH*float64(i)
-		iv := flakeInterval(t)
+		iv := t.FlakeRateInterval
 		mid := y + rowH/2
 		b := scoreBar{
 			Href:   fmt.Sprintf("#t%d", i+1),
 			LabelY: px(mid + 4), Label: fmt.Sprintf("%d. %s", i+1, Truncate(oneLine(t.Name), htmlNameRunes)),
-			X: px(labelW), Y: px(y + 4), W: px(max(0.5, t.FlakeScore*plotW)), H: px(rowH - 8),
+			X: px(labelW), Y: px(y + 4), W: px(max(0.5, t.FlakeRate*plotW)), H: px(rowH - 8),
 			ErrX1: px(x(iv.Low)), ErrX2: px(x(iv.High)), ErrY: px(mid), CapY1: px(mid - 5), CapY2: px(mid + 5),
-			Title: fmt.Sprintf("%s: flake score %.3f, 95%% interval [%.3f, %.3f], %d+%d of %d commits",
-				oneLine(t.Name), t.FlakeScore, iv.Low, iv.High, t.FlakyCommits, t.IntermittentCommits, t.Commits),
-			ValueX: px(x(iv.High) + 6), Value: fmt.Sprintf("%.2f", t.FlakeScore),
+			Title: fmt.Sprintf("%s: flake rate %.3f, 95%% interval [%.3f, %.3f], failed on %d of %d commits",
+				oneLine(t.Name), t.FlakeRate, iv.Low, iv.High, t.FailedCommits, t.RateCommits),
+			ValueX: px(x(iv.High) + 6), Value: fmt.Sprintf("%.2f", t.FlakeRate),
 		}
 		c.Bars = append(c.Bars, b)
 	}

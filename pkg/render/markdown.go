@@ -125,11 +125,11 @@ func newMarkdown(r *score.Report, o MarkdownOptions) *mdDoc {
 	shown := fl[:min(len(fl), o.MaxTests)]
 	d.chartScores = mermaidScores(shown)
 	d.chartCommits = mermaidCommits(r)
-	// Five columns fit GitHub's 912 px content column. The score shown is
-	// the one the ranking is by; the seed's score, the commits and the
-	// signatures are in each test's details.
-	d.tableHead = "Ranked by the lower end of the flake score's 95% interval; the seed's score (flaky commits / commits) is in each test's details.\n\n" +
-		"| # | Test | Flake score (95% CI) | Failure rate (95% CI) | Evidence |\n" +
+	// Five columns fit GitHub's 912 px content column. The first number is
+	// the one the ranking is by; the flake score, the failure rate of
+	// attempts and the signatures are in each test's details.
+	d.tableHead = "Ranked by the lower end of the flake rate's 95% interval: the commits a test failed on over its commits, outages and regression blocks left out. Seed score: flaky commits / commits.\n\n" +
+		"| # | Test | Flake rate (95% CI) | Seed score (flaky commits) | Evidence |\n" +
 		"|--:|---|---|---|---|\n"
 	for i, t := range shown {
 		d.rows = append(d.rows, mdRow(i+1, t))
@@ -349,7 +349,7 @@ func mdRow(rank int, t *score.Test) string {
 		ev = EscapeMarkdown(Truncate(strings.Join(t.Evidence, ", "), 80))
 	}
 	return fmt.Sprintf("| %d | %s | %s | %s | %s |\n", rank, cell(t.Name, cellNameRunes),
-		withInterval(t.FlakeScore, flakeInterval(t)), withInterval(t.FailureRate, t.FailureInterval), ev)
+		withInterval(t.FlakeRate, t.FlakeRateInterval), fmt.Sprintf("%.3f (%d/%d)", t.Score, t.FlakyCommits, t.Commits), ev)
 }
 
 // cell is untrusted text for a table cell: on one line, at most n runes,
@@ -370,8 +370,9 @@ func mdDetails(rank int, t *score.Test) string {
 	if t.IntermittentCommits > 0 {
 		commits += fmt.Sprintf(", and %d intermittent", t.IntermittentCommits)
 	}
-	fmt.Fprintf(&b, "Flake score %s; seed score %s, flaky commits %s.\n\n", withInterval(t.FlakeScore, flakeInterval(t)),
-		withInterval(t.Score, t.ScoreInterval), commits)
+	fmt.Fprintf(&b, "Flake rate %s: failed on %d of %d commits, outages and regression blocks left out. Flake score %s; seed score %s, flaky commits %s. Failure rate of attempts %s.\n\n",
+		withInterval(t.FlakeRate, t.FlakeRateInterval), t.FailedCommits, t.RateCommits, withInterval(t.FlakeScore, flakeInterval(t)),
+		withInterval(t.Score, t.ScoreInterval), commits, withInterval(t.FailureRate, t.FailureInterval))
 	if t.File != "" {
 		fmt.Fprintf(&b, "File: %s", EscapeMarkdown(Truncate(t.File, pathRunes)))
 		if t.Line > 0 {
@@ -474,7 +475,7 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// mermaidScores charts the top flake scores with their 95% lower bounds,
+// mermaidScores charts the top flake rates with their 95% lower bounds,
 // by which the tests are ranked.
 func mermaidScores(tests []*score.Test) string {
 	if len(tests) == 0 {
@@ -486,13 +487,13 @@ func mermaidScores(tests []*score.Test) string {
 	lows := make([]string, len(tests))
 	for i, t := range tests {
 		labels[i] = fmt.Sprintf("%q", fmt.Sprintf("%d %s", i+1, mermaidLabel(shortName(t.Name), 24)))
-		bars[i] = fmt.Sprintf("%.3f", t.FlakeScore)
-		lows[i] = fmt.Sprintf("%.3f", t.RankScore)
+		bars[i] = fmt.Sprintf("%.3f", t.FlakeRate)
+		lows[i] = fmt.Sprintf("%.3f", t.FlakeRateInterval.Low)
 	}
 	return "```mermaid\n" + chartTheme + "xychart-beta\n" +
-		"    title \"Top flake scores (bars) and their 95% lower bounds (line)\"\n" +
+		"    title \"Top flake rates (bars) and their 95% lower bounds (line), the ranking\"\n" +
 		"    x-axis [" + strings.Join(labels, ", ") + "]\n" +
-		"    y-axis \"flaky commits / commits\" 0 --> 1\n" +
+		"    y-axis \"failing commits / commits\" 0 --> 1\n" +
 		"    bar [" + strings.Join(bars, ", ") + "]\n" +
 		"    line [" + strings.Join(lows, ", ") + "]\n" +
 		"```\n\n"

@@ -2,11 +2,10 @@ package render
 
 import (
 	"bytes"
-	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,14 +267,64 @@ func TestMarkdownNoFlaky(t *testing.T) {
 	}
 }
 
-// TestMarkdownTableShowsTheRanking: the table's score column is the one the
-// ranking is by, so its lower bounds never rise down the table, and each
-// test's details still give the seed's score. (The table showed the seed's
-// score, which ranked 0.200 above 0.400 on the sample history.)
+// TestMarkdownTableShowsTheRanking: the table's first number is the one
+// the ranking is by (score.Score's order: the flake rate's lower bound), so
+// its lower bounds never rise down the table, and each test's details give
+// the seed's score and the flake score beside it. (The table showed the
+// seed's score, which ranked 0.200 above 0.400 on the sample history.)
 func TestMarkdownTableShowsTheRanking(t *testing.T) {
-	rep := synthetic(t)
-	rep.Tests = append(rep.Tests, handReport().Tests[:2]...) // intermittent tests: flake and seed scores differ
-	slices.SortStableFunc(rep.Tests, func(a, b score.Test) int { return cmp.Compare(b.RankScore, a.RankScore) })
+	// x fails then passes on 10 of 30 commits and fails alone on 2 more;
+	// y fails then passes on 11. x's flake rate is higher (12/30 against
+	// 11/30), its flake score lower (10/30): the orders differ.
+	outcome := map[string]func(c int) string{
+		"x": func(c int) string {
+			switch {
+			case c < 10:
+				return "M"
+			case c == 15 || c == 25:
+				return "F"
+			}
+			return "P"
+		},
+		"y": func(c int) string {
+			if c < 11 {
+				return "M"
+			}
+			return "P"
+		},
+		"z": func(int) string { return "P" },
+	}
+	var srcs []history.Source
+	for c := range 30 {
+		for run := range 2 {
+			var b strings.Builder
+			fmt.Fprintf(&b, `<testsuite name="s" timestamp="2026-11-%02dT%02d:00:00"><properties><property name="commit_sha" value="%040x"/><property name="run_id" value="%d"/></properties>`,
+				1+c/2, 10*(c%2)+run, c+1, 2*c+run+1)
+			for _, name := range []string{"x", "y", "z"} {
+				o := outcome[name](c)
+				if o == "F" || o == "M" && run == 0 {
+					fmt.Fprintf(&b, `<testcase classname="t" name="%s"><failure message="boom"/></testcase>`, name)
+				} else {
+					fmt.Fprintf(&b, `<testcase classname="t" name="%s"/>`, name)
+				}
+			}
+			b.WriteString("</testsuite>")
+			doc := b.String()
+			srcs = append(srcs, history.Source{Name: fmt.Sprintf("c%d-r%d.xml", c, run), Open: func() (io.ReadCloser, error) {
+				return io.NopCloser(strings.NewReader(doc)), nil
+			}})
+		}
+	}
+	h, err := history.Load(context.Background(), srcs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := score.Defaults()
+	o.Now = genAt
+	rep, err := score.Score(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
 	md := renderString(t, func(w io.Writer, r *score.Report) error { return Markdown(w, r, MarkdownOptions{}) }, rep)
 	rows := 0
 	last := 2.0
@@ -286,7 +335,7 @@ func TestMarkdownTableShowsTheRanking(t *testing.T) {
 		}
 		var x, lo, hi float64
 		if _, err := fmt.Sscanf(f[2], "%f [%f, %f]", &x, &lo, &hi); err != nil {
-			t.Fatalf("score cell %q: %v", f[2], err)
+			t.Fatalf("rate cell %q: %v", f[2], err)
 		}
 		if lo > last+1e-9 {
 			t.Errorf("row %q: lower bound %.3f above the row before's %.3f", line, lo, last)
@@ -296,14 +345,29 @@ func TestMarkdownTableShowsTheRanking(t *testing.T) {
 	}
 	differ := 0
 	for _, ts := range rep.Tests {
-		if ts.IsFlaky && ts.Score != ts.FlakeScore {
+		if !ts.IsFlaky {
+			continue
+		}
+		if ts.FlakeRate != ts.Score {
 			differ++
-			if !strings.Contains(md, fmt.Sprintf("seed score %.3f", ts.Score)) {
-				t.Errorf("%s: details lack the seed score %.3f", ts.Name, ts.Score)
+		}
+		for _, want := range []string{fmt.Sprintf("seed score %.3f", ts.Score), fmt.Sprintf("Flake score %.3f", ts.FlakeScore),
+			fmt.Sprintf("Flake rate %.3f", ts.FlakeRate)} {
+			if !strings.Contains(md, want) {
+				t.Errorf("%s: details lack %q", ts.Name, want)
 			}
 		}
 	}
-	if rows < 3 || differ == 0 {
-		t.Errorf("%d rows, %d tests whose flake and seed scores differ: the test needs both", rows, differ)
+	// The HTML report's table and chart rank the same way.
+	page := renderString(t, HTML, rep)
+	cells := regexp.MustCompile(`<td class="name"><code>([^<]*)</code>(?:<br><span class="note">[^<]*</span>)?</td><td class="num">([0-9.]+) \[([0-9.]+),`).FindAllStringSubmatch(page, -1)
+	if len(cells) != 2 || cells[0][1] != "t::x" || cells[0][3] < cells[1][3] {
+		t.Errorf("HTML table's first numbers: %v, want x then y by the flake rate's lower bound", cells)
+	}
+	if !strings.Contains(page, "flake rate 0.400, 95% interval") {
+		t.Error("the HTML chart does not show x's flake rate, 0.400")
+	}
+	if rows != 2 || differ == 0 || !strings.Contains(md, "| 1 | t::x |") {
+		t.Errorf("%d rows (want x, then y), %d tests whose flake rate and seed score differ: the test needs both\n%s", rows, differ, md)
 	}
 }
