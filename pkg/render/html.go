@@ -55,6 +55,7 @@ type htmlPage struct {
 	// AI is the AI root-cause section's Markdown, shown as text.
 	AI                           string
 	NoCommitText, InfraThreshold string
+	Unflagged                    string // tests with flaky evidence on too few commits
 	SkippedText, InfraText       string
 	Rows                         []htmlRow
 	StripsShown, StripsCut       int
@@ -192,6 +193,7 @@ func htmlData(r *score.Report) *htmlPage {
 		Skipped:        len(r.SkippedFiles),
 		NoCommit:       r.ResultsWithoutCommit,
 		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
+		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
 		InfraThreshold: fmt.Sprintf("%.0f%%", r.InfraThreshold*100),
 		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),
 		InfraText:      plural(len(r.InfraRuns), "run was", "runs were"),

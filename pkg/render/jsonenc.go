@@ -106,6 +106,10 @@ func appendTest(b []byte, t *score.Test) []byte {
 		b = appendKey(b, ","+in1, "timeline")
 		b = appendString(b, t.Timeline)
 	}
+	if t.TooFewCommits {
+		b = appendKey(b, ","+in1, "too_few_commits")
+		b = append(b, "true"...)
+	}
 	b = append(b, "\n    }"...)
 	return b
 }

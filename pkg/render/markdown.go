@@ -337,6 +337,9 @@ func mdWarnings(r *score.Report) string {
 		items = append(items, fmt.Sprintf("%s excluded as infrastructure failures: more than %.0f%% of their tests failed (see *Infrastructure failures excluded*).",
 			plural(n, "run was", "runs were"), r.InfraThreshold*100))
 	}
+	if s := unflaggedText(r, EscapeMarkdown); s != "" {
+		items = append(items, s)
+	}
 	if len(items) == 0 {
 		return ""
 	}

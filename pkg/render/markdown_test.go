@@ -371,3 +371,51 @@ func TestMarkdownTableShowsTheRanking(t *testing.T) {
 		t.Errorf("%d rows (want x, then y), %d tests whose flake rate and seed score differ: the test needs both\n%s", rows, differ, md)
 	}
 }
+
+// TestUnflaggedNamed: a test with flaky evidence on fewer than min-commits
+// commits is not flagged, and every report says so, by name, escaped.
+func TestUnflaggedNamed(t *testing.T) {
+	var srcs []history.Source
+	for c := range 3 {
+		for run := range 2 {
+			failure := ""
+			if run == 0 && c != 1 {
+				failure = `<failure message="boom"/>`
+			}
+			doc := fmt.Sprintf(`<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`+
+				`<testcase classname="t" name="a @team &lt;evil&gt;">%s</testcase><testcase classname="t" name="b"/></testsuite>`, c, 2*c+run, failure)
+			srcs = append(srcs, history.Source{Name: fmt.Sprintf("r%d-%d.xml", c, run), Open: func() (io.ReadCloser, error) {
+				return io.NopCloser(strings.NewReader(doc)), nil
+			}})
+		}
+	}
+	h, err := history.Load(context.Background(), srcs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := score.Defaults()
+	o.Now = genAt
+	rep, err := score.Score(h, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.FlakyCount != 0 || rep.TooFewCommits != 1 || !rep.Tests[0].TooFewCommits || rep.Tests[1].TooFewCommits {
+		t.Fatalf("flaky %d, too few commits %d: %+v", rep.FlakyCount, rep.TooFewCommits, rep.Tests)
+	}
+	for _, f := range formats {
+		out := renderString(t, f.render, rep)
+		if f.ext == "csv" {
+			continue // one row per test: the JSON's field is enough there
+		}
+		want := "flaky evidence on fewer than 5 commits"
+		if f.ext == "json" {
+			want = `"too_few_commits": true`
+		}
+		if !strings.Contains(out, want) || f.ext != "json" && !strings.Contains(out, "(flaky on 2 of 3 commits)") {
+			t.Errorf("%s report does not name the test not flagged for want of commits:\n%s", f.ext, out)
+		}
+		if f.ext == "md" && strings.Contains(out, "@team") || (f.ext == "md" || f.ext == "html") && strings.Contains(out, "<evil>") {
+			t.Errorf("%s report: unescaped name", f.ext)
+		}
+	}
+}

@@ -11,6 +11,7 @@ package render
 
 import (
 	"errors"
+	"fmt"
 	"html"
 	"strconv"
 	"strings"
@@ -264,6 +265,29 @@ func topSignature(t *score.Test) (score.Signature, bool) {
 	}
 	return t.Signatures[0], true
 }
+
+// unflaggedText names the tests with flaky evidence on too few commits
+// to be flagged, the first few with their flaky commits, untrusted names
+// through clean (escaping for the format).
+func unflaggedText(r *score.Report, clean func(string) string) string {
+	ts := r.Unflagged()
+	if len(ts) == 0 {
+		return ""
+	}
+	var names []string
+	for i, t := range ts {
+		if i == maxUnflaggedNames {
+			names = append(names, fmt.Sprintf("and %d more", len(ts)-i))
+			break
+		}
+		names = append(names, fmt.Sprintf("%s (flaky on %d of %d commits)", clean(Truncate(oneLine(t.Name), 120)), t.FlakyCommits+t.IntermittentCommits, t.Commits))
+	}
+	return fmt.Sprintf("%s flaky evidence on fewer than %d commits, too few to flag: %s. More commits (the action's lookback-days) or a lower min-commits would tell.",
+		plural(len(ts), "test shows", "tests show"), r.MinCommits, strings.Join(names, ", "))
+}
+
+// maxUnflaggedNames bounds the tests unflaggedText names.
+const maxUnflaggedNames = 5
 
 // flakeInterval is the Wilson interval of the flake score, whose lower bound
 // ranks the tests.

@@ -70,6 +70,9 @@ func Text(w io.Writer, r *score.Report) error {
 		fmt.Fprintf(&b, "warning: %s came from runs with no commit SHA and were not scored\n",
 			plural(r.ResultsWithoutCommit, "result", "results"))
 	}
+	if s := unflaggedText(r, plain); s != "" {
+		fmt.Fprintf(&b, "note: %s\n", s)
+	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("text report: %w", err)
 	}

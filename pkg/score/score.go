@@ -180,6 +180,10 @@ type Test struct {
 	// Timeline has one letter per commit of Report.Commits: P passed, F
 	// failed, M both, '.' no result. Set for tests that failed at least once.
 	Timeline string `json:"timeline,omitempty"`
+	// TooFewCommits: the test's evidence would flag it (its score reaches
+	// the threshold, or it is intermittent), but it ran on fewer than
+	// min_commits commits, so it is not flagged.
+	TooFewCommits bool `json:"too_few_commits,omitempty"`
 }
 
 // Commit is one commit of the history, in time order.
@@ -226,6 +230,22 @@ type Report struct {
 	// failing in one run far above its usual rate. Whole outage runs are in
 	// InfraRuns instead.
 	InfraEvents InfraEvents `json:"infra_events"`
+	// TooFewCommits counts the tests with flaky evidence on fewer than
+	// MinCommits commits (Test.TooFewCommits): not flagged, for want of
+	// commits.
+	TooFewCommits int `json:"too_few_commits"`
+}
+
+// Unflagged returns the tests not flagged for want of commits, in rank
+// order.
+func (r *Report) Unflagged() []Test {
+	var out []Test
+	for _, t := range r.Tests {
+		if t.TooFewCommits {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Flaky returns the flagged tests, in rank order.
@@ -322,6 +342,9 @@ func Score(h *history.History, o Options) (*Report, error) {
 	for _, t := range rep.Tests {
 		if t.IsFlaky {
 			rep.FlakyCount++
+		}
+		if t.TooFewCommits {
+			rep.TooFewCommits++
 		}
 	}
 	if rep.TestsAnalyzed > 0 {
@@ -556,7 +579,9 @@ func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 		t.FlakeRate = float64(t.FailedCommits) / float64(t.RateCommits)
 	}
 	t.FlakeRateInterval = Wilson(t.FailedCommits, t.RateCommits)
-	t.IsFlaky = t.Commits >= s.o.MinCommits && (t.Score >= s.o.Threshold || intermittent)
+	evident := t.Score >= s.o.Threshold || intermittent
+	t.IsFlaky = t.Commits >= s.o.MinCommits && evident
+	t.TooFewCommits = t.Commits < s.o.MinCommits && evident
 	if t.Failures > 0 {
 		t.Timeline = string(timeline)
 	}
