@@ -18,9 +18,12 @@ var csvHeader = []string{
 	// flakegate
 	"score_low", "score_high", "failure_rate", "failure_low", "failure_high", "evidence", "top_signature", "file", "line",
 	"flake_score", "rank_score", "runs", "attempts", "failures",
+	// the ranking: rows are in the order of flake_rate_low
+	"flake_rate", "flake_rate_low", "flake_rate_high", "too_few_commits",
 }
 
-// CSV writes a header and one row per test, every test in rank order. Lists
+// CSV writes a header and one row per test, every test in rank order
+// (flagged tests first, then by flake_rate_low). Lists
 // are joined: commits with ";", error messages with " | ", evidence kinds
 // with ";". Rates are rounded to 4 places. A cell that a spreadsheet would
 // read as a formula (starting with = + - @, a tab or a carriage return, also
@@ -49,6 +52,7 @@ func CSV(w io.Writer, r *score.Report) error {
 			rate(t.ScoreInterval.Low), rate(t.ScoreInterval.High), rate(t.FailureRate),
 			rate(t.FailureInterval.Low), rate(t.FailureInterval.High), strings.Join(t.Evidence, ";"), sig, t.File, line,
 			rate(t.FlakeScore), rate(t.RankScore), strconv.Itoa(t.Runs), strconv.Itoa(t.Attempts), strconv.Itoa(t.Failures),
+			rate(t.FlakeRate), rate(t.FlakeRateInterval.Low), rate(t.FlakeRateInterval.High), strconv.FormatBool(t.TooFewCommits),
 		)
 		for j := range row {
 			row[j] = neutralizeFormula(row[j])

@@ -3,9 +3,11 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -357,6 +359,15 @@ func TestMarkdownTableShowsTheRanking(t *testing.T) {
 				t.Errorf("%s: details lack %q", ts.Name, want)
 			}
 		}
+	}
+	// The CSV gives the ranking's number, x's first.
+	recs, err := csv.NewReader(strings.NewReader(renderString(t, CSV, rep))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := slices.Index(recs[0], "flake_rate_low")
+	if col < 0 || recs[1][0] != "t::x" || recs[1][col] != fmt.Sprintf("%.4f", rep.Tests[0].FlakeRateInterval.Low) || recs[1][col] <= recs[2][col] {
+		t.Errorf("CSV: %v", recs)
 	}
 	// The HTML report's table and chart rank the same way.
 	page := renderString(t, HTML, rep)
