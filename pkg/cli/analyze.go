@@ -65,6 +65,8 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	jsonFile := fs.String("json", "", "also write the JSON report to `FILE`")
 	workers := fs.Int("workers", 0, "`N` files parsed at once; 0 means one per CPU")
 	codeowners := fs.String("codeowners", "", "CODEOWNERS `FILE` for test owners (default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS here)")
+	commitSHA := fs.String("commit-sha", "", "the commit `SHA` of files whose suites state no commit_sha property, e.g. $(git rev-parse HEAD)")
+	runID := fs.String("run-id", "", "the run `ID` of files whose suites state no run_id property (files of one run share it; without it each file is a run)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: flakegate analyze [flags] PATH...\n\nPATH is a JUnit XML file, a directory (searched recursively for *.xml) or a glob (** matches directories).\n\n")
 		fs.PrintDefaults()
@@ -79,7 +81,11 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if len(paths) == 0 {
 		return usagef("no PATH given: pass JUnit XML files, directories or globs")
 	}
-	h, err := collect.Load(ctx, "", paths, *workers)
+	var def *model.Run
+	if *commitSHA != "" || *runID != "" {
+		def = &model.Run{CommitSHA: *commitSHA, RunID: *runID}
+	}
+	h, err := collect.LoadAs(ctx, "", paths, *workers, def)
 	if h != nil {
 		for _, s := range h.Skipped {
 			fmt.Fprintf(env.Stderr, "flakegate: skipped %s: %s\n", render.Plain(s.Path), render.Plain(s.Error))
@@ -100,7 +106,7 @@ func analyze(ctx context.Context, env Env, args []string) error {
 		return usagef("--codeowners: %v", err)
 	}
 	if rep.ResultsWithoutCommit > 0 {
-		fmt.Fprintf(env.Stderr, "flakegate: %d results have no commit_sha and cannot be compared across commits; add <property name=\"commit_sha\" value=\"...\"/> to the suite properties\n", rep.ResultsWithoutCommit)
+		fmt.Fprintf(env.Stderr, "flakegate: %d results have no commit_sha and cannot be compared across commits; add <property name=\"commit_sha\" value=\"...\"/> to the suite properties, or give --commit-sha SHA when the files are all of one commit\n", rep.ResultsWithoutCommit)
 	}
 	if *out != "" {
 		if err := writeReports(*out, rep); err != nil {

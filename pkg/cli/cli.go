@@ -54,7 +54,7 @@ Usage:
       GitHub in this process; writes the comment, summaries and report to DIR
   flakegate analyze [--threshold 0.1] [--min-commits 5] [--infra-threshold 0.5]
       [--format text|json|csv|md|html] [--out DIR] [--json FILE] [--codeowners FILE]
-      [--workers N] PATH...
+      [--commit-sha SHA] [--run-id ID] [--workers N] PATH...
   flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE]
       [--base-ledger FILE] [--diff FILE] [--pr-body FILE] [--label LABEL]
       [--protected-paths GLOBS] [--alpha-pr 0.05] [--max-runs 20] [--first-look 1]

@@ -374,10 +374,12 @@ func TestHelp(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(readme), "\n") {
-		if !strings.Contains(line, "flakegate ") || strings.Contains(line, "hyperfine") {
+		i := strings.Index(line, "flakegate ")
+		if i < 0 || strings.Contains(line, "hyperfine") {
 			continue
 		}
-		for _, m := range regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]+)`).FindAllStringSubmatch(line, -1) {
+		// Flags after "flakegate " (another command's before it are its own).
+		for _, m := range regexp.MustCompile(`(?:^|\s)(--[a-z][a-z0-9-]+)`).FindAllStringSubmatch(line[i:], -1) {
 			if !strings.Contains(top, m[1]) {
 				t.Errorf("README line uses %s, which the usage does not list:\n%s", m[1], line)
 			}
@@ -431,5 +433,55 @@ func TestReadmeSynopsisDefaults(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Errorf("checked %d defaults in the README's synopsis", checked)
+	}
+}
+
+// TestAnalyzeCommitFlags: files that state no commit (pytest's, jest's,
+// most tools') can be given one, so that a suite run ten times on one
+// commit is scored: flaky where it both passed and failed. A file that
+// states its own commit keeps it. --run-id makes the files one run.
+func TestAnalyzeCommitFlags(t *testing.T) {
+	dir := t.TempDir()
+	for i := range 10 {
+		failure := ""
+		if i%3 == 0 {
+			failure = `<failure message="race"/>`
+		}
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("run%d.xml", i)), []byte(`<testsuite name="pytest">`+
+			`<testcase classname="t" name="flaky">`+failure+`</testcase><testcase classname="t" name="ok"/></testsuite>`), 0o644)
+	}
+	own := filepath.Join(dir, "own.xml")
+	os.WriteFile(own, []byte(`<testsuite name="pytest"><properties><property name="commit_sha" value="other"/></properties>`+
+		`<testcase classname="t" name="flaky"/><testcase classname="t" name="ok"/></testsuite>`), 0o644)
+	report := func(args ...string) (rep struct {
+		FlakyCount int `json:"flaky_count"`
+		Runs       int `json:"runs"`
+		Commits    []struct{ SHA string }
+		Tests      []struct {
+			Name     string
+			IsFlaky  bool `json:"is_flaky"`
+			Evidence []string
+		}
+	}) {
+		t.Helper()
+		r := run(t, fixedClock, append([]string{"analyze", "--format", "json"}, append(args, dir)...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	if rep := report(); len(rep.Commits) != 1 || rep.FlakyCount != 0 {
+		t.Errorf("without --commit-sha: %d commits (only own.xml's), %d flaky", len(rep.Commits), rep.FlakyCount)
+	}
+	rep := report("--commit-sha", "abc123", "--min-commits", "1")
+	if len(rep.Commits) != 2 || rep.Runs != 11 || rep.FlakyCount != 1 || rep.Tests[0].Name != "t::flaky" || !slices.Equal(rep.Tests[0].Evidence, []string{"same-commit"}) {
+		t.Errorf("--commit-sha: %+v", rep)
+	}
+	rep = report("--commit-sha", "abc123", "--run-id", "7", "--min-commits", "1")
+	if rep.Runs != 2 || rep.FlakyCount != 1 || !slices.Equal(rep.Tests[0].Evidence, []string{"retry"}) {
+		t.Errorf("--run-id: the ten files are one run, where t::flaky failed and passed: %+v", rep)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // ErrNothingRead is returned by Load when no path yielded a readable JUnit
@@ -33,9 +34,18 @@ func (e said) Is(target error) bool { return target == e.kind }
 // Skipped, in that order. When nothing could be read the error wraps
 // ErrNothingRead and says whether files were found at all.
 func Load(ctx context.Context, root string, paths []string, workers int) (*history.History, error) {
+	return LoadAs(ctx, root, paths, workers, nil)
+}
+
+// LoadAs is Load, with the commit and run id of def for documents that
+// state none (nil: none).
+func LoadAs(ctx context.Context, root string, paths []string, workers int, def *model.Run) (*history.History, error) {
 	srcs, missing, err := LocalIn(root, paths)
 	if err != nil {
 		return nil, said{err.Error(), ErrPaths}
+	}
+	for i := range srcs {
+		srcs[i].Default = def
 	}
 	h, err := history.Load(ctx, srcs, history.Options{Workers: workers})
 	if err != nil {

@@ -25,6 +25,10 @@ type Source struct {
 	// belongs to (the GitHub API's workflow run). Its non-empty fields win
 	// over the document's properties.
 	Run *model.Run
+	// Default, when set, is what the user says of runs whose documents do
+	// not say it themselves (flakegate analyze --commit-sha): its
+	// non-empty fields fill the document's empty ones.
+	Default *model.Run
 }
 
 // Caps on what one history holds. A file over a cap is left out whole and
@@ -712,6 +716,9 @@ func (b *Builder) commit(src Source) {
 		}
 		last.ok, last.props, last.ts = true, props, ts
 		run := model.Run{CommitSHA: props.CommitSHA, RunID: props.RunID, Attempt: props.RunAttempt, Time: ts, Source: src.Name}
+		if d := src.Default; d != nil {
+			fill(&run, d)
+		}
 		if o := src.Run; o != nil {
 			override(&run, o)
 		}
@@ -962,6 +969,16 @@ func override(r *model.Run, o *model.Run) {
 	}
 	if o.Event != "" {
 		r.Event = o.Event
+	}
+}
+
+// fill sets the commit and run id a document left empty from d.
+func fill(r *model.Run, d *model.Run) {
+	if r.CommitSHA == "" {
+		r.CommitSHA = d.CommitSHA
+	}
+	if r.RunID == "" {
+		r.RunID = d.RunID
 	}
 }
 

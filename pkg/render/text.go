@@ -23,9 +23,9 @@ func Text(w io.Writer, r *score.Report) error {
 		return fmt.Errorf("text report: %w", errNilReport)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "flakegate: %s of %s analysed (threshold %.2f, min %d commits); %s, %s, %s parsed\n",
+	fmt.Fprintf(&b, "flakegate: %s of %s analysed (threshold %.2f, min %s); %s, %s, %s parsed\n",
 		plural(r.FlakyCount, "flaky test", "flaky tests"), plural(r.TestsAnalyzed, "test", "tests"),
-		r.Threshold, r.MinCommits, plural(len(r.Commits), "commit", "commits"), plural(r.Runs, "run", "runs"),
+		r.Threshold, plural(r.MinCommits, "commit", "commits"), plural(len(r.Commits), "commit", "commits"), plural(r.Runs, "run", "runs"),
 		plural(r.ResultsParsed, "result", "results"))
 	type row struct{ failed, flaky, evidence string }
 	var rows []row
