@@ -304,6 +304,9 @@ func TrendMarkdown(w io.Writer, t *score.Trend) error {
 		fmt.Fprintf(&b, ", %d no longer flagged on too few commits to tell", len(t.Unclear))
 	}
 	fmt.Fprintf(&b, "; flaky tests %+d.\n", t.FlakyDelta)
+	if t.RulesChanged != "" {
+		fmt.Fprintf(&b, "\nThe rules changed since that report (%s): some of these changes are the rules', not the tests'.\n", EscapeMarkdown(t.RulesChanged))
+	}
 	for _, s := range []struct {
 		title string
 		list  []score.TrendEntry

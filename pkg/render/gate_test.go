@@ -92,7 +92,7 @@ func TestGateMarkdownBudget(t *testing.T) {
 }
 
 func TestTrendMarkdown(t *testing.T) {
-	tr := score.Compare(&score.Report{GeneratedAt: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), Tests: []score.Test{
+	tr := score.Compare(&score.Report{GeneratedAt: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC), MinCommits: 5, Tests: []score.Test{
 		{Name: "a", IsFlaky: true, FlakeScore: 0.3}, {Name: "few", IsFlaky: true, FlakeScore: 0.4}}},
 		&score.Report{FlakyCount: 1, MinCommits: 5, Tests: []score.Test{{Name: "@team <b>", IsFlaky: true, FlakeScore: 0.2, Commits: 8},
 			{Name: "few", FlakeScore: 0.667, Commits: 3}}})
@@ -109,6 +109,16 @@ func TestTrendMarkdown(t *testing.T) {
 	}
 	if strings.Contains(out, "@team") || strings.Contains(out, "<b>") {
 		t.Errorf("unescaped name:\n%s", out)
+	}
+	if strings.Contains(out, "rules changed") {
+		t.Errorf("the rules did not change:\n%s", out)
+	}
+	// A report under other rules: the trend says the rules changed.
+	tr = score.Compare(&score.Report{Threshold: 0.1, MinCommits: 5}, &score.Report{Threshold: 0.2, MinCommits: 5})
+	b.Reset()
+	TrendMarkdown(&b, tr)
+	if !strings.Contains(b.String(), "The rules changed since that report (threshold 0.2, was 0.1)") {
+		t.Errorf("changed rules not said:\n%s", b.String())
 	}
 }
 

@@ -2,7 +2,9 @@ package score
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -21,6 +23,10 @@ type Trend struct {
 	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
 	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
 	FlakyDelta int          `json:"flaky_count_delta"`
+	// RulesChanged says how the threshold or min_commits differ from the
+	// previous report's, which flag or unflag tests by themselves; empty
+	// when they are the same.
+	RulesChanged string `json:"rules_changed,omitempty"`
 }
 
 // TrendEntry is one test's change.
@@ -42,6 +48,14 @@ func Compare(prev, cur *Report) *Trend {
 	}
 	tr := &Trend{PreviousAt: prev.GeneratedAt, New: []TrendEntry{}, Resolved: []TrendEntry{}, Unclear: []TrendEntry{}, Worsened: []TrendEntry{}, Improved: []TrendEntry{},
 		FlakyDelta: cur.FlakyCount - prev.FlakyCount}
+	var changed []string
+	if prev.Threshold != cur.Threshold {
+		changed = append(changed, fmt.Sprintf("threshold %g, was %g", cur.Threshold, prev.Threshold))
+	}
+	if prev.MinCommits != cur.MinCommits {
+		changed = append(changed, fmt.Sprintf("min_commits %d, was %d", cur.MinCommits, prev.MinCommits))
+	}
+	tr.RulesChanged = strings.Join(changed, "; ")
 	before := map[string]Test{}
 	for _, t := range prev.Tests {
 		before[t.Name] = t

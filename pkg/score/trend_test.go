@@ -7,7 +7,7 @@ import (
 )
 
 func TestCompare(t *testing.T) {
-	prev := &Report{FlakyCount: 3, Tests: []Test{
+	prev := &Report{FlakyCount: 3, MinCommits: 5, Tests: []Test{
 		{Name: "a", IsFlaky: true, FlakeScore: 0.2},
 		{Name: "b", IsFlaky: true, FlakeScore: 0.3},
 		{Name: "c", IsFlaky: true, FlakeScore: 0.5},
