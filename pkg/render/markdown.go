@@ -256,7 +256,7 @@ func (d *mdDoc) emit(p mdPlan, w func(string)) {
 	}
 	if n := len(d.skipped); n > 0 {
 		w("\n### Skipped files\n\n")
-		w(fmt.Sprintf("%s could not be read and %s left out of this report:\n\n", plural(n, "input file", "input files"), isAre(n)))
+		w(fmt.Sprintf("%s %s left out of this report (not JUnit XML, unreadable, or over a cap):\n\n", plural(n, "input file", "input files"), isAre(n)))
 		for _, s := range d.skipped[:p.skipped] {
 			w(s)
 		}
@@ -330,7 +330,7 @@ func mdWarnings(r *score.Report) string {
 			plural(n, "result", "results")))
 	}
 	if n := len(r.SkippedFiles); n > 0 {
-		items = append(items, fmt.Sprintf("%s could not be read and %s left out (see *Skipped files*).",
+		items = append(items, fmt.Sprintf("%s %s left out: not JUnit XML, unreadable, or over a cap (see *Skipped files*).",
 			plural(n, "input file", "input files"), isAre(n)))
 	}
 	if n := len(r.InfraRuns); n > 0 {
