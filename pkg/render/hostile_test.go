@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	stdhtml "html"
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -443,5 +445,30 @@ func TestHostileJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(r, &back, cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("JSON round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestWrappedNameIsEscaped: the HTML table's names gain <wbr> after their
+// separators and nothing else: taking them out and unescaping gives the
+// name back, and no other tag appears, whatever the name.
+func TestWrappedNameIsEscaped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	pieces := []string{"a", "::", ".", "/", "_", ":", "<", ">", "&", `"`, "'", "<wbr>", "<script>", "é", " "}
+	for range 20000 {
+		var b strings.Builder
+		for n := rng.IntN(10); n >= 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		name := b.String()
+		got := string(wrapped(name))
+		if back := stdhtml.UnescapeString(strings.ReplaceAll(got, "<wbr>", "")); back != name {
+			t.Fatalf("wrapped(%q) = %q, which reads back as %q", name, got, back)
+		}
+		if strings.Count(strings.ReplaceAll(got, "<wbr>", ""), "<") != 0 {
+			t.Fatalf("wrapped(%q) = %q: a tag other than <wbr>", name, got)
+		}
+	}
+	if got := wrapped("tests.test_a::test_b"); got != "tests.<wbr>test_<wbr>a::<wbr>test_<wbr>b" {
+		t.Errorf("wrapped = %q", got)
 	}
 }

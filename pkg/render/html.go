@@ -4,6 +4,7 @@ import (
 	"bufio"
 	_ "embed"
 	"fmt"
+	"html"
 	"html/template"
 	"io"
 	"strings"
@@ -69,6 +70,7 @@ type htmlRow struct {
 	Rank                           int
 	ID                             string // element id, the target of the chart's links
 	Name, File                     string
+	NameWrapped                    template.HTML // Name, escaped, with <wbr> after its separators
 	Score, Flake, Failure, Commits string
 	Evidence, TopSig               string
 	Strip                          *strip
@@ -207,7 +209,7 @@ func htmlData(r *score.Report) *htmlPage {
 	}
 	for i, t := range fl {
 		row := htmlRow{
-			Rank: i + 1, ID: fmt.Sprintf("t%d", i+1), Name: oneLine(t.Name),
+			Rank: i + 1, ID: fmt.Sprintf("t%d", i+1), Name: oneLine(t.Name), NameWrapped: wrapped(oneLine(t.Name)),
 			Score:    withInterval(t.Score, t.ScoreInterval),
 			Flake:    withInterval(t.FlakeRate, t.FlakeRateInterval),
 			Failure:  withInterval(t.FailureRate, t.FailureInterval),
@@ -392,4 +394,28 @@ func newCommitChart(r *score.Report) *commitChart {
 		ch.Cols = append(ch.Cols, col)
 	}
 	return ch
+}
+
+// wrapped escapes a test name and lets it break after "::", ".", "/" and
+// "_" rather than anywhere: tests.test_checkout::test_payment_times_out,
+// not tests.test_checkout: :test_payment_times_.
+func wrapped(name string) template.HTML {
+	var b strings.Builder
+	for i := 0; i < len(name); {
+		j := strings.IndexAny(name[i:], ".:/_")
+		if j < 0 {
+			b.WriteString(html.EscapeString(name[i:]))
+			break
+		}
+		j += i + 1
+		for j < len(name) && name[j] == ':' { // "::" stays whole
+			j++
+		}
+		b.WriteString(html.EscapeString(name[i:j]))
+		if j < len(name) {
+			b.WriteString("<wbr>")
+		}
+		i = j
+	}
+	return template.HTML(b.String())
 }
