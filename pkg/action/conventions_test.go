@@ -466,3 +466,33 @@ func TestTrackingIssueLifecycle(t *testing.T) {
 		t.Errorf("the closed issue's body does not say there are none, or lost its marker:\n%s", is.Body)
 	}
 }
+
+// TestFirstReportIsNotAWarning: the first report of a workflow has no
+// previous report to find, and says so as a notice; a report whose
+// earlier runs' report artifacts are gone warns.
+func TestFirstReportIsNotAWarning(t *testing.T) {
+	for _, tc := range []struct {
+		earlier bool
+		want    string
+	}{
+		{false, "::notice::previous report: none, as this is the workflow's first report on main"},
+		{true, "::warning::previous report: none of the 1 earlier successful runs of this workflow on main has a report artifact (expired, or not uploaded)"},
+	} {
+		s := ghfake.New(t)
+		s.SetClock(func() time.Time { return now })
+		repo := s.Repo(repoName)
+		if tc.earlier {
+			repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-7 * 24 * time.Hour)})
+		}
+		self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+		r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"},
+			map[string]string{"mode": "report", "results": "history/*.xml", "upload-artifact": "false"})
+		copyDir(t, "../../fixtures/history", filepath.Join(r.env["GITHUB_WORKSPACE"], "history"))
+		if code := r.run(); code != 0 {
+			t.Fatalf("exit %d\n%s", code, r.stdout.String())
+		}
+		if log := r.stdout.String(); !strings.Contains(log, tc.want) {
+			t.Errorf("earlier run %v: the log lacks %q:\n%s", tc.earlier, tc.want, log)
+		}
+	}
+}

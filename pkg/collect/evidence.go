@@ -83,10 +83,13 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	var ev Report
 	if o.Client != nil {
 		p, err := PreviousReport(ctx, o.Client, o.Previous)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrFirstReport):
+			log.Noticef("previous report: none, as this is the workflow's first report on %s: no trend yet, and every run in the window is read", o.Previous.Branch)
+		case err != nil:
 			// Not fatal: the trend and the carried history are left out.
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
-		} else {
+		default:
 			log.Infof("previous report: run %d on %s (%s)", p.RunID, o.Previous.Branch, p.Created.UTC().Format(time.RFC3339))
 			ev.Previous = p
 		}

@@ -58,6 +58,10 @@ func IsReportArtifact(base, name string) bool {
 	return len(name) >= len(base) && name[:len(base)] == base && artifactSuffix.MatchString(name[len(base):])
 }
 
+// ErrFirstReport: the workflow has no earlier successful report run on
+// the branch, so there is no previous report to expect.
+var ErrFirstReport = errors.New("no earlier successful run of this workflow on the branch: this is its first report")
+
 // PreviousReport finds the newest successful run of the workflow on the
 // branch, other than this one and other than pull request runs, with a
 // report artifact, and reads its report and history.
@@ -72,6 +76,7 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 	if err != nil {
 		return Previous{}, err
 	}
+	earlier := 0
 	for _, r := range runs {
 		// One workflow may both gate pull requests and report on a
 		// schedule: only report runs leave a report.
@@ -82,6 +87,7 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 		if r.ID == o.Self {
 			continue
 		}
+		earlier++
 		arts, err := c.ListRunArtifacts(ctx, o.Repo, r.ID, "")
 		if err != nil {
 			return Previous{}, err
@@ -108,7 +114,10 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 			return p, nil
 		}
 	}
-	return Previous{}, fmt.Errorf("no earlier successful run of this workflow on %s has a report artifact", o.Branch)
+	if earlier == 0 {
+		return Previous{}, ErrFirstReport
+	}
+	return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch)
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report
