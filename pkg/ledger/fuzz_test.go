@@ -39,8 +39,20 @@ func FuzzLedgerParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// verify reads what it can of any file, and names the file in
+		// every problem; it accepts exactly what Parse accepts, expiry
+		// aside.
+		ps := VerifyFile("l.yml", data, verifyDay)
+		for _, p := range ps {
+			if p.File != "l.yml" {
+				t.Fatalf("problem without the file's name: %+v", p)
+			}
+		}
 		start := time.Now()
 		l, err := Parse(data)
+		if err != nil && len(ps) == 0 {
+			t.Fatalf("verify found nothing in a file Parse refuses: %v", err)
+		}
 		if elapsed := time.Since(start); elapsed > 2*time.Second {
 			t.Fatalf("Parse of %d bytes took %v", len(data), elapsed)
 		}
