@@ -187,3 +187,32 @@ func TestMemoryFollowsTestsByRuns(t *testing.T) {
 		t.Errorf("cells: %d for %d results, %d for %d results; want 1,500 both", one, r1, twenty, r20)
 	}
 }
+
+// TestDefaultFillsWhatDocumentsLeaveOut: Source.Default (analyze
+// --commit-sha, --run-id) gives a run what its document does not state;
+// the document's own values and the CI system's (Source.Run) win.
+func TestDefaultFillsWhatDocumentsLeaveOut(t *testing.T) {
+	doc := func(props string) func() (io.ReadCloser, error) {
+		return func() (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(`<testsuite name="s">` + props + `<testcase classname="c" name="t"/></testsuite>`)), nil
+		}
+	}
+	def := &model.Run{CommitSHA: "given", RunID: "9"}
+	srcs := []Source{
+		{Name: "bare.xml", Open: doc(""), Default: def},
+		{Name: "own.xml", Open: doc(`<properties><property name="commit_sha" value="own"/></properties>`), Default: def},
+		{Name: "ci.xml", Open: doc(""), Default: def, Run: &model.Run{CommitSHA: "ci", RunID: "5"}},
+	}
+	h, err := Load(context.Background(), srcs, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range h.Runs {
+		got[r.Source] = r.CommitSHA + "/" + r.RunID
+	}
+	want := map[string]string{"bare.xml": "given/9", "own.xml": "own/9", "ci.xml": "ci/5"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
