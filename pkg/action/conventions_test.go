@@ -475,7 +475,7 @@ func TestFirstReportIsNotAWarning(t *testing.T) {
 		earlier bool
 		want    string
 	}{
-		{false, "::notice::previous report: none, as this is the workflow's first report on main"},
+		{false, "::notice::previous report: none, as no earlier run of this workflow on main succeeded (a first report)"},
 		{true, "::warning::previous report: none of the 1 earlier successful runs of this workflow on main has a report artifact (expired, or not uploaded)"},
 	} {
 		s := ghfake.New(t)

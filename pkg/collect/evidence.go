@@ -85,7 +85,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		p, err := PreviousReport(ctx, o.Client, o.Previous)
 		switch {
 		case errors.Is(err, ErrFirstReport):
-			log.Noticef("previous report: none, as this is the workflow's first report on %s: no trend yet, and every run in the window is read", o.Previous.Branch)
+			log.Noticef("previous report: none, as no earlier run of this workflow on %s succeeded (a first report): no trend yet, and every run in the window is read", o.Previous.Branch)
 		case err != nil:
 			// Not fatal: the trend and the carried history are left out.
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)

@@ -60,7 +60,7 @@ func IsReportArtifact(base, name string) bool {
 
 // ErrFirstReport: the workflow has no earlier successful report run on
 // the branch, so there is no previous report to expect.
-var ErrFirstReport = errors.New("no earlier successful run of this workflow on the branch: this is its first report")
+var ErrFirstReport = errors.New("no earlier successful run of this workflow on the branch")
 
 // PreviousReport finds the newest successful run of the workflow on the
 // branch, other than this one and other than pull request runs, with a
