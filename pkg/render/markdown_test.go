@@ -2,7 +2,6 @@ package render
 
 import (
 	"bytes"
-	"context"
 	"encoding/csv"
 	"fmt"
 	"io"
@@ -311,22 +310,10 @@ func TestMarkdownTableShowsTheRanking(t *testing.T) {
 				}
 			}
 			b.WriteString("</testsuite>")
-			doc := b.String()
-			srcs = append(srcs, history.Source{Name: fmt.Sprintf("c%d-r%d.xml", c, run), Open: func() (io.ReadCloser, error) {
-				return io.NopCloser(strings.NewReader(doc)), nil
-			}})
+			srcs = append(srcs, docSource(fmt.Sprintf("c%d-r%d.xml", c, run), b.String()))
 		}
 	}
-	h, err := history.Load(context.Background(), srcs, history.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := score.Defaults()
-	o.Now = genAt
-	rep, err := score.Score(h, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := scored(t, srcs)
 	md := renderString(t, func(w io.Writer, r *score.Report) error { return Markdown(w, r, MarkdownOptions{}) }, rep)
 	rows := 0
 	last := 2.0
@@ -395,21 +382,10 @@ func TestUnflaggedNamed(t *testing.T) {
 			}
 			doc := fmt.Sprintf(`<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`+
 				`<testcase classname="t" name="a @team &lt;evil&gt;">%s</testcase><testcase classname="t" name="b"/></testsuite>`, c, 2*c+run, failure)
-			srcs = append(srcs, history.Source{Name: fmt.Sprintf("r%d-%d.xml", c, run), Open: func() (io.ReadCloser, error) {
-				return io.NopCloser(strings.NewReader(doc)), nil
-			}})
+			srcs = append(srcs, docSource(fmt.Sprintf("r%d-%d.xml", c, run), doc))
 		}
 	}
-	h, err := history.Load(context.Background(), srcs, history.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := score.Defaults()
-	o.Now = genAt
-	rep, err := score.Score(h, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := scored(t, srcs)
 	if rep.FlakyCount != 0 || rep.TooFewCommits != 1 || !rep.Tests[0].TooFewCommits || rep.Tests[1].TooFewCommits {
 		t.Fatalf("flaky %d, too few commits %d: %+v", rep.FlakyCount, rep.TooFewCommits, rep.Tests)
 	}

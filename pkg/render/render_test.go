@@ -169,11 +169,7 @@ func synthetic(t testing.TB) *score.Report {
 		InfraRuns: []int{13}, Rerun: 0.5,
 	}
 	var srcs []history.Source
-	add := func(name string, data []byte) {
-		srcs = append(srcs, history.Source{Name: name, Open: func() (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(data)), nil
-		}})
-	}
+	add := func(name string, data []byte) { srcs = append(srcs, docSource(name, string(data))) }
 	err := spec.Generate(func(r synth.Run) (io.Writer, func() error, error) {
 		var buf bytes.Buffer
 		name := fmt.Sprintf("run-%d-%d.xml", r.ID, r.Attempt)
@@ -184,6 +180,18 @@ func synthetic(t testing.TB) *score.Report {
 	}
 	add("broken.xml", []byte("<testsuite><testcase name="))
 	add("no-commit.xml", []byte(`<testsuite name="s"><testcase classname="tests.test_module_00" name="test_case_0001"/></testsuite>`))
+	return scored(t, srcs)
+}
+
+// docSource is a JUnit document in memory.
+func docSource(name, doc string) history.Source {
+	return history.Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil }}
+}
+
+// scored loads the documents and scores them with the default options,
+// on the tests' clock.
+func scored(t testing.TB, srcs []history.Source) *score.Report {
+	t.Helper()
 	h, err := history.Load(context.Background(), srcs, history.Options{Workers: 2})
 	if err != nil {
 		t.Fatal(err)

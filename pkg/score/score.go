@@ -239,21 +239,17 @@ type Report struct {
 // Unflagged returns the tests not flagged for want of commits, in rank
 // order.
 func (r *Report) Unflagged() []Test {
-	var out []Test
-	for _, t := range r.Tests {
-		if t.TooFewCommits {
-			out = append(out, t)
-		}
-	}
-	return out
+	return r.where(func(t *Test) bool { return t.TooFewCommits })
 }
 
 // Flaky returns the flagged tests, in rank order.
-func (r *Report) Flaky() []Test {
+func (r *Report) Flaky() []Test { return r.where(func(t *Test) bool { return t.IsFlaky }) }
+
+func (r *Report) where(keep func(*Test) bool) []Test {
 	var out []Test
-	for _, t := range r.Tests {
-		if t.IsFlaky {
-			out = append(out, t)
+	for i := range r.Tests {
+		if keep(&r.Tests[i]) {
+			out = append(out, r.Tests[i])
 		}
 	}
 	return out
