@@ -65,7 +65,7 @@ func VerifyFile(name string, data []byte, now time.Time) []Problem {
 		for i, e := range l.Entries {
 			if e.Expires.ExpiredAt(now) {
 				ps = append(ps, Problem{Entry: i, Test: e.Test, Field: "expires",
-					Message: fmt.Sprintf("expired on %s (today is %s): the gate fails on an expired entry unless expired-ledger is warn; renew it with fresh evidence or remove it",
+					Message: fmt.Sprintf("expired on %s (today is %s): the gate fails on an expired entry unless told to warn (the action's fail-on-expired-ledger: false, gate --expired-ledger warn); renew it with fresh evidence or remove it",
 						e.Expires, now.UTC().Format(time.DateOnly))})
 			}
 		}
