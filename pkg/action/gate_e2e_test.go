@@ -243,3 +243,35 @@ func TestGateCheckoutSymlinks(t *testing.T) {
 		}
 	}
 }
+
+// TestGateNewTestFiles: a clean PR that adds a test file under tests/
+// fails the check by default (the seed's rule: any edit there needs a
+// declaration), and passes with protected-new-files: allow. A conftest.py
+// it adds still needs a declaration under allow.
+func TestGateNewTestFiles(t *testing.T) {
+	for _, tc := range []struct {
+		allow   string
+		files   []ghfake.File
+		want    int
+		verdict string
+	}{
+		{"declare", []ghfake.File{{Filename: "tests/test_cache.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+def test_cache(): assert cache.get(1) == 1\n"}}, 1, "block"},
+		{"allow", []ghfake.File{{Filename: "tests/test_cache.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+def test_cache(): assert cache.get(1) == 1\n"}}, 0, "pass"},
+		{"allow", []ghfake.File{{Filename: "tests/conftest.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+import pytest\n"}}, 1, "block"},
+	} {
+		s := ghfake.New(t)
+		s.SetClock(func() time.Time { return now })
+		repo := s.Repo(repoName)
+		repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: "Cache lookups.", Files: tc.files})
+		self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"base-results": "results/base", "head-results": "results/head",
+			"history": "results/history", "protected-new-files": tc.allow, "upload-artifact": "false"})
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+		if code := r.run(); code != tc.want || r.outputs()["verdict"] != tc.verdict {
+			t.Errorf("%s, %s: exit %d, verdict %s; want %d, %s\n%s", tc.allow, tc.files[0].Filename, code, r.outputs()["verdict"], tc.want, tc.verdict, r.stdout.String())
+		}
+	}
+}

@@ -57,7 +57,8 @@ Usage:
       [--commit-sha SHA] [--run-id ID] [--workers N] PATH...
   flakegate gate --base GLOB --head GLOB [--history GLOB] [--ledger FILE]
       [--base-ledger FILE] [--diff FILE] [--pr-body FILE] [--label LABEL]
-      [--protected-paths GLOBS] [--alpha-pr 0.05] [--max-runs 20] [--first-look 1]
+      [--protected-paths GLOBS] [--protected-new-files declare|allow] [--alpha-pr 0.05]
+      [--max-runs 20] [--first-look 1]
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--expired-ledger fail|warn] [--json FILE]
   flakegate matrix --base REV [--head REV] [-k 20] [--initial 5] --junit PATH

@@ -127,6 +127,9 @@ type Config struct {
 	// need a declaration (the DeclarationLabel, or a declaration in the PR
 	// body). "**" matches any number of directories, "**/" also none.
 	ProtectedPaths []string
+	// AllowNewProtected (protected-new-files: allow): new files under a
+	// protected path need no declaration, but those a pattern names.
+	AllowNewProtected bool
 	// ApprovalLabel (approval-label) lets the ledger grow.
 	ApprovalLabel string
 	// DeclarationLabel (declaration-label) declares edits to protected paths
@@ -219,6 +222,7 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.OnInconclusive = gate.Policy(raw.OnInconclusive)
 	c.LedgerPath = v.repoPath("ledger-path", raw.LedgerPath)
 	c.ProtectedPaths = v.globs("protected-paths", raw.ProtectedPaths)
+	c.AllowNewProtected = v.oneOf("protected-new-files", raw.ProtectedNewFiles, "declare", "allow") == "allow"
 	c.ApprovalLabel = v.label("approval-label", raw.ApprovalLabel)
 	c.DeclarationLabel = v.label("declaration-label", raw.DeclarationLabel)
 	c.Comment = v.commentMode("comment", raw.Comment)
@@ -683,7 +687,7 @@ func (c *Config) ScoreOptions() score.Options {
 // GateOptions are the gate's options from the inputs.
 func (c *Config) GateOptions() gate.Options {
 	return gate.Options{P1: c.P1, Alpha: c.Alpha, Beta: c.Beta, AlphaPR: c.AlphaPR, OnInconclusive: c.OnInconclusive,
-		ProtectedPaths: c.ProtectedPaths, DeclareLabel: c.DeclarationLabel, ApprovalLabel: c.ApprovalLabel,
+		ProtectedPaths: c.ProtectedPaths, AllowNewProtected: c.AllowNewProtected, DeclareLabel: c.DeclarationLabel, ApprovalLabel: c.ApprovalLabel,
 		ExpiredLedgerWarn: !c.FailOnExpiredLedger}
 }
 

@@ -105,6 +105,7 @@ func TestLoad(t *testing.T) {
 				"on-inconclusive":        "fail",
 				"ledger-path":            "./ci/../ci/ledger.yml",
 				"protected-paths":        "spec/**",
+				"protected-new-files":    "allow",
 				"comment":                "False",
 				"check-run":              "TRUE",
 				"upload-artifact":        "FALSE",
@@ -133,6 +134,7 @@ func TestLoad(t *testing.T) {
 				c.OnInconclusive = gate.PolicyFail
 				c.LedgerPath = "ci/ledger.yml"
 				c.ProtectedPaths = []string{"spec/**"}
+				c.AllowNewProtected = true
 				c.Comment, c.CheckRun, c.UploadArtifact, c.TrackingIssue, c.FailOnExpiredLedger = publish.CommentOff, true, false, true, false
 				c.ArtifactName = "flaky report"
 				c.ReportDir = "/github/runner_temp/out"
@@ -434,6 +436,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`input alpha-pr: got "5%"; want a number strictly between 0 and 1`}},
 		{"on-inconclusive", sched(map[string]string{"on-inconclusive": "skip"}),
 			[]string{`input on-inconclusive: got "skip"; want one of neutral, fail, pass`}},
+		{"protected-new-files", sched(map[string]string{"protected-new-files": "yes"}),
+			[]string{`input protected-new-files: got "yes"; want one of declare, allow`}},
 		{"instance identity", sched(map[string]string{"comment-tag": "x --> <b>", "check-name": "two\nlines", "max-annotations": "5000"}),
 			[]string{
 				`input comment-tag: got "x --> <b>"; "x --> <b>": want 1 to 100 letters, digits, spaces and . _ / ( ) [ ] : + , -, starting with a letter or digit, without "--"`,

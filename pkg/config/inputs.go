@@ -40,6 +40,7 @@ type rawInputs struct {
 	OnInconclusive      string `env:"ON_INCONCLUSIVE,default=neutral"`
 	LedgerPath          string `env:"LEDGER_PATH,default=.github/flaky-ledger.yml"`
 	ProtectedPaths      string `env:"PROTECTED_PATHS,default=tests/**\n**/conftest.py\npytest.ini"`
+	ProtectedNewFiles   string `env:"PROTECTED_NEW_FILES,default=declare"`
 	ApprovalLabel       string `env:"APPROVAL_LABEL,default=flaky-ledger-approved"`
 	DeclarationLabel    string `env:"DECLARATION_LABEL,default=test-changes-declared"`
 	Comment             string `env:"COMMENT,default=always"`

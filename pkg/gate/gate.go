@@ -103,6 +103,13 @@ type Options struct {
 	// ProtectedPaths need a declaration to be edited; nil means
 	// DefaultProtectedPaths.
 	ProtectedPaths []string
+	// AllowNewProtected lets a PR add files under a protected path without
+	// a declaration (protected-new-files: allow): a new test weakens no
+	// existing one. A new file that a pattern names outright, with no
+	// wildcard in its last element (conftest.py, pytest.ini), can change
+	// how existing tests run, and still needs one. Default false, the
+	// seed's rule: any edit there needs a declaration.
+	AllowNewProtected bool
 	// DeclareLabel is the PR label that declares test changes, like a
 	// "Test-Changes:" line in the PR body. Default "test-changes-declared" (as action.yml).
 	DeclareLabel string

@@ -77,7 +77,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	var out []Violation
 	if in.ChangesKnown {
 		if !declared {
-			out = append(out, protectedEdits(in.Changes, opt.ProtectedPaths, opt.DeclareLabel)...)
+			out = append(out, protectedEdits(in.Changes, opt.ProtectedPaths, opt.DeclareLabel, opt.AllowNewProtected)...)
 		}
 		out = append(out, SkipMarkers(in.Changes)...)
 	}
@@ -134,19 +134,36 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	return out
 }
 
-func protectedEdits(changes []FileChange, patterns []string, label string) []Violation {
+func protectedEdits(changes []FileChange, patterns []string, label string, allowNew bool) []Violation {
 	var out []Violation
 	for _, c := range changes {
+		use := patterns
+		if allowNew && (c.Status == "added" || c.Status == "copied") {
+			use = namedFiles(patterns)
+		}
 		for _, p := range []string{c.Path, c.PreviousPath} {
 			if p == "" {
 				continue
 			}
-			if pat, ok := matchAny(patterns, p); ok {
+			if pat, ok := matchAny(use, p); ok {
 				out = append(out, Violation{Check: CheckProtectedPath, Path: c.Path, Message: fmt.Sprintf(
 					"%s %s under protected path %q without a declaration (a \"Test-Changes:\" line in the PR body or the %q label)",
 					statusOr(c.Status), p, pat, label)})
 				break
 			}
+		}
+	}
+	return out
+}
+
+// namedFiles are the patterns that name a file outright: no wildcard in
+// their last element (conftest.py, **/conftest.py, pytest.ini).
+func namedFiles(patterns []string) []string {
+	var out []string
+	for _, p := range patterns {
+		last := p[strings.LastIndex(strings.TrimSuffix(p, "/"), "/")+1:]
+		if !strings.HasSuffix(p, "/") && !strings.ContainsAny(last, "*?[{") {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -310,3 +310,45 @@ func TestFileChangeFromPRFilesAPI(t *testing.T) {
 		t.Errorf("SkipMarkers = %v, want one at line 2", v)
 	}
 }
+
+// TestProtectedNewFiles: with protected-new-files: allow, a PR that adds
+// tests under tests/ needs no declaration, but one that adds a conftest.py
+// (which can change how the existing tests run) or edits, removes or moves
+// an existing test still does. With the default, declare, every one does.
+func TestProtectedNewFiles(t *testing.T) {
+	changes := []FileChange{
+		{Path: "tests/test_new.py", Status: "added"},
+		{Path: "tests/unit/test_copy.py", Status: "copied"},
+		{Path: "tests/unit/conftest.py", Status: "added"},
+		{Path: "pytest.ini", Status: "added"},
+		{Path: "tests/test_old.py", Status: "modified"},
+		{Path: "tests/test_gone.py", Status: "removed"},
+		{Path: "attic/test_moved.py", PreviousPath: "tests/test_moved.py", Status: "renamed"},
+		{Path: "src/app.py", Status: "added"},
+	}
+	paths := func(v []Violation) []string {
+		var out []string
+		for _, x := range v {
+			out = append(out, x.Path)
+		}
+		return out
+	}
+	patterns := []string{"tests/**", "**/conftest.py", "pytest.ini"}
+	all := []string{"tests/test_new.py", "tests/unit/test_copy.py", "tests/unit/conftest.py", "pytest.ini", "tests/test_old.py", "tests/test_gone.py", "attic/test_moved.py"}
+	if diff := cmp.Diff(all, paths(protectedEdits(changes, patterns, "l", false))); diff != "" {
+		t.Errorf("declare (-want +got):\n%s", diff)
+	}
+	allowed := []string{"tests/unit/conftest.py", "pytest.ini", "tests/test_old.py", "tests/test_gone.py", "attic/test_moved.py"}
+	if diff := cmp.Diff(allowed, paths(protectedEdits(changes, patterns, "l", true))); diff != "" {
+		t.Errorf("allow (-want +got):\n%s", diff)
+	}
+	// Through the options, as the action and the command line set them.
+	in := Input{Tests: []TestInput{{Name: "t::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}}, ChangesKnown: true, Changes: changes[:2]}
+	o := Options{AllowNewProtected: true}.withDefaults()
+	if v := checkProperties(in, o, false); len(v) != 0 {
+		t.Errorf("new tests under allow: %v", v)
+	}
+	if v := checkProperties(in, Options{}.withDefaults(), false); len(v) != 2 {
+		t.Errorf("new tests under declare: %v", v)
+	}
+}
