@@ -137,8 +137,9 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 func protectedEdits(changes []FileChange, patterns []string, label string, allowNew bool) []Violation {
 	var out []Violation
 	for _, c := range changes {
+		added := c.Status == "added" || c.Status == "copied"
 		use := patterns
-		if allowNew && (c.Status == "added" || c.Status == "copied") {
+		if allowNew && added {
 			use = namedFiles(patterns)
 		}
 		for _, p := range []string{c.Path, c.PreviousPath} {
@@ -146,9 +147,13 @@ func protectedEdits(changes []FileChange, patterns []string, label string, allow
 				continue
 			}
 			if pat, ok := matchAny(use, p); ok {
+				hint := ""
+				if _, named := matchAny(namedFiles(patterns), p); added && !allowNew && !named {
+					hint = "; new files there pass without one under protected-new-files: allow"
+				}
 				out = append(out, Violation{Check: CheckProtectedPath, Path: c.Path, Message: fmt.Sprintf(
-					"%s %s under protected path %q without a declaration (a \"Test-Changes:\" line in the PR body or the %q label)",
-					statusOr(c.Status), p, pat, label)})
+					"%s %s under protected path %q without a declaration (a \"Test-Changes:\" line in the PR body or the %q label)%s",
+					statusOr(c.Status), p, pat, label, hint)})
 				break
 			}
 		}

@@ -348,7 +348,11 @@ func TestProtectedNewFiles(t *testing.T) {
 	if v := checkProperties(in, o, false); len(v) != 0 {
 		t.Errorf("new tests under allow: %v", v)
 	}
-	if v := checkProperties(in, Options{}.withDefaults(), false); len(v) != 2 {
-		t.Errorf("new tests under declare: %v", v)
+	if v := checkProperties(in, Options{}.withDefaults(), false); len(v) != 2 || !strings.Contains(v[0].Message, "new files there pass without one under protected-new-files: allow") {
+		t.Errorf("new tests under declare, and the way out: %v", v)
+	}
+	// A new conftest.py needs the declaration either way: no hint.
+	if v := protectedEdits(changes[2:3], patterns, "l", false); len(v) != 1 || strings.Contains(v[0].Message, "protected-new-files") {
+		t.Errorf("new conftest.py: %v", v)
 	}
 }
