@@ -47,7 +47,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
 	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini)")
 	newFiles := &choice{value: "declare", allowed: []string{"declare", "allow"}}
-	flags.Var(newFiles, "protected-new-files", "what a new file under a protected path needs: `declare` (a declaration, as any edit there) or allow (none, but for files a pattern names, such as conftest.py)")
+	flags.Var(newFiles, "protected-new-files", "what a new file under a protected path needs (`POLICY`): declare (a declaration, as any edit there) or allow (none, but for files a pattern names, such as conftest.py)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	applyPolicy := statFlags(flags, &opt)
 	opt.MaxRuns, opt.FirstLook = gate.DefaultMaxRuns, gate.DefaultFirstLook
