@@ -189,7 +189,7 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 			keys[k] = int32(len(out.Runs))
 			remap[i] = int32(len(out.Runs))
 			rr := r
-			rr.Tests, rr.Failed = 0, 0
+			rr.Tests, rr.Failed, rr.Repeated = 0, 0, 0
 			out.Runs = append(out.Runs, rr)
 		}
 		remaps[n] = remap

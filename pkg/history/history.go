@@ -41,6 +41,10 @@ type Run struct {
 	model.Run
 	Tests  int // tests with a pass or a failure in the run
 	Failed int // tests that failed every attempt in the run
+	// Repeated counts the tests with more than one attempt (passes and
+	// failures) in the run: retried, repeated by the runner, or written
+	// to several files of the run (matrix legs, modules).
+	Repeated int
 }
 
 // Test is one test's cells, one per run it appeared in.
@@ -144,11 +148,11 @@ func (h *History) finalize() {
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
 	// Each test's cells and signatures are put in order independently, on
 	// every core, and each part counts its tests into the runs' totals.
-	type counts struct{ tests, failed []int }
+	type counts struct{ tests, failed, repeated []int }
 	var mu sync.Mutex
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		var scratch []Cell
-		n := counts{make([]int, len(h.Runs)), make([]int, len(h.Runs))}
+		n := counts{make([]int, len(h.Runs)), make([]int, len(h.Runs)), make([]int, len(h.Runs))}
 		for _, t := range h.Tests[lo:hi] {
 			for i := range t.Cells {
 				t.Cells[i].Run = remap[t.Cells[i].Run]
@@ -163,12 +167,16 @@ func (h *History) finalize() {
 				if c.Fail > 0 && c.Pass == 0 {
 					n.failed[c.Run]++
 				}
+				if int(c.Pass)+int(c.Fail) > 1 {
+					n.repeated[c.Run]++
+				}
 			}
 		}
 		mu.Lock()
 		for r := range h.Runs {
 			h.Runs[r].Tests += n.tests[r]
 			h.Runs[r].Failed += n.failed[r]
+			h.Runs[r].Repeated += n.repeated[r]
 		}
 		mu.Unlock()
 	})

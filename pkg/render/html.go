@@ -57,6 +57,7 @@ type htmlPage struct {
 	AI                           string
 	NoCommitText, InfraThreshold string
 	Unflagged                    string // tests with flaky evidence on too few commits
+	Repeated                     string // runs in which most tests ran more than once
 	SkippedText, InfraText       string
 	Rows                         []htmlRow
 	StripsShown, StripsCut       int
@@ -196,6 +197,7 @@ func htmlData(r *score.Report) *htmlPage {
 		NoCommit:       r.ResultsWithoutCommit,
 		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
 		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
+		Repeated:       repeatedText(r),
 		InfraThreshold: fmt.Sprintf("%.0f%%", r.InfraThreshold*100),
 		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),
 		InfraText:      plural(len(r.InfraRuns), "run was", "runs were"),

@@ -340,6 +340,9 @@ func mdWarnings(r *score.Report) string {
 	if s := unflaggedText(r, EscapeMarkdown); s != "" {
 		items = append(items, s)
 	}
+	if s := repeatedText(r); s != "" {
+		items = append(items, s)
+	}
 	if len(items) == 0 {
 		return ""
 	}

@@ -406,3 +406,52 @@ func TestUnflaggedNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestRepeatedRunsSaid: when most tests of a run ran more than once (here
+// two matrix legs written as two files of each run), every report says
+// that a run's results are attempts of one test; a test retried now and
+// then does not set it off.
+func TestRepeatedRunsSaid(t *testing.T) {
+	scoredLegs := func(legs ...string) *score.Report {
+		var srcs []history.Source
+		for c := range 6 {
+			for _, leg := range legs {
+				var b strings.Builder
+				fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, c, c)
+				for i := range 6 {
+					if i == 0 && (leg == "windows" || len(legs) == 1) {
+						// Fails on Windows; alone, a retry that fails first.
+						fmt.Fprintf(&b, `<testcase classname="t" name="t%d"><failure message="boom"/></testcase>`, i)
+						if leg == "windows" {
+							continue
+						}
+					}
+					fmt.Fprintf(&b, `<testcase classname="t" name="t%d"/>`, i)
+				}
+				b.WriteString("</testsuite>")
+				srcs = append(srcs, docSource(fmt.Sprintf("junit-%s/%d.xml", leg, c), b.String()))
+			}
+		}
+		return scored(t, srcs)
+	}
+	rep := scoredLegs("ubuntu", "windows")
+	if rep.RepeatedRuns != 6 {
+		t.Fatalf("repeated runs %d, want all 6", rep.RepeatedRuns)
+	}
+	for _, f := range formats {
+		out := renderString(t, f.render, rep)
+		want := "In 6 of 6 runs most tests ran more than once"
+		switch f.ext {
+		case "json":
+			want = `"repeated_runs": 6`
+		case "csv":
+			continue
+		}
+		if !strings.Contains(out, want) {
+			t.Errorf("%s report does not say the runs repeat their tests:\n%s", f.ext, out)
+		}
+	}
+	if rep := scoredLegs("ubuntu"); rep.RepeatedRuns != 0 || rep.Tests[0].Name != "t::t0" || !slices.Contains(rep.Tests[0].Evidence, "retry") {
+		t.Errorf("one file a run, t0 retried: repeated runs %d, %+v", rep.RepeatedRuns, rep.Tests[0])
+	}
+}

@@ -286,6 +286,17 @@ func unflaggedText(r *score.Report, clean func(string) string) string {
 		plural(len(ts), "test shows", "tests show"), r.MinCommits, strings.Join(names, ", "))
 }
 
+// repeatedText says, when most tests ran more than once in some runs,
+// that a run's results are attempts of one test, which makes a test that
+// fails in one matrix leg or module look flaky.
+func repeatedText(r *score.Report) string {
+	if r.RepeatedRuns == 0 {
+		return ""
+	}
+	return fmt.Sprintf("In %s of %s most tests ran more than once: repeated by the test runner, or written to several files of the run (the legs of a matrix, modules, one report uploaded twice). A run's results count as attempts of one test, so a test that fails in one leg or module only looks flaky, with retry evidence.",
+		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
+}
+
 // maxUnflaggedNames bounds the tests unflaggedText names.
 const maxUnflaggedNames = 5
 

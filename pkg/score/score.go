@@ -234,6 +234,12 @@ type Report struct {
 	// MinCommits commits (Test.TooFewCommits): not flagged, for want of
 	// commits.
 	TooFewCommits int `json:"too_few_commits"`
+	// RepeatedRuns counts the runs (of at least InfraMinTests tests, not
+	// outages) in which most tests ran more than once: repeated by the
+	// runner, or written to several files of the run, such as the legs of
+	// a matrix. Their results count as attempts of one test, so a test
+	// that fails in one leg only looks flaky.
+	RepeatedRuns int `json:"repeated_runs"`
 }
 
 // Unflagged returns the tests not flagged for want of commits, in rank
@@ -283,6 +289,9 @@ func Score(h *history.History, o Options) (*Report, error) {
 	runCommit := make([]int32, len(h.Runs))
 	commitIdx := map[string]int32{}
 	for i, r := range h.Runs {
+		if r.Tests >= o.InfraMinTests && 2*r.Repeated > r.Tests && !o.IsInfraRun(r.Tests, r.Failed) {
+			rep.RepeatedRuns++
+		}
 		if o.IsInfraRun(r.Tests, r.Failed) {
 			infra[i] = true
 			rep.InfraRuns = append(rep.InfraRuns, InfraRun{RunID: r.RunID, Attempt: r.Attempt, Commit: r.CommitSHA,
