@@ -485,3 +485,42 @@ func TestAnalyzeCommitFlags(t *testing.T) {
 		t.Errorf("--run-id: the ten files are one run, where t::flaky failed and passed: %+v", rep)
 	}
 }
+
+// TestReadmeListsJSONFields: every field of analyze's JSON report, at the
+// top and per test, is named in the README.
+func TestReadmeListsJSONFields(t *testing.T) {
+	dir := t.TempDir()
+	co := filepath.Join(dir, "CODEOWNERS")
+	os.WriteFile(co, []byte("* @acme/all\n"), 0o644)
+	r := run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var tests []map[string]json.RawMessage
+	if err := json.Unmarshal(rep["tests"], &tests); err != nil || len(tests) == 0 {
+		t.Fatalf("tests: %v", err)
+	}
+	keys := map[string]bool{}
+	for k := range rep {
+		keys[k] = true
+	}
+	for _, tt := range tests {
+		for k := range tt {
+			keys[k] = true
+		}
+	}
+	keys["too_few_commits"] = true // per test only when true; the sample has none
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range keys {
+		if !strings.Contains(string(b), "`"+k+"`") && !strings.Contains(string(b), "`"+k+":") {
+			t.Errorf("the README does not name the JSON field %q", k)
+		}
+	}
+}
