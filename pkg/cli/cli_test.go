@@ -257,14 +257,22 @@ func TestReadmeSample(t *testing.T) {
 	}
 }
 
-func TestAnalyzeCodeowners(t *testing.T) {
-	dir := t.TempDir()
-	co := filepath.Join(dir, "CODEOWNERS")
-	os.WriteFile(co, []byte("*  @acme/all\ntests/ @acme/qa\n"), 0o644)
-	r := run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
+// analyzeSample runs analyze --format json on the sample history with a
+// CODEOWNERS file of this content, and fails the test unless it exits 0.
+func analyzeSample(t *testing.T, codeowners string) (r result, co string) {
+	t.Helper()
+	co = filepath.Join(t.TempDir(), "CODEOWNERS")
+	os.WriteFile(co, []byte(codeowners), 0o644)
+	r = run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
+	return r, co
+}
+
+func TestAnalyzeCodeowners(t *testing.T) {
+	r, co := analyzeSample(t, "*  @acme/all\ntests/ @acme/qa\n")
+	dir := filepath.Dir(co)
 	var rep struct {
 		Tests []struct {
 			Name   string
@@ -489,13 +497,7 @@ func TestAnalyzeCommitFlags(t *testing.T) {
 // TestReadmeListsJSONFields: every field of analyze's JSON report, at the
 // top and per test, is named in the README.
 func TestReadmeListsJSONFields(t *testing.T) {
-	dir := t.TempDir()
-	co := filepath.Join(dir, "CODEOWNERS")
-	os.WriteFile(co, []byte("* @acme/all\n"), 0o644)
-	r := run(t, fixedClock, "analyze", "--format", "json", "--codeowners", co, "../../fixtures/history")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
+	r, _ := analyzeSample(t, "* @acme/all\n")
 	var rep map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 		t.Fatal(err)
