@@ -21,7 +21,10 @@ import (
 // from the fake GitHub with downloads in parallel and in turn, and from the
 // same files on disk: the tests, their places, cells and signatures must
 // be the same. The documents state the run's id, commit and time as the
-// API does, so the runs are the same runs.
+// API does, so the runs are the same runs. The two artifacts hold the same
+// tests side by side, as a matrix's legs do: both reads give each test one
+// identity per artifact, "app.Alpha::t0 [junit-a]", the artifact's
+// directory on disk as gh run download writes it.
 func TestGitHubAgreesWithLocal(t *testing.T) {
 	s, repo := newFake(t)
 	dir := t.TempDir()
@@ -65,7 +68,7 @@ func TestGitHubAgreesWithLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := testsOf(local)
-	if len(want) != 8 || len(local.Runs) != 10 {
+	if _, ok := want["app.Alpha::t0 [junit-b]"]; len(want) != 16 || !ok || len(local.Runs) != 10 {
 		t.Fatalf("local: %d tests, %d runs", len(want), len(local.Runs))
 	}
 	for _, conc := range []int{1, 4} {

@@ -382,7 +382,8 @@ type download struct {
 	job   *runJob
 	id    int64
 	label string
-	size  int64 // as GitHub lists it
+	name  string // the artifact's
+	size  int64  // as GitHub lists it
 }
 
 // fetched is a downloaded zip on its way to a parse worker, which closes
@@ -517,7 +518,7 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 		case a.Size > col.o.Limits.Download:
 			col.skip(label, fmt.Sprintf("artifact is %d bytes, over the download cap of %d bytes", a.Size, col.o.Limits.Download))
 		default:
-			queue = append(queue, &download{job: j, id: a.ID, label: label, size: a.Size})
+			queue = append(queue, &download{job: j, id: a.ID, label: label, name: labelName(name), size: a.Size})
 		}
 	}
 	j.pending.Add(int64(len(queue)))
@@ -580,6 +581,7 @@ func (col *collector) parse(b *history.Builder, f *fetched) {
 		col.skip(f.label, err.Error())
 		return
 	}
+	a.name = f.name
 	docs, skipped, ignored := a.scan()
 	overrides := map[string]string{}
 	parsed := 0

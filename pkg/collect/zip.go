@@ -62,6 +62,7 @@ func (l ZipLimits) withDefaults() ZipLimits {
 // joined to a path.
 type archive struct {
 	label string // "run 123 attempt 1 / junit-linux"
+	name  string // the artifact's name, "junit-linux": its documents' leg
 	zr    *zip.Reader
 	lim   ZipLimits
 	read  int64 // decompressed bytes read from the archive so far
@@ -171,6 +172,18 @@ func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 	return docs, skipped, ignored
 }
 
+// entryDir is the directory of an entry's name, "/reports" for
+// "reports/TEST-a.xml", "" at the top: with the artifact's name before it,
+// the leg of the entry's run it is in (history.Source.Leg).
+func entryDir(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	i := strings.LastIndexByte(name, '/')
+	if i <= 0 {
+		return ""
+	}
+	return "/" + labelName(strings.Trim(name[:i], "/"))
+}
+
 // extOf is the extension of a slash- or backslash-separated name.
 func extOf(name string) string {
 	base := name[strings.LastIndexAny(name, `/\`)+1:]
@@ -232,7 +245,7 @@ func (a *archive) spent() bool { return a.read >= a.lim.Total }
 // returned func reports why reading stopped short (nil when it did not).
 func (a *archive) source(d doc, run *model.Run) (history.Source, func() error) {
 	var cr *capReader
-	src := history.Source{Name: d.label, Run: run, Open: func() (io.ReadCloser, error) {
+	src := history.Source{Name: d.label, Leg: a.name + entryDir(d.f.Name), Run: run, Open: func() (io.ReadCloser, error) {
 		rc, err := d.f.Open()
 		if err != nil {
 			return nil, fmt.Errorf("corrupt entry: %w", err)

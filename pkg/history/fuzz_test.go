@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +55,9 @@ func FuzzReadInTurn(f *testing.F) {
 }
 
 // docSources makes sources of documents, named by names or, without
-// them, d0.xml, d1.xml, ... in order.
+// them, d0.xml, d1.xml, ... in order. A document's leg is its directory,
+// as for files on disk: r1/junit.xml and r2/junit.xml of one run are its
+// legs, and tests that both hold are told apart (splitLegs).
 func docSources(docs, names []string) []Source {
 	var srcs []Source
 	for i, d := range docs {
@@ -62,7 +65,9 @@ func docSources(docs, names []string) []Source {
 		if names != nil {
 			name = names[i]
 		}
-		srcs = append(srcs, stringSource(name, d))
+		src := stringSource(name, d)
+		src.Leg = path.Dir(name)
+		srcs = append(srcs, src)
 	}
 	return srcs
 }

@@ -43,7 +43,7 @@ type Run struct {
 	Failed int // tests that failed every attempt in the run
 	// Repeated counts the tests with more than one attempt (passes and
 	// failures) in the run: retried, repeated by the runner, or written
-	// to several files of the run (matrix legs, modules).
+	// to several files of the run that splitLegs did not tell apart.
 	Repeated int
 }
 

@@ -29,6 +29,12 @@ type Source struct {
 	// not say it themselves (flakegate analyze --commit-sha): its
 	// non-empty fields fill the document's empty ones.
 	Default *model.Run
+	// Leg, when set, names the part of its run that the document comes
+	// from, as a slash-separated path: the artifact and the directory
+	// inside it ("junit-windows/reports"), or a local file's directory.
+	// Documents of one run under different legs may hold the same tests
+	// side by side, as the legs of a matrix job do; see splitLegs.
+	Leg string
 }
 
 // Caps on what one history holds. A file over a cap is left out whole and
@@ -146,6 +152,10 @@ type Builder struct {
 	order   []order // per test: the earliest run that stated its File and Line
 	testIdx map[string]int32
 	runs    []Run
+	legs    []runLeg // per run: the part of a whole run it is
+	// legFails counts failures by test, run and signature, for runs that
+	// are legs (see splitLegs).
+	legFails map[legFail]int32
 	runIdx  map[string]int32
 	totals  junit.Totals
 	skipped []Skipped
@@ -282,7 +292,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	bs := make([]*Builder, n)
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{},
-			seqs: map[int32][]int32{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
+			seqs: map[int32][]int32{}, legFails: map[legFail]int32{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
 	}
 	return bs
 }
@@ -723,11 +733,16 @@ func (b *Builder) commit(src Source) {
 			override(&run, o)
 		}
 		key := run.CommitSHA + "|" + run.Key()
-		ri, ok := b.runIdx[key]
+		idx := key
+		if src.Leg != "" {
+			idx = key + "\x00" + src.Leg
+		}
+		ri, ok := b.runIdx[idx]
 		if !ok {
 			ri = int32(len(b.runs))
-			b.runIdx[key] = ri
+			b.runIdx[idx] = ri
 			b.runs = append(b.runs, Run{Run: run})
+			b.legs = append(b.legs, runLeg{leg: src.Leg, base: key})
 		} else {
 			joinRun(&b.runs[ri].Run, run)
 		}
@@ -790,6 +805,11 @@ func (b *Builder) commit(src Source) {
 		res := resolve(p)
 		t := b.tests[p.test]
 		k := addSig(t, Sig{Hash: s.hash, Count: 1, Message: s.message, first: res.order})
+		if b.legs[res.run].leg != "" {
+			// Kept by leg until splitLegs: a test it splits counts each
+			// leg's failures by signature.
+			b.legFails[legFail{test: p.test, run: res.run, hash: s.hash}]++
+		}
 		at := b.cellOf[s.pend]
 		if _, ok := b.docSigs[at]; !ok && k != 0 {
 			b.docSigs[at] = docSig{test: p.test, sig: k}
@@ -1012,6 +1032,7 @@ func addSig(t *Test, s Sig) uint16 {
 func Merge(builders ...*Builder) *History {
 	h := &History{}
 	runIdx := map[string]int32{}
+	var legs []runLeg // per run of h, until splitLegs
 	remaps := make([][]int32, len(builders))
 	for bi, b := range builders {
 		h.Totals.Merge(b.totals)
@@ -1024,6 +1045,7 @@ func Merge(builders ...*Builder) *History {
 				gi = int32(len(h.Runs))
 				runIdx[key] = gi
 				h.Runs = append(h.Runs, r)
+				legs = append(legs, b.legs[ri])
 			} else {
 				joinRun(&h.Runs[gi].Run, r.Run)
 			}
@@ -1037,6 +1059,22 @@ func Merge(builders ...*Builder) *History {
 	var parts []part
 	var first, last []int32
 	var cells []int // per merged test: its cells, when gathered
+	// Failures by leg and signature, by merged test and run.
+	var fails map[legFail]int32
+	var testOf [][]int32 // per builder with such failures: its tests' merged test
+	for bi, b := range builders {
+		if len(b.legFails) > 0 {
+			if testOf == nil {
+				testOf, fails = make([][]int32, len(builders)), map[legFail]int32{}
+			}
+			testOf[bi] = make([]int32, len(b.tests))
+		}
+	}
+	merged := func(bi, i int, g int32) {
+		if testOf != nil && testOf[bi] != nil {
+			testOf[bi][i] = g
+		}
+	}
 	add := func(g int32, bi, i int) {
 		k := int32(len(parts))
 		parts = append(parts, part{int32(bi), int32(i), -1})
@@ -1050,6 +1088,7 @@ func Merge(builders ...*Builder) *History {
 		b := builders[0]
 		for i := range b.tests {
 			if n := b.count[i]; n > 0 {
+				merged(0, i, int32(len(h.Tests)))
 				add(int32(len(h.Tests)), 0, i)
 				h.Tests = append(h.Tests, b.tests[i])
 				cells = append(cells, int(n))
@@ -1070,9 +1109,15 @@ func Merge(builders ...*Builder) *History {
 					h.Tests = append(h.Tests, t)
 					cells = append(cells, 0)
 				}
+				merged(bi, i, g)
 				add(g, bi, i)
 				cells[g] += n
 			}
+		}
+	}
+	for bi, b := range builders {
+		for f, n := range b.legFails {
+			fails[legFail{test: testOf[bi][f.test], run: remaps[bi][f.run], hash: f.hash}] += n
 		}
 	}
 	total := 0
@@ -1115,6 +1160,7 @@ func Merge(builders ...*Builder) *History {
 			t.Cells, t.placed = out, ord
 		}
 	})
+	h.splitLegs(legs, fails)
 	h.finalize()
 	return h
 }

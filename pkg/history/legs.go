@@ -1,0 +1,441 @@
+package history
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Legs. One workflow run often runs the suite more than once side by side:
+// a matrix job uploads an artifact per leg (junit-ubuntu, junit-windows).
+// A test that fails on Windows only is then broken in one leg, not flaky,
+// so DESIGN.md makes the leg part of the test's identity, as the project
+// is within one document (qualify). But a leg is not always a project: a
+// rerun of the failed tests uploaded as an artifact of its own holds
+// attempts of the same tests, and folding those into one cell is how a
+// retry is seen.
+//
+// The Builder keeps a run's legs (Source.Leg) apart, as runs of their own,
+// and splitLegs decides once every document is read:
+//
+//   - A leg reruns another when, in every run that has both, each test it
+//     ran had failed in the other. A rerun holds nothing but the failures
+//     of what it reruns; two legs side by side share tests that passed in
+//     both. The rule is taken over the whole history, so that one run
+//     where a leg failed throughout does not make the other leg its rerun.
+//     A rerun counts as the leg it reruns.
+//   - A test that passed or failed in two legs of one run (counting reruns
+//     as their leg) is held by several projects: it becomes one test per
+//     leg, model.ProjectTestID with the leg's name. Every other test keeps
+//     its identity, and its legs' cells fold into one per run, attempts of
+//     one test, as before.
+//
+// A leg is a directory: in an artifact, the artifact and the directory
+// inside it ("junit-windows/reports"); on disk, the file's directory (where
+// gh run download puts each artifact of a run). The files of one directory
+// are one leg: a rerun file, a repeat of the suite, or a tox
+// environment's file beside the first are attempts of one test, as they
+// were before legs were told apart. A leg is named by the path elements
+// that tell it apart from the others that hold the test.
+
+// runLeg is what the builder knew of one of its runs: the part of a whole
+// run it is, and the key of that whole run.
+type runLeg struct {
+	leg, base string
+}
+
+// legFail keys the failures of one test in one run (a leg) with one
+// signature; count is how many, once taken out of the map.
+type legFail struct {
+	test, run int32
+	hash      string
+	count     int32
+}
+
+// splitLegs turns runs that are legs of one run back into that run, giving
+// tests held by several of its legs one identity per leg. legs is per run
+// of h, and fails counts each test's failures by leg and signature. It
+// runs before finalize: cells are not yet sorted or folded.
+func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
+	baseIdx := make(map[string]int32, len(legs))
+	remap := make([]int32, len(h.Runs))
+	var runs []Run
+	var legsOf [][]int32 // per whole run: its legs, as indexes into h.Runs
+	for i, l := range legs {
+		bi, ok := baseIdx[l.base]
+		if !ok {
+			bi = int32(len(runs))
+			baseIdx[l.base] = bi
+			runs = append(runs, Run{Run: h.Runs[i].Run})
+			legsOf = append(legsOf, nil)
+		} else {
+			joinRun(&runs[bi].Run, h.Runs[i].Run)
+		}
+		remap[i] = bi
+		legsOf[bi] = append(legsOf[bi], int32(i))
+	}
+	if len(runs) == len(h.Runs) {
+		return // one leg per run: nothing to tell apart
+	}
+	// Tests held by two legs of one run, and how many tests each leg ran.
+	// A leg's documents may have been read by several builders, so a test
+	// may have more than one cell in a leg until finalize folds them.
+	ran := make([]int32, len(h.Runs))
+	ranBy := make([]int32, len(h.Runs)) // per leg: 1 + the last test counted in it
+	stamp := make([]int32, len(runs))   // per whole run: 1 + the last test seen in it
+	legAt := make([]int32, len(runs))
+	var candidates []int
+	for ti, t := range h.Tests {
+		two := false
+		for _, c := range t.Cells {
+			if c.Pass+c.Fail == 0 {
+				continue
+			}
+			if ranBy[c.Run] != int32(ti)+1 {
+				ranBy[c.Run] = int32(ti) + 1
+				ran[c.Run]++
+			}
+			bi := remap[c.Run]
+			if stamp[bi] == int32(ti)+1 && legAt[bi] != c.Run {
+				two = true
+			}
+			stamp[bi], legAt[bi] = int32(ti)+1, c.Run
+		}
+		if two {
+			candidates = append(candidates, ti)
+		}
+	}
+	if len(candidates) > 0 {
+		names := legNames(legs, legsOf)
+		project := reruns(h.Tests, candidates, remap, ran, names, legsOf)
+		h.splitTests(candidates, remap, names, project, fails)
+	}
+	for _, t := range h.Tests {
+		for i := range t.Cells {
+			t.Cells[i].Run = remap[t.Cells[i].Run]
+		}
+	}
+	h.Runs = runs
+}
+
+// legNames names each leg: its path without the leading elements common
+// to every leg, and, in a run of several legs, those common to its legs, so
+// that runs kept in directories of their own (runs/7/junit-ubuntu) name
+// their legs alike.
+func legNames(legs []runLeg, legsOf [][]int32) []string {
+	parts := make([][]string, len(legs))
+	all := make([]int32, len(legs))
+	for i, l := range legs {
+		parts[i] = strings.Split(l.leg, "/")
+		all[i] = int32(i)
+	}
+	global := commonLead(parts, all)
+	for i := range parts {
+		parts[i] = parts[i][global:]
+	}
+	names := make([]string, len(legs))
+	for _, ls := range legsOf {
+		n := 0
+		if len(ls) > 1 {
+			n = commonLead(parts, ls)
+		}
+		for _, i := range ls {
+			names[i] = strings.Join(parts[i][n:], "/")
+		}
+	}
+	return names
+}
+
+// commonLead counts the leading elements that the paths at idx share,
+// keeping at least the last element of each.
+func commonLead(parts [][]string, idx []int32) int {
+	first := parts[idx[0]]
+	n := len(first) - 1
+	for _, i := range idx[1:] {
+		p := parts[i]
+		n = min(n, len(p)-1)
+		for k := range n {
+			if p[k] != first[k] {
+				n = k
+				break
+			}
+		}
+	}
+	return max(n, 0)
+}
+
+// projectNames shortens one test's project names to what tells them
+// apart: the path elements they do not all share.
+func projectNames(names []string) []string {
+	if len(names) < 2 {
+		return names
+	}
+	parts := make([][]string, len(names))
+	for i, n := range names {
+		parts[i] = strings.Split(n, "/")
+	}
+	lead, trail := len(parts[0]), len(parts[0])
+	for _, p := range parts[1:] {
+		lead, trail = min(lead, len(p)), min(trail, len(p))
+		for k := range lead {
+			if p[k] != parts[0][k] {
+				lead = k
+				break
+			}
+		}
+		for k := range trail {
+			if p[len(p)-1-k] != parts[0][len(parts[0])-1-k] {
+				trail = k
+				break
+			}
+		}
+	}
+	out := make([]string, len(names))
+	seen := map[string]bool{}
+	for i, p := range parts {
+		from := min(lead, len(p)-1)
+		to := max(from+1, len(p)-trail)
+		out[i] = strings.Join(p[from:to], "/")
+		if seen[out[i]] {
+			return names // shortened alike: keep them whole
+		}
+		seen[out[i]] = true
+	}
+	return out
+}
+
+// legPair is an ordered pair of legs of one run: does the first rerun the
+// second?
+type legPair struct{ r, a int32 }
+
+// reruns finds the legs that rerun another (see the package comment on
+// legs) and returns, per leg name, the name of the project it counts for:
+// its own, or that of the leg it reruns.
+func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string, legsOf [][]int32) map[string]string {
+	// For each ordered pair of legs of one run: the tests that ran in the
+	// first and failed in the second.
+	failedIn := map[legPair]int32{}
+	var cells []Cell
+	for _, ti := range candidates {
+		cells = byWholeRun(append(cells[:0], tests[ti].Cells...), remap)
+		for i := range cells {
+			cells[i].Sig = 0 // not needed here; folded below without them
+		}
+		cells = foldCells(cells, nil)
+		for lo := 0; lo < len(cells); {
+			hi := lo + 1
+			for hi < len(cells) && remap[cells[hi].Run] == remap[cells[lo].Run] {
+				hi++
+			}
+			for _, r := range cells[lo:hi] {
+				for _, a := range cells[lo:hi] {
+					if r.Run != a.Run && r.Pass+r.Fail > 0 && a.Fail > 0 {
+						failedIn[legPair{r.Run, a.Run}]++
+					}
+				}
+			}
+			lo = hi
+		}
+	}
+	// A pair of names is a rerun when every run that has both agrees.
+	type namePair struct{ r, a string }
+	verdict := map[namePair]bool{}
+	for p := range failedIn {
+		verdict[namePair{names[p.r], names[p.a]}] = true
+	}
+	for _, ls := range legsOf {
+		if len(ls) < 2 {
+			continue
+		}
+		for _, r := range ls {
+			for _, a := range ls {
+				np := namePair{names[r], names[a]}
+				if r == a || !verdict[np] {
+					continue
+				}
+				if ran[r] == 0 || failedIn[legPair{r, a}] != ran[r] {
+					verdict[np] = false
+				}
+			}
+		}
+	}
+	of := map[string]string{}
+	for np, ok := range verdict {
+		if ok && np.r != np.a {
+			if cur, set := of[np.r]; !set || np.a < cur {
+				of[np.r] = np.a
+			}
+		}
+	}
+	// Follow chains (a rerun of a rerun) to their first leg; legs that
+	// rerun each other (all failed in both) count as the least of them.
+	project := make(map[string]string, len(of))
+	for n := range of {
+		p, seen := n, map[string]bool{n: true}
+		for {
+			q, ok := of[p]
+			if !ok || seen[q] {
+				if ok && q < p {
+					p = q
+				}
+				break
+			}
+			seen[q], p = true, q
+		}
+		project[n] = p
+	}
+	return project
+}
+
+// byWholeRun sorts cells by the whole run their leg belongs to, then by leg.
+func byWholeRun(cells []Cell, remap []int32) []Cell {
+	slices.SortFunc(cells, func(x, y Cell) int {
+		if c := cmp.Compare(remap[x.Run], remap[y.Run]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Run, y.Run)
+	})
+	return cells
+}
+
+// splitTests gives each candidate held by two projects in one run one test
+// per project.
+func (h *History) splitTests(candidates []int, remap []int32, names []string, project map[string]string, fails map[legFail]int32) {
+	projectOf := func(leg int32) string {
+		if p, ok := project[names[leg]]; ok {
+			return p
+		}
+		return names[leg]
+	}
+	var ids map[string]*Test // every test by ID, once a test is split
+	failsOf := map[int32][]legFail{}
+	for f, n := range fails {
+		f.count = n
+		failsOf[f.test] = append(failsOf[f.test], f)
+	}
+	gone := map[int]bool{}
+	var added []*Test
+	for _, ti := range candidates {
+		t := h.Tests[ti]
+		if !heldByTwo(t.Cells, remap, projectOf) {
+			continue
+		}
+		if ids == nil {
+			ids = make(map[string]*Test, len(h.Tests))
+			for _, o := range h.Tests {
+				ids[o.ID] = o
+			}
+		}
+		gone[ti] = true
+		delete(ids, t.ID)
+		for _, s := range splitTest(t, projectOf, failsOf[int32(ti)]) {
+			if o, ok := ids[s.ID]; ok {
+				absorb(o, s) // a test of that name already: the same test
+				continue
+			}
+			ids[s.ID] = s
+			added = append(added, s)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	kept := h.Tests[:0]
+	for i, t := range h.Tests {
+		if !gone[i] {
+			kept = append(kept, t)
+		}
+	}
+	h.Tests = append(kept, added...)
+}
+
+// heldByTwo reports whether the test passed or failed under two projects
+// in one run.
+func heldByTwo(cells []Cell, remap []int32, projectOf func(int32) string) bool {
+	first := map[int32]string{}
+	for _, c := range cells {
+		if c.Pass+c.Fail == 0 {
+			continue
+		}
+		p := projectOf(c.Run)
+		bi := remap[c.Run]
+		if q, ok := first[bi]; !ok {
+			first[bi] = p
+		} else if q != p {
+			return true
+		}
+	}
+	return false
+}
+
+// splitTest makes one test per project of t's cells. Each keeps t's place
+// and the signatures of its own failures (fails, t's by leg), with their
+// sample messages.
+func splitTest(t *Test, projectOf func(int32) string, fails []legFail) []*Test {
+	var order []string
+	cellsOf := map[string][]Cell{}
+	legsOf := map[string][]int32{}
+	for _, c := range t.Cells {
+		p := projectOf(c.Run)
+		if _, ok := cellsOf[p]; !ok {
+			order = append(order, p)
+		}
+		cellsOf[p] = append(cellsOf[p], c)
+		if !slices.Contains(legsOf[p], c.Run) {
+			legsOf[p] = append(legsOf[p], c.Run)
+		}
+	}
+	display := projectNames(order)
+	out := make([]*Test, 0, len(order))
+	for i, p := range order {
+		s := &Test{ID: projectID(t.ID, display[i]), File: t.File, Line: t.Line, placed: t.placed, Cells: cellsOf[p]}
+		// Its signatures in t's order, so that ties sort alike; what t
+		// counted beyond maxSignatures, failures of no signature it kept.
+		count := make([]int, len(t.Sigs)+1)
+		for _, f := range fails {
+			if !slices.Contains(legsOf[p], f.run) {
+				continue
+			}
+			if k := slices.IndexFunc(t.Sigs, func(sg Sig) bool { return sg.Hash == f.hash }); k >= 0 {
+				count[k+1] += int(f.count)
+			} else {
+				s.OtherFailures += int(f.count)
+			}
+		}
+		idx := make([]uint16, len(t.Sigs)+1)
+		for k, sg := range t.Sigs {
+			if count[k+1] > 0 {
+				sg.Count = count[k+1]
+				s.Sigs = append(s.Sigs, sg)
+				idx[k+1] = uint16(len(s.Sigs))
+			}
+		}
+		for k := range s.Cells {
+			s.Cells[k].Sig = idx[s.Cells[k].Sig]
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// projectID is model.ProjectTestID, spelled here so that the history does
+// not depend on which qualify made.
+func projectID(id, project string) string {
+	if project == "" {
+		project = "-"
+	}
+	return id + " [" + project + "]"
+}
+
+// absorb adds s's cells and signatures to t, a test of the same identity.
+func absorb(t, s *Test) {
+	idx := make([]uint16, len(s.Sigs)+1)
+	for i, sg := range s.Sigs {
+		idx[i+1] = addSig(t, sg)
+	}
+	for _, c := range s.Cells {
+		c.Sig = idx[c.Sig]
+		t.Cells = append(t.Cells, c)
+	}
+	t.OtherFailures += s.OtherFailures
+}

@@ -1,0 +1,206 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// legDoc is a document of the tests named in pass and fail (classname c).
+func legDoc(pass, fail string) string {
+	var b strings.Builder
+	b.WriteString(`<testsuite name="s">`)
+	for _, n := range strings.Fields(pass) {
+		fmt.Fprintf(&b, `<testcase classname="c" name="%s"/>`, n)
+	}
+	for _, n := range strings.Fields(fail) {
+		fmt.Fprintf(&b, `<testcase classname="c" name="%s"><failure message="boom %s"/></testcase>`, n, n)
+	}
+	b.WriteString(`</testsuite>`)
+	return b.String()
+}
+
+// legSource is a document of run id on its own commit, from leg.
+func legSource(run int, leg, pass, fail string) Source {
+	src := stringSource(fmt.Sprintf("run %d / %s", run, leg), legDoc(pass, fail))
+	src.Leg = leg
+	src.Run = &model.Run{CommitSHA: fmt.Sprintf("%040x", run), RunID: fmt.Sprint(run), Attempt: 1}
+	return src
+}
+
+// outcomes lists each test's cells as "P", "F", "PF" (both), per run.
+func outcomes(h *History) map[string]string {
+	out := map[string]string{}
+	for _, t := range h.Tests {
+		var s []string
+		for _, c := range t.Cells {
+			o := fmt.Sprintf("%d:", c.Run)
+			if c.Pass > 0 {
+				o += strings.Repeat("P", int(c.Pass))
+			}
+			if c.Fail > 0 {
+				o += strings.Repeat("F", int(c.Fail))
+			}
+			if c.Skip > 0 {
+				o += strings.Repeat("S", int(c.Skip))
+			}
+			s = append(s, o)
+		}
+		out[t.ID] = strings.Join(s, " ")
+	}
+	return out
+}
+
+func loadLegs(t *testing.T, srcs []Source) map[string]string {
+	t.Helper()
+	var first map[string]string
+	for _, w := range []int{1, 2, 4} {
+		h, err := Load(context.Background(), srcs, Options{Workers: w})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := outcomes(h)
+		if first == nil {
+			first = got
+			continue
+		}
+		if d := cmp.Diff(first, got); d != "" {
+			t.Fatalf("%d workers read another history (-1 worker +%d):\n%s", w, w, d)
+		}
+	}
+	return first
+}
+
+// TestMatrixLegsAreProjects: a test that fails on one leg of a matrix
+// and passes on the other, every run, is broken in that leg, not flaky:
+// one test per leg, and the runs stay one per workflow run. A leg that
+// failed throughout in one run (an outage) does not make the other its
+// rerun.
+func TestMatrixLegsAreProjects(t *testing.T) {
+	var srcs []Source
+	for run := 1; run <= 4; run++ {
+		srcs = append(srcs, legSource(run, "junit-ubuntu", "A B", ""))
+		if run == 3 {
+			srcs = append(srcs, legSource(run, "junit-windows", "", "A B"))
+			continue
+		}
+		srcs = append(srcs, legSource(run, "junit-windows", "A", "B"))
+	}
+	want := map[string]string{
+		"c::A [junit-ubuntu]":  "0:P 1:P 2:P 3:P",
+		"c::A [junit-windows]": "0:P 1:P 2:F 3:P",
+		"c::B [junit-ubuntu]":  "0:P 1:P 2:P 3:P",
+		"c::B [junit-windows]": "0:F 1:F 2:F 3:F",
+	}
+	if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
+		t.Errorf("tests (-want +got):\n%s", d)
+	}
+	h, _ := Load(context.Background(), srcs, Options{})
+	if len(h.Runs) != 4 {
+		t.Errorf("%d runs, want 4: legs are parts of one run", len(h.Runs))
+	}
+	for _, r := range h.Runs {
+		if r.Tests != 4 || r.Repeated != 0 {
+			t.Errorf("run %s: %d tests, %d repeated; want 4 and 0", r.RunID, r.Tests, r.Repeated)
+		}
+	}
+}
+
+// TestRerunFileIsAttempts: an artifact that reruns the failed tests of
+// another of its run holds attempts of the same tests: the retry that
+// passed folds into the failure's cell, where it is retry evidence. Per
+// leg of a matrix too, with the legs still told apart.
+func TestRerunFileIsAttempts(t *testing.T) {
+	t.Run("one leg", func(t *testing.T) {
+		var srcs []Source
+		for run := 1; run <= 3; run++ {
+			srcs = append(srcs, legSource(run, "junit", "A", "B C"))
+			srcs = append(srcs, legSource(run, "junit-rerun", "B", "C"))
+		}
+		want := map[string]string{
+			"c::A": "0:P 1:P 2:P",
+			"c::B": "0:PF 1:PF 2:PF",
+			"c::C": "0:FF 1:FF 2:FF",
+		}
+		if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
+			t.Errorf("tests (-want +got):\n%s", d)
+		}
+	})
+	t.Run("per leg", func(t *testing.T) {
+		var srcs []Source
+		for run := 1; run <= 3; run++ {
+			srcs = append(srcs, legSource(run, "junit-ubuntu", "A", "B"))
+			srcs = append(srcs, legSource(run, "junit-ubuntu-rerun", "B", ""))
+			srcs = append(srcs, legSource(run, "junit-windows", "A B", ""))
+		}
+		want := map[string]string{
+			"c::A [junit-ubuntu]":  "0:P 1:P 2:P",
+			"c::A [junit-windows]": "0:P 1:P 2:P",
+			"c::B [junit-ubuntu]":  "0:PF 1:PF 2:PF",
+			"c::B [junit-windows]": "0:P 1:P 2:P",
+		}
+		if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
+			t.Errorf("tests (-want +got):\n%s", d)
+		}
+	})
+}
+
+// TestLegsWithoutSharedTests: shards (each test in one leg of a run, and
+// moving between shards across runs) keep every test's plain identity.
+func TestLegsWithoutSharedTests(t *testing.T) {
+	srcs := []Source{
+		legSource(1, "shard-1", "A B", ""),
+		legSource(1, "shard-2", "C", "D"),
+		legSource(2, "shard-1", "A", "D"),
+		legSource(2, "shard-2", "B C", ""),
+	}
+	want := map[string]string{
+		"c::A": "0:P 1:P",
+		"c::B": "0:P 1:P",
+		"c::C": "0:P 1:P",
+		"c::D": "0:F 1:F",
+	}
+	if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
+		t.Errorf("tests (-want +got):\n%s", d)
+	}
+}
+
+// TestLegSignatures: each leg's test keeps the signatures of its own
+// failures, with their counts.
+func TestLegSignatures(t *testing.T) {
+	srcs := []Source{
+		legSource(1, "a", "P T", ""),
+		legSource(1, "b", "P", "T"),
+		legSource(2, "a", "P", "T"),
+		legSource(2, "b", "P", "T"),
+	}
+	h, err := Load(context.Background(), srcs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, tt := range h.Tests {
+		if !strings.HasPrefix(tt.ID, "c::T") {
+			continue
+		}
+		for _, s := range tt.Sigs {
+			got[tt.ID] += s.Count
+			if s.Message != "boom T" {
+				t.Errorf("%s: message %q", tt.ID, s.Message)
+			}
+		}
+		for _, c := range tt.Cells {
+			if c.Fail > 0 && c.Sig != 1 {
+				t.Errorf("%s: cell %+v does not name its signature", tt.ID, c)
+			}
+		}
+	}
+	if d := cmp.Diff(map[string]int{"c::T [a]": 1, "c::T [b]": 2}, got); d != "" {
+		t.Errorf("failures per signature (-want +got):\n%s", d)
+	}
+}
