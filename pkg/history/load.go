@@ -156,9 +156,9 @@ type Builder struct {
 	// legFails counts failures by test, run and signature, for runs that
 	// are legs (see splitLegs).
 	legFails map[legFail]int32
-	runIdx  map[string]int32
-	totals  junit.Totals
-	skipped []Skipped
+	runIdx   map[string]int32
+	totals   junit.Totals
+	skipped  []Skipped
 
 	pend      []pending
 	pendSigs  []pendingSig
