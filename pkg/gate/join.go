@@ -18,7 +18,9 @@ import (
 //     rerun that passed inside one run does not hide the failure, and head
 //     and base rates are the same quantity. The head failure signatures
 //     become TestInput.Signatures.
-//   - hist: base-branch history, tallied like base into TestInput.History.
+//   - hist: base-branch history, tallied like base into TestInput.History,
+//     with the tests that refine a test's identity by a project (see
+//     tallyHistory).
 //
 // Cells with only skipped attempts are no evidence and are left out. A test
 // seen only in history did not run in this experiment and is left out too.
@@ -57,12 +59,6 @@ func Join(base, head, hist *history.History) []TestInput {
 			ti.Base.Failures++
 		}
 	})
-	each(hist, func(ti *TestInput, c history.Cell) {
-		ti.History.Runs++
-		if c.Failed() {
-			ti.History.Failures++
-		}
-	})
 	each(head, func(ti *TestInput, c history.Cell) {
 		ti.Head = append(ti.Head, !c.Failed())
 	})
@@ -82,5 +78,57 @@ func Join(base, head, hist *history.History) []TestInput {
 		out = append(out, *ti)
 	}
 	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })
+	tallyHistory(out, hist)
 	return out
+}
+
+// tallyHistory counts each test's base-branch history: the history's test
+// of the same identity, and those that refine it with a project. The
+// history reads every leg of a matrix (junit-ubuntu, junit-windows) and
+// tells a test apart by leg when two legs hold it, "c::n [junit-ubuntu]";
+// the experiment's runs are most often one leg's, "c::n", whose baseline
+// is then what every leg saw.
+func tallyHistory(tests []TestInput, hist *history.History) {
+	if hist == nil {
+		return
+	}
+	ids := make([]string, len(hist.Tests))
+	for i, t := range hist.Tests {
+		ids[i] = t.ID
+	}
+	order := make([]int, len(ids)) // hist.Tests by ID
+	for i := range order {
+		order[i] = i
+	}
+	if !slices.IsSorted(ids) {
+		slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+		slices.Sort(ids)
+	}
+	for i := range tests {
+		ti := &tests[i]
+		var from []int
+		if k, ok := slices.BinarySearch(ids, ti.Name); ok {
+			from = append(from, k)
+		}
+		refined := ti.Name + " ["
+		for k, _ := slices.BinarySearch(ids, refined); k < len(ids) && strings.HasPrefix(ids[k], refined); k++ {
+			if strings.HasSuffix(ids[k], "]") {
+				from = append(from, k)
+			}
+		}
+		for _, k := range from {
+			ht := hist.Tests[order[k]]
+			if ti.File == "" {
+				ti.File, ti.Line = ht.File, ht.Line
+			}
+			for _, c := range ht.Cells {
+				if c.Pass+c.Fail > 0 {
+					ti.History.Runs++
+					if c.Failed() {
+						ti.History.Failures++
+					}
+				}
+			}
+		}
+	}
 }

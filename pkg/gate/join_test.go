@@ -85,3 +85,43 @@ func TestJoin(t *testing.T) {
 		t.Errorf("Join with head only (-want +got):\n%s", diff)
 	}
 }
+
+// TestJoinPoolsLegs: the history read from a matrix's artifacts tells a
+// test held by two legs apart ("c::a [junit-windows]"), while the
+// experiment's runs, on one runner, name it "c::a". Its baseline is then
+// every leg's runs: here it fails on Windows only, 3 of 6 runs. "c::ab",
+// whose name begins with the other's, is another test.
+func TestJoinPoolsLegs(t *testing.T) {
+	var srcs []history.Source
+	for run := 1; run <= 3; run++ {
+		for _, leg := range []struct{ name, doc string }{
+			{"junit-ubuntu", suite(passA, passB, `<testcase classname="c" name="ab"><failure/></testcase>`)},
+			{"junit-windows", suite(failA, passB)},
+		} {
+			srcs = append(srcs, history.Source{
+				Name: leg.name, Leg: leg.name,
+				Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(leg.doc)), nil },
+				Run:  &model.Run{CommitSHA: "hist" + strconv.Itoa(run), RunID: strconv.Itoa(run)},
+			})
+		}
+	}
+	hist, err := history.Load(context.Background(), srcs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ht := range hist.Tests {
+		ids = append(ids, ht.ID)
+	}
+	if want := []string{"c::a [junit-ubuntu]", "c::a [junit-windows]", "c::ab", "c::b [junit-ubuntu]", "c::b [junit-windows]"}; !cmp.Equal(want, ids) {
+		t.Fatalf("history's tests %q, want %q", ids, want)
+	}
+	got := Join(load(t, "base", suite(passA, passB)), load(t, "head", suite(passA, passB)), hist)
+	want := []TestInput{
+		{Name: "c::a", File: "a_test.py", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 6, Failures: 3}},
+		{Name: "c::b", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 6}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Join (-want +got):\n%s", diff)
+	}
+}

@@ -156,7 +156,7 @@ type Builder struct {
 	// legFails counts failures by test, run and signature, for runs that
 	// are legs (see splitLegs).
 	legFails map[legFail]int32
-	runIdx   map[string]int32
+	runIdx   map[runLeg]int32
 	totals   junit.Totals
 	skipped  []Skipped
 
@@ -291,7 +291,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	all := &registry{ids: map[string]struct{}{}}
 	bs := make([]*Builder, n)
 	for i := range bs {
-		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[string]int32{}, sigCache: map[string]string{},
+		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[runLeg]int32{}, sigCache: map[string]string{},
 			seqs: map[int32][]int32{}, legFails: map[legFail]int32{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
 	}
 	return bs
@@ -733,16 +733,13 @@ func (b *Builder) commit(src Source) {
 			override(&run, o)
 		}
 		key := run.CommitSHA + "|" + run.Key()
-		idx := key
-		if src.Leg != "" {
-			idx = key + "\x00" + src.Leg
-		}
+		idx := runLeg{leg: src.Leg, base: key}
 		ri, ok := b.runIdx[idx]
 		if !ok {
 			ri = int32(len(b.runs))
 			b.runIdx[idx] = ri
 			b.runs = append(b.runs, Run{Run: run})
-			b.legs = append(b.legs, runLeg{leg: src.Leg, base: key})
+			b.legs = append(b.legs, idx)
 		} else {
 			joinRun(&b.runs[ri].Run, run)
 		}
@@ -1031,7 +1028,7 @@ func addSig(t *Test, s Sig) uint16 {
 // of the exact length, on every core.
 func Merge(builders ...*Builder) *History {
 	h := &History{}
-	runIdx := map[string]int32{}
+	runIdx := map[runLeg]int32{}
 	var legs []runLeg // per run of h, until splitLegs
 	remaps := make([][]int32, len(builders))
 	for bi, b := range builders {
