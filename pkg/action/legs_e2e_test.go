@@ -1,0 +1,118 @@
+package action
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+)
+
+// TestMatrixLegsReport: ci.yml runs the suite on a matrix and uploads an
+// artifact per leg, junit-ubuntu and junit-windows, in each workflow run.
+// A test that fails on Windows in every run is broken there, not flaky:
+// the report names it per leg, with the Windows one failing on every
+// commit and neither flagged, while a test that fails now and then in
+// both legs is flagged in each. The runs stay one per workflow run, and
+// no run reads as repeated. A Windows leg that reran its failures into an
+// artifact of its own (junit-windows-rerun) counts as attempts of that
+// leg: its retry is evidence.
+func TestMatrixLegsReport(t *testing.T) {
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := s.Repo(repoName)
+	rng := rand.New(rand.NewPCG(7, 11))
+	const runs = 12
+	for i := range runs {
+		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xabc0+i), CreatedAt: now.Add(-time.Duration(runs-i) * 6 * time.Hour)})
+		for _, leg := range []string{"ubuntu", "windows"} {
+			var cases []string
+			pass := func(n string) { cases = append(cases, fmt.Sprintf(`<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"/>`, n)) }
+			fail := func(n string) {
+				cases = append(cases, fmt.Sprintf(`<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"><failure message="%s failed"/></testcase>`, n, n))
+			}
+			pass("test_ok")
+			if leg == "windows" {
+				fail("test_paths")
+			} else {
+				pass("test_paths")
+			}
+			// Fails on every third commit on each leg, offset per leg.
+			if (i+len(leg))%3 == 0 {
+				fail("test_race")
+			} else {
+				pass("test_race")
+			}
+			for k := range 20 {
+				pass(fmt.Sprintf("test_more_%d", k))
+			}
+			files := map[string][]byte{"junit.xml": []byte(`<testsuite name="pytest">` + strings.Join(cases, "") + `</testsuite>`)}
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-" + leg, Files: files})
+			if leg == "windows" && rng.IntN(2) == 0 {
+				// Only the failures, again: test_paths fails again.
+				rerun := `<testsuite name="pytest"><testcase classname="tests.test_app" name="test_paths"><failure message="test_paths failed"/></testcase></testsuite>`
+				repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-windows-rerun", Files: map[string][]byte{"junit.xml": []byte(rerun)}})
+			}
+		}
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	uploads := s.Uploads()
+	if len(uploads) != 1 {
+		t.Fatalf("uploads = %+v", uploads)
+	}
+	files, err := uploads[0].Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Runs         int `json:"runs"`
+		RepeatedRuns int `json:"repeated_runs"`
+		Tests        []struct {
+			Name         string  `json:"name"`
+			IsFlaky      bool    `json:"is_flaky"`
+			Commits      int     `json:"commits"`
+			FlakyCommits int     `json:"flaky_commits"`
+			FailureRate  float64 `json:"failure_rate"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(files["report.json"], &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Runs != runs || rep.RepeatedRuns != 0 {
+		t.Errorf("report: %d runs, %d repeated; want %d and 0", rep.Runs, rep.RepeatedRuns, runs)
+	}
+	flaky := map[string]bool{}
+	names := map[string]bool{}
+	for _, x := range rep.Tests {
+		names[x.Name] = true
+		flaky[x.Name] = x.IsFlaky
+	}
+	for name, want := range map[string]bool{
+		"tests.test_app::test_paths [junit-windows]": false,
+		"tests.test_app::test_paths [junit-ubuntu]":  false,
+		"tests.test_app::test_race [junit-windows]":  true,
+		"tests.test_app::test_race [junit-ubuntu]":   true,
+		"tests.test_app::test_ok [junit-ubuntu]":     false,
+	} {
+		if got, ok := flaky[name]; !ok || got != want {
+			t.Errorf("%s: in the report %v, flaky %v; want flaky %v (tests: %v)", name, ok, got, want, names)
+		}
+	}
+	for name := range names {
+		if strings.Contains(name, "rerun") || !strings.Contains(name, " [junit-") {
+			t.Errorf("test %q: every test ran in both legs, and the rerun is the Windows leg's", name)
+		}
+	}
+	if out := r.outputs(); out["flaky-count"] != "2" {
+		t.Errorf("flaky-count = %q, want 2 (test_race on each leg)", out["flaky-count"])
+	}
+}
