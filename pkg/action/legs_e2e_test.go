@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +116,62 @@ func TestMatrixLegsReport(t *testing.T) {
 	}
 	if out := r.outputs(); out["flaky-count"] != "2" {
 		t.Errorf("flaky-count = %q, want 2 (test_race on each leg)", out["flaky-count"])
+	}
+}
+
+// TestGateMatrixHistory: the gate's history is a matrix's (junit-ubuntu
+// and junit-windows artifacts in each ci.yml run on main), where it tells
+// tests apart by leg, while the experiment ran on one runner. A test that
+// passed every base run but failed now and then on main on Windows is a
+// flake the base runs missed: its head failures do not block. Its
+// baseline counts both legs' runs.
+func TestGateMatrixHistory(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "")
+	for i := range 20 {
+		sha := fmt.Sprintf("%040x", 0xdef0+i)
+		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: sha, CreatedAt: now.Add(-time.Duration(20-i) * time.Hour)})
+		for _, leg := range []string{"ubuntu", "windows"} {
+			failing := map[string]bool{"test_ws_reconnect": leg == "windows" && i%3 == 0}
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(sha, int(run.ID), failing)}})
+		}
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{
+		"mode": "gate", "base-results": "results/base", "head-results": "results/head", "workflows": "ci.yml"})
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, map[string]int{"test_ws_reconnect": 2})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d, want 0: a flake main already had\n%s", code, r.stdout.String())
+	}
+	b, err := os.ReadFile(r.outputs()["report-json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tests []struct {
+			Name    string `json:"name"`
+			History struct {
+				Runs     int `json:"runs"`
+				Failures int `json:"failures"`
+			} `json:"history"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, x := range rep.Tests {
+		if x.Name == "tests.test_app::test_ws_reconnect" {
+			found = true
+			if x.History.Runs != 40 || x.History.Failures != 7 {
+				t.Errorf("history of %s: %d/%d runs failed, want 7/40 (both legs)", x.Name, x.History.Failures, x.History.Runs)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the gate's report has no test_ws_reconnect: %s", b)
 	}
 }
