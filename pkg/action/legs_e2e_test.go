@@ -34,7 +34,9 @@ func TestMatrixLegsReport(t *testing.T) {
 		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xabc0+i), CreatedAt: now.Add(-time.Duration(runs-i) * 6 * time.Hour)})
 		for _, leg := range []string{"ubuntu", "windows"} {
 			var cases []string
-			pass := func(n string) { cases = append(cases, fmt.Sprintf(`<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"/>`, n)) }
+			pass := func(n string) {
+				cases = append(cases, fmt.Sprintf(`<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"/>`, n))
+			}
 			fail := func(n string) {
 				cases = append(cases, fmt.Sprintf(`<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"><failure message="%s failed"/></testcase>`, n, n))
 			}
