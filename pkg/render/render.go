@@ -288,12 +288,14 @@ func unflaggedText(r *score.Report, clean func(string) string) string {
 
 // repeatedText says, when most tests ran more than once in some runs,
 // that a run's results are attempts of one test, which makes a test that
-// fails in one matrix leg or module look flaky.
+// fails in one of several files of one directory (a tox environment per
+// file) look flaky. Artifacts and directories of one run are told apart
+// (history's legs); the files of one directory are not.
 func repeatedText(r *score.Report) string {
 	if r.RepeatedRuns == 0 {
 		return ""
 	}
-	return fmt.Sprintf("In %s of %s most tests ran more than once: repeated by the test runner, or written to several files of the run (the legs of a matrix, modules, one report uploaded twice). A run's results count as attempts of one test, so a test that fails in one leg or module only looks flaky, with retry evidence.",
+	return fmt.Sprintf("In %s of %s most tests ran more than once: repeated by the test runner, or written to several files of one directory (a tox environment per file, the suite run again into a second file). A run's results there count as attempts of one test, so a test that fails in one of those files only looks flaky, with retry evidence. Artifacts and directories of one run are told apart: put each environment's file in a directory of its own.",
 		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
 }
 
