@@ -38,6 +38,22 @@ import (
 // were before legs were told apart. A leg is named by the path elements
 // that tell it apart from the others that hold the test.
 
+// maxLegs bounds the legs of one run that each Builder tells apart: a
+// matrix has at most 256 jobs. The documents of further legs it reads are
+// one leg, overflowLeg, so that a crafted artifact of thousands of
+// directories holding the same tests does not multiply their cells.
+const maxLegs = 256
+
+// overflowLeg is the leg of documents past maxLegs.
+const overflowLeg = "(more legs)"
+
+// maxRerunWork bounds the pairs of cells weighed to find reruns, and
+// maxRerunPairs the pairs of legs: past them, no leg is taken for a rerun.
+const (
+	maxRerunWork  = 1 << 24
+	maxRerunPairs = 1 << 12
+)
+
 // runLeg is what the builder knew of one of its runs: the part of a whole
 // run it is, and the key of that whole run.
 type runLeg struct {
@@ -215,6 +231,7 @@ func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string,
 	// For each ordered pair of legs of one run: the tests that ran in the
 	// first and failed in the second.
 	failedIn := map[legPair]int32{}
+	work := 0
 	var cells []Cell
 	for _, ti := range candidates {
 		cells = byWholeRun(append(cells[:0], tests[ti].Cells...), remap)
@@ -227,11 +244,17 @@ func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string,
 			for hi < len(cells) && remap[cells[hi].Run] == remap[cells[lo].Run] {
 				hi++
 			}
-			for _, r := range cells[lo:hi] {
-				for _, a := range cells[lo:hi] {
-					if r.Run != a.Run && r.Pass+r.Fail > 0 && a.Fail > 0 {
+			for _, a := range cells[lo:hi] {
+				if a.Fail == 0 {
+					continue
+				}
+				for _, r := range cells[lo:hi] {
+					if r.Run != a.Run && r.Pass+r.Fail > 0 {
 						failedIn[legPair{r.Run, a.Run}]++
 					}
+				}
+				if work += hi - lo; work > maxRerunWork {
+					return nil
 				}
 			}
 			lo = hi
@@ -241,27 +264,33 @@ func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string,
 	type namePair struct{ r, a string }
 	verdict := map[namePair]bool{}
 	for p := range failedIn {
-		verdict[namePair{names[p.r], names[p.a]}] = true
+		if np := (namePair{names[p.r], names[p.a]}); np.r != np.a {
+			verdict[np] = true
+		}
 	}
+	if len(verdict) > maxRerunPairs {
+		return nil
+	}
+	legOf := map[string]int32{}
 	for _, ls := range legsOf {
 		if len(ls) < 2 {
 			continue
 		}
-		for _, r := range ls {
-			for _, a := range ls {
-				np := namePair{names[r], names[a]}
-				if r == a || !verdict[np] {
-					continue
-				}
-				if ran[r] == 0 || failedIn[legPair{r, a}] != ran[r] {
-					verdict[np] = false
-				}
+		clear(legOf)
+		for _, l := range ls {
+			legOf[names[l]] = l
+		}
+		for np, ok := range verdict {
+			r, hasR := legOf[np.r]
+			a, hasA := legOf[np.a]
+			if ok && hasR && hasA && (ran[r] == 0 || failedIn[legPair{r, a}] != ran[r]) {
+				verdict[np] = false
 			}
 		}
 	}
 	of := map[string]string{}
 	for np, ok := range verdict {
-		if ok && np.r != np.a {
+		if ok {
 			if cur, set := of[np.r]; !set || np.a < cur {
 				of[np.r] = np.a
 			}

@@ -204,3 +204,37 @@ func TestLegSignatures(t *testing.T) {
 		t.Errorf("failures per signature (-want +got):\n%s", d)
 	}
 }
+
+// TestManyLegsStayBounded: a crafted run of 2,000 directories, each with
+// the same 20 tests, cannot make 2,000 cells of each test: a builder
+// tells at most maxLegs legs of one run apart, and the rest are one.
+func TestManyLegsStayBounded(t *testing.T) {
+	var srcs []Source
+	var names []string
+	for k := range 20 {
+		names = append(names, fmt.Sprintf("T%d", k))
+	}
+	for i := range 2000 {
+		srcs = append(srcs, legSource(1, fmt.Sprintf("art/d%04d", i), strings.Join(names, " "), ""))
+	}
+	h, err := Load(context.Background(), srcs, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := 0
+	for _, x := range h.Tests {
+		cells += len(x.Cells)
+	}
+	if want := 20 * (maxLegs + 1); len(h.Tests) != want || cells != want || len(h.Runs) != 1 {
+		t.Errorf("%d tests, %d cells, %d runs; want %d, %d and 1", len(h.Tests), cells, len(h.Runs), want, want)
+	}
+	var over *Test
+	for _, x := range h.Tests {
+		if x.ID == "c::T0 ["+overflowLeg+"]" {
+			over = x
+		}
+	}
+	if over == nil || over.Cells[0].Pass != 2000-maxLegs {
+		t.Errorf("the legs past %d are not one: %+v", maxLegs, over)
+	}
+}

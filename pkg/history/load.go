@@ -153,6 +153,7 @@ type Builder struct {
 	testIdx map[string]int32
 	runs    []Run
 	legs    []runLeg // per run: the part of a whole run it is
+	legsIn  map[string]int // per whole run: its legs, up to maxLegs
 	// legFails counts failures by test, run and signature, for runs that
 	// are legs (see splitLegs).
 	legFails map[legFail]int32
@@ -292,7 +293,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	bs := make([]*Builder, n)
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[runLeg]int32{}, sigCache: map[string]string{},
-			seqs: map[int32][]int32{}, legFails: map[legFail]int32{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
+			seqs: map[int32][]int32{}, legFails: map[legFail]int32{}, legsIn: map[string]int{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
 	}
 	return bs
 }
@@ -735,6 +736,14 @@ func (b *Builder) commit(src Source) {
 		key := run.CommitSHA + "|" + run.Key()
 		idx := runLeg{leg: src.Leg, base: key}
 		ri, ok := b.runIdx[idx]
+		if !ok && idx.leg != "" {
+			// A run of more legs than a matrix can have: the rest are
+			// one leg, so that crafted input cannot multiply the cells.
+			if b.legsIn[key]++; b.legsIn[key] > maxLegs {
+				idx.leg = overflowLeg
+				ri, ok = b.runIdx[idx]
+			}
+		}
 		if !ok {
 			ri = int32(len(b.runs))
 			b.runIdx[idx] = ri
