@@ -152,7 +152,7 @@ type Builder struct {
 	order   []order // per test: the earliest run that stated its File and Line
 	testIdx map[string]int32
 	runs    []Run
-	legs    []runLeg // per run: the part of a whole run it is
+	legs    []runLeg       // per run: the part of a whole run it is
 	legsIn  map[string]int // per whole run: its legs, up to maxLegs
 	// legFails counts failures by test, run and signature, for runs that
 	// are legs (see splitLegs).
