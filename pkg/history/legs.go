@@ -134,30 +134,39 @@ func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
 	h.Runs = runs
 }
 
-// legNames names each leg: its path without the leading elements common
-// to every leg, and, in a run of several legs, those common to its legs, so
-// that runs kept in directories of their own (runs/7/junit-ubuntu) name
-// their legs alike.
+// legNames names each leg by its path, less the directories that name
+// its run: when the legs of each run of several lie in a directory of that
+// run (runs/7/junit-ubuntu, runs/8/junit-ubuntu), the same number of
+// leading elements differs from run to run, and every leg loses them.
+// Elements every run shares (an artifact holding each leg's directory)
+// stay; a test's project names drop them (projectNames).
 func legNames(legs []runLeg, legsOf [][]int32) []string {
 	parts := make([][]string, len(legs))
-	all := make([]int32, len(legs))
 	for i, l := range legs {
 		parts[i] = strings.Split(l.leg, "/")
-		all[i] = int32(i)
 	}
-	global := commonLead(parts, all)
-	for i := range parts {
-		parts[i] = parts[i][global:]
+	cut, lead, varies := -1, "", false
+	for _, ls := range legsOf {
+		if len(ls) < 2 {
+			continue
+		}
+		n := commonLead(parts, ls)
+		l := strings.Join(parts[ls[0]][:n], "/")
+		switch {
+		case cut < 0:
+			cut, lead = n, l
+		case n != cut:
+			cut = 0 // runs disagree: no run directory to drop
+		case l != lead:
+			varies = true
+		}
 	}
 	names := make([]string, len(legs))
-	for _, ls := range legsOf {
-		n := 0
-		if len(ls) > 1 {
-			n = commonLead(parts, ls)
+	for i, p := range parts {
+		if varies && cut > 0 && len(p) > cut {
+			p = p[cut:]
 		}
-		for _, i := range ls {
-			names[i] = strings.Join(parts[i][n:], "/")
-		}
+		names[i] = strings.Join(p, "/")
 	}
 	return names
 }

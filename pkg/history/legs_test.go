@@ -238,3 +238,34 @@ func TestManyLegsStayBounded(t *testing.T) {
 		t.Errorf("the legs past %d are not one: %+v", maxLegs, over)
 	}
 }
+
+// TestLegNames: a leg keeps its name from run to run, also in a run where
+// it is the only leg: runs kept in directories of their own
+// (runs/7/junit-py311, files that state their run) lose the run's
+// directory, and a directory every run shares (one artifact holding each
+// leg's directory) is left out of the test's names.
+func TestLegNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		leg  func(run int, leg string) string
+		want map[string]string
+	}{
+		{"run directories", func(run int, leg string) string { return fmt.Sprintf("/tmp/x/runs/%d/junit-%s", run, leg) },
+			map[string]string{"c::A [junit-py311]": "0:P 1:P 2:P", "c::A [junit-py312]": "0:P 1:P", "c::B [junit-py311]": "0:P 1:P 2:P", "c::B [junit-py312]": "0:F 1:F"}},
+		{"one artifact", func(run int, leg string) string { return "junit/" + leg + "/reports" },
+			map[string]string{"c::A [py311]": "0:P 1:P 2:P", "c::A [py312]": "0:P 1:P", "c::B [py311]": "0:P 1:P 2:P", "c::B [py312]": "0:F 1:F"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var srcs []Source
+			for run := 1; run <= 3; run++ {
+				srcs = append(srcs, legSource(run, tc.leg(run, "py311"), "A B", ""))
+				if run < 3 {
+					srcs = append(srcs, legSource(run, tc.leg(run, "py312"), "A", "B"))
+				}
+			}
+			if d := cmp.Diff(tc.want, loadLegs(t, srcs)); d != "" {
+				t.Errorf("tests (-want +got):\n%s", d)
+			}
+		})
+	}
+}
