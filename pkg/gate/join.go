@@ -116,8 +116,9 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 				from = append(from, k)
 			}
 		}
-		for _, k := range from {
-			ht := hist.Tests[order[k]]
+		if len(from) == 1 {
+			// One test: each cell is one run.
+			ht := hist.Tests[order[from[0]]]
 			if ti.File == "" {
 				ti.File, ti.Line = ht.File, ht.Line
 			}
@@ -128,6 +129,25 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 						ti.History.Failures++
 					}
 				}
+			}
+			continue
+		}
+		failed := map[int32]bool{} // per run: failed in any leg
+		for _, k := range from {
+			ht := hist.Tests[order[k]]
+			if ti.File == "" {
+				ti.File, ti.Line = ht.File, ht.Line
+			}
+			for _, c := range ht.Cells {
+				if c.Pass+c.Fail > 0 {
+					failed[c.Run] = failed[c.Run] || c.Failed()
+				}
+			}
+		}
+		for _, f := range failed {
+			ti.History.Runs++
+			if f {
+				ti.History.Failures++
 			}
 		}
 	}
