@@ -56,6 +56,15 @@ func outcomes(h *History) map[string]string {
 	return out
 }
 
+// checkLegs wants srcs to read to the tests in want (see outcomes),
+// whatever the number of workers.
+func checkLegs(t *testing.T, srcs []Source, want map[string]string) {
+	t.Helper()
+	if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
+		t.Errorf("tests (-want +got):\n%s", d)
+	}
+}
+
 func loadLegs(t *testing.T, srcs []Source) map[string]string {
 	t.Helper()
 	var first map[string]string
@@ -97,9 +106,7 @@ func TestMatrixLegsAreProjects(t *testing.T) {
 		"c::B [junit-ubuntu]":  "0:P 1:P 2:P 3:P",
 		"c::B [junit-windows]": "0:F 1:F 2:F 3:F",
 	}
-	if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
-		t.Errorf("tests (-want +got):\n%s", d)
-	}
+	checkLegs(t, srcs, want)
 	h, _ := Load(context.Background(), srcs, Options{})
 	if len(h.Runs) != 4 {
 		t.Errorf("%d runs, want 4: legs are parts of one run", len(h.Runs))
@@ -127,9 +134,7 @@ func TestRerunFileIsAttempts(t *testing.T) {
 			"c::B": "0:PF 1:PF 2:PF",
 			"c::C": "0:FF 1:FF 2:FF",
 		}
-		if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
-			t.Errorf("tests (-want +got):\n%s", d)
-		}
+		checkLegs(t, srcs, want)
 	})
 	t.Run("per leg", func(t *testing.T) {
 		var srcs []Source
@@ -144,9 +149,7 @@ func TestRerunFileIsAttempts(t *testing.T) {
 			"c::B [junit-ubuntu]":  "0:PF 1:PF 2:PF",
 			"c::B [junit-windows]": "0:P 1:P 2:P",
 		}
-		if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
-			t.Errorf("tests (-want +got):\n%s", d)
-		}
+		checkLegs(t, srcs, want)
 	})
 }
 
@@ -165,9 +168,7 @@ func TestLegsWithoutSharedTests(t *testing.T) {
 		"c::C": "0:P 1:P",
 		"c::D": "0:F 1:F",
 	}
-	if d := cmp.Diff(want, loadLegs(t, srcs)); d != "" {
-		t.Errorf("tests (-want +got):\n%s", d)
-	}
+	checkLegs(t, srcs, want)
 }
 
 // TestLegSignatures: each leg's test keeps the signatures of its own
@@ -263,9 +264,7 @@ func TestLegNames(t *testing.T) {
 					srcs = append(srcs, legSource(run, tc.leg(run, "py312"), "A", "B"))
 				}
 			}
-			if d := cmp.Diff(tc.want, loadLegs(t, srcs)); d != "" {
-				t.Errorf("tests (-want +got):\n%s", d)
-			}
+			checkLegs(t, srcs, tc.want)
 		})
 	}
 }
