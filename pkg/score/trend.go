@@ -16,7 +16,12 @@ const minDelta = 0.05
 type Trend struct {
 	PreviousAt time.Time    `json:"previous_generated_at"`
 	New        []TrendEntry `json:"new"`      // flagged now, not before
-	Resolved   []TrendEntry `json:"resolved"` // flagged before, not now, on at least min_commits commits (or not run at all)
+	// Resolved: flagged before, not now, on at least min_commits commits
+	// (or not run at all). A test now told apart by project (a matrix's
+	// legs: "c::n" became "c::n [junit-ubuntu]" and "c::n [junit-windows]")
+	// is resolved when none of its parts is flagged; a part flagged now
+	// is compared with the test it was.
+	Resolved []TrendEntry `json:"resolved"`
 	// Unclear: flagged before, not now, but on fewer than min_commits
 	// commits in this window: too few to call it resolved.
 	Unclear    []TrendEntry `json:"unclear"`
@@ -63,7 +68,26 @@ func Compare(prev, cur *Report) *Trend {
 	now := map[string]Test{}
 	for _, t := range cur.Tests {
 		now[t.Name] = t
+	}
+	// refined lists, by the name of a test the previous report had, the
+	// tests that now name it with a project: "c::n [junit-windows]", once a
+	// matrix's legs are told apart.
+	refined := map[string][]Test{}
+	for _, t := range cur.Tests {
+		if p, ok := unrefined(t.Name); ok {
+			if _, had := before[p]; had {
+				if _, still := now[p]; !still {
+					refined[p] = append(refined[p], t)
+				}
+			}
+		}
+	}
+	for _, t := range cur.Tests {
 		b, had := before[t.Name]
+		part := false // of a test the previous report named without a project
+		if p, ok := unrefined(t.Name); ok && !had && len(refined[p]) > 0 {
+			b, had, part = before[p], true, true
+		}
 		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true, Commits: t.Commits}
 		switch {
 		case t.IsFlaky && !(had && b.IsFlaky):
@@ -72,6 +96,8 @@ func Compare(prev, cur *Report) *Trend {
 			tr.Worsened = append(tr.Worsened, e)
 		case t.IsFlaky && b.FlakeScore-t.FlakeScore >= minDelta:
 			tr.Improved = append(tr.Improved, e)
+		case part:
+			// Resolved or unclear as a whole, below.
 		case !t.IsFlaky && had && b.IsFlaky && t.Commits < cur.MinCommits:
 			tr.Unclear = append(tr.Unclear, e)
 		case !t.IsFlaky && had && b.IsFlaky:
@@ -79,8 +105,28 @@ func Compare(prev, cur *Report) *Trend {
 		}
 	}
 	for _, b := range prev.Tests {
-		if _, ok := now[b.Name]; !ok && b.IsFlaky {
+		if _, ok := now[b.Name]; ok || !b.IsFlaky {
+			continue
+		}
+		parts := refined[b.Name]
+		if len(parts) == 0 {
 			tr.Resolved = append(tr.Resolved, TrendEntry{Name: b.Name, Before: b.FlakeScore})
+			continue
+		}
+		// Told apart by project now: resolved when no part is flagged,
+		// and then with the most flaky part's figures.
+		e := TrendEntry{Name: b.Name, Before: b.FlakeScore, Seen: true}
+		flagged := false
+		for _, t := range parts {
+			flagged = flagged || t.IsFlaky
+			e.After, e.Commits = max(e.After, t.FlakeScore), max(e.Commits, t.Commits)
+		}
+		switch {
+		case flagged:
+		case e.Commits < cur.MinCommits:
+			tr.Unclear = append(tr.Unclear, e)
+		default:
+			tr.Resolved = append(tr.Resolved, e)
 		}
 	}
 	byChange := func(a, b TrendEntry) int {
@@ -93,6 +139,19 @@ func Compare(prev, cur *Report) *Trend {
 		slices.SortFunc(l, byChange)
 	}
 	return tr
+}
+
+// unrefined is the name a test had before a project was added to it,
+// "c::n" for "c::n [junit-windows]".
+func unrefined(name string) (string, bool) {
+	if !strings.HasSuffix(name, "]") {
+		return "", false
+	}
+	i := strings.LastIndex(name, " [")
+	if i < 0 {
+		return "", false
+	}
+	return name[:i], true
 }
 
 func abs(x float64) float64 {
