@@ -15,7 +15,7 @@ const minDelta = 0.05
 // Trend compares a report with the previous one.
 type Trend struct {
 	PreviousAt time.Time    `json:"previous_generated_at"`
-	New        []TrendEntry `json:"new"`      // flagged now, not before
+	New        []TrendEntry `json:"new"` // flagged now, not before
 	// Resolved: flagged before, not now, on at least min_commits commits
 	// (or not run at all). A test now told apart by project (a matrix's
 	// legs: "c::n" became "c::n [junit-ubuntu]" and "c::n [junit-windows]")
