@@ -60,3 +60,37 @@ func BenchmarkLoad(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoadLegs loads the benchmark history as a two-leg matrix would
+// upload it: each run's file twice, as the legs "ubuntu" and "windows" of
+// the run (720,112 results), so that every test is told apart by leg. Next
+// to BenchmarkLoad/run, what splitting by leg costs beyond reading twice
+// the results.
+//
+//	go test -run '^$' -bench Load -benchtime 10x -count 3 ./pkg/history
+func BenchmarkLoadLegs(b *testing.B) {
+	run := benchSources(b, layouts.Run, 1)
+	var srcs []Source
+	var size int64
+	for _, leg := range []string{"ubuntu", "windows"} {
+		for _, s := range run {
+			fi, err := os.Stat(s.Name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			size += fi.Size()
+			s.Leg = leg
+			srcs = append(srcs, s)
+		}
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		h, err := Load(context.Background(), srcs, Options{})
+		if err != nil || len(h.Tests) != 4000 || len(h.Runs) != 180 || len(h.Skipped) != 0 {
+			b.Fatal(err, len(h.Tests), len(h.Runs))
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+}

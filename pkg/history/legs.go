@@ -1,9 +1,11 @@
 package history
 
 import (
-	"cmp"
-	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/flakegate/flakegate/pkg/internal/par"
 )
 
 // Legs. One workflow run often runs the suite more than once side by side:
@@ -123,8 +125,8 @@ func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
 	}
 	if len(candidates) > 0 {
 		names := legNames(legs, legsOf)
-		project := reruns(h.Tests, candidates, remap, ran, names, legsOf)
-		h.splitTests(candidates, remap, names, project, fails)
+		project := reruns(remap, len(runs), h.Tests, candidates, ran, names, legsOf)
+		h.splitTests(remap, len(runs), candidates, names, project, fails)
 	}
 	for _, t := range h.Tests {
 		for i := range t.Cells {
@@ -233,41 +235,92 @@ func projectNames(names []string) []string {
 // second?
 type legPair struct{ r, a int32 }
 
+// legView groups one test's cells by the whole run of their leg, and
+// folds the cells of one leg (read by several builders) into one: in time
+// linear in the cells, with scratch indexed by leg and by whole run that
+// serves every test in turn.
+type legView struct {
+	remap          []int32 // per leg: its whole run
+	legSeen        []int32 // per leg: the test (stamp) it was last seen for
+	pass, fail     []int32 // per leg: the test's attempts in it
+	next           []int32 // per leg: the next leg of its whole run, -1 at the end
+	runSeen, first []int32 // per whole run: stamp, and its first leg
+	legs           []int32 // per whole run: how many legs hold the test
+	runs           []int32 // whole runs the test is in, in order met
+	stamp          int32
+}
+
+func newLegView(remap []int32, wholeRuns int) *legView {
+	n := len(remap)
+	return &legView{remap: remap, legSeen: make([]int32, n), pass: make([]int32, n), fail: make([]int32, n), next: make([]int32, n),
+		runSeen: make([]int32, wholeRuns), first: make([]int32, wholeRuns), legs: make([]int32, wholeRuns)}
+}
+
+// load takes a test's cells.
+func (v *legView) load(cells []Cell) {
+	v.stamp++
+	v.runs = v.runs[:0]
+	for _, c := range cells {
+		l := c.Run
+		if v.legSeen[l] != v.stamp {
+			v.legSeen[l], v.pass[l], v.fail[l] = v.stamp, 0, 0
+			b := v.remap[l]
+			if v.runSeen[b] != v.stamp {
+				v.runSeen[b], v.first[b], v.legs[b] = v.stamp, -1, 0
+				v.runs = append(v.runs, b)
+			}
+			v.next[l], v.first[b] = v.first[b], l
+			v.legs[b]++
+		}
+		v.pass[l] += int32(c.Pass)
+		v.fail[l] += int32(c.Fail)
+	}
+}
+
+// ran reports whether the test passed or failed in leg l.
+func (v *legView) ran(l int32) bool { return v.pass[l]+v.fail[l] > 0 }
+
 // reruns finds the legs that rerun another (see the package comment on
 // legs) and returns, per leg name, the name of the project it counts for:
 // its own, or that of the leg it reruns.
-func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string, legsOf [][]int32) map[string]string {
+func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran []int32, names []string, legsOf [][]int32) map[string]string {
 	// For each ordered pair of legs of one run: the tests that ran in the
-	// first and failed in the second.
+	// first and failed in the second. Counted on every core.
 	failedIn := map[legPair]int32{}
-	work := 0
-	var cells []Cell
-	for _, ti := range candidates {
-		cells = byWholeRun(append(cells[:0], tests[ti].Cells...), remap)
-		for i := range cells {
-			cells[i].Sig = 0 // not needed here; folded below without them
-		}
-		cells = foldCells(cells, nil)
-		for lo := 0; lo < len(cells); {
-			hi := lo + 1
-			for hi < len(cells) && remap[cells[hi].Run] == remap[cells[lo].Run] {
-				hi++
-			}
-			for _, a := range cells[lo:hi] {
-				if a.Fail == 0 {
+	var mu sync.Mutex
+	var work atomic.Int64
+	par.Parts(len(candidates), 64, func(lo, hi int) {
+		v := newLegView(remap, wholeRuns)
+		mine := map[legPair]int32{}
+		for _, ti := range candidates[lo:hi] {
+			v.load(tests[ti].Cells)
+			for _, b := range v.runs {
+				if v.legs[b] < 2 {
 					continue
 				}
-				for _, r := range cells[lo:hi] {
-					if r.Run != a.Run && r.Pass+r.Fail > 0 {
-						failedIn[legPair{r.Run, a.Run}]++
+				for a := v.first[b]; a >= 0; a = v.next[a] {
+					if v.fail[a] == 0 {
+						continue
+					}
+					for r := v.first[b]; r >= 0; r = v.next[r] {
+						if r != a && v.ran(r) {
+							mine[legPair{r, a}]++
+						}
+					}
+					if work.Add(int64(v.legs[b])) > maxRerunWork {
+						return
 					}
 				}
-				if work += hi - lo; work > maxRerunWork {
-					return nil
-				}
 			}
-			lo = hi
 		}
+		mu.Lock()
+		for p, n := range mine {
+			failedIn[p] += n
+		}
+		mu.Unlock()
+	})
+	if work.Load() > maxRerunWork {
+		return nil
 	}
 	// A pair of names is a rerun when every run that has both agrees.
 	type namePair struct{ r, a string }
@@ -325,25 +378,24 @@ func reruns(tests []*Test, candidates []int, remap, ran []int32, names []string,
 	return project
 }
 
-// byWholeRun sorts cells by the whole run their leg belongs to, then by leg.
-func byWholeRun(cells []Cell, remap []int32) []Cell {
-	slices.SortFunc(cells, func(x, y Cell) int {
-		if c := cmp.Compare(remap[x.Run], remap[y.Run]); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Run, y.Run)
-	})
-	return cells
-}
-
 // splitTests gives each candidate held by two projects in one run one test
 // per project.
-func (h *History) splitTests(candidates []int, remap []int32, names []string, project map[string]string, fails map[legFail]int32) {
-	projectOf := func(leg int32) string {
-		if p, ok := project[names[leg]]; ok {
-			return p
+func (h *History) splitTests(remap []int32, wholeRuns int, candidates []int, names []string, project map[string]string, fails map[legFail]int32) {
+	// Each leg's project, as a number, and its name.
+	var projName []string
+	projOf := make([]int32, len(names))
+	byName := map[string]int32{}
+	for l, n := range names {
+		if p, ok := project[n]; ok {
+			n = p
 		}
-		return names[leg]
+		id, ok := byName[n]
+		if !ok {
+			id = int32(len(projName))
+			byName[n] = id
+			projName = append(projName, n)
+		}
+		projOf[l] = id
 	}
 	var ids map[string]*Test // every test by ID, once a test is split
 	failsOf := map[int32][]legFail{}
@@ -351,13 +403,26 @@ func (h *History) splitTests(candidates []int, remap []int32, names []string, pr
 		f.count = n
 		failsOf[f.test] = append(failsOf[f.test], f)
 	}
+	// Each candidate's parts, split on every core.
+	parts := make([][]*Test, len(candidates))
+	par.Parts(len(candidates), 64, func(lo, hi int) {
+		v := newLegView(remap, wholeRuns)
+		sp := &splitter{projOf: projOf, projName: projName, at: make([]int32, len(projName))}
+		for k := lo; k < hi; k++ {
+			t := h.Tests[candidates[k]]
+			v.load(t.Cells)
+			if heldByTwo(v, projOf) {
+				parts[k] = sp.split(t, failsOf[int32(candidates[k])])
+			}
+		}
+	})
 	gone := map[int]bool{}
 	var added []*Test
-	for _, ti := range candidates {
-		t := h.Tests[ti]
-		if !heldByTwo(t.Cells, remap, projectOf) {
+	for k, ti := range candidates {
+		if parts[k] == nil {
 			continue
 		}
+		t := h.Tests[ti]
 		if ids == nil {
 			ids = make(map[string]*Test, len(h.Tests))
 			for _, o := range h.Tests {
@@ -366,7 +431,7 @@ func (h *History) splitTests(candidates []int, remap []int32, names []string, pr
 		}
 		gone[ti] = true
 		delete(ids, t.ID)
-		for _, s := range splitTest(t, projectOf, failsOf[int32(ti)]) {
+		for _, s := range parts[k] {
 			if o, ok := ids[s.ID]; ok {
 				absorb(o, s) // a test of that name already: the same test
 				continue
@@ -387,71 +452,96 @@ func (h *History) splitTests(candidates []int, remap []int32, names []string, pr
 	h.Tests = append(kept, added...)
 }
 
-// heldByTwo reports whether the test passed or failed under two projects
-// in one run.
-func heldByTwo(cells []Cell, remap []int32, projectOf func(int32) string) bool {
-	first := map[int32]string{}
-	for _, c := range cells {
-		if c.Pass+c.Fail == 0 {
+// heldByTwo reports whether the test v holds passed or failed under two
+// projects in one run.
+func heldByTwo(v *legView, projOf []int32) bool {
+	for _, b := range v.runs {
+		if v.legs[b] < 2 {
 			continue
 		}
-		p := projectOf(c.Run)
-		bi := remap[c.Run]
-		if q, ok := first[bi]; !ok {
-			first[bi] = p
-		} else if q != p {
-			return true
+		p := int32(-1)
+		for l := v.first[b]; l >= 0; l = v.next[l] {
+			if !v.ran(l) {
+				continue
+			}
+			if p >= 0 && projOf[l] != p {
+				return true
+			}
+			p = projOf[l]
 		}
 	}
 	return false
 }
 
-// splitTest makes one test per project of t's cells. Each keeps t's place
-// and the signatures of its own failures (fails, t's by leg), with their
+// splitter makes one test per project of a test's cells.
+type splitter struct {
+	projOf   []int32  // per leg
+	projName []string // per project
+	at       []int32  // per project: 1 + its index among the test's, for the test being split
+	order    []int32  // the test's projects, in order met
+}
+
+// split makes one test per project of t's cells. Each keeps t's place and
+// the signatures of its own failures (fails, t's by leg), with their
 // sample messages.
-func splitTest(t *Test, projectOf func(int32) string, fails []legFail) []*Test {
-	var order []string
-	cellsOf := map[string][]Cell{}
-	legsOf := map[string][]int32{}
+func (sp *splitter) split(t *Test, fails []legFail) []*Test {
+	for _, p := range sp.order {
+		sp.at[p] = 0
+	}
+	sp.order = sp.order[:0]
+	var cells [][]Cell
 	for _, c := range t.Cells {
-		p := projectOf(c.Run)
-		if _, ok := cellsOf[p]; !ok {
-			order = append(order, p)
+		p := sp.projOf[c.Run]
+		if sp.at[p] == 0 {
+			sp.order = append(sp.order, p)
+			sp.at[p] = int32(len(sp.order))
+			cells = append(cells, nil)
 		}
-		cellsOf[p] = append(cellsOf[p], c)
-		if !slices.Contains(legsOf[p], c.Run) {
-			legsOf[p] = append(legsOf[p], c.Run)
+		k := sp.at[p] - 1
+		cells[k] = append(cells[k], c)
+	}
+	names := make([]string, len(sp.order))
+	for k, p := range sp.order {
+		names[k] = sp.projName[p]
+	}
+	display := projectNames(names)
+	// Signatures in t's order, so that ties sort alike; what t counted
+	// beyond maxSignatures, failures of no signature it kept.
+	sigOf := make(map[string]int, len(t.Sigs))
+	for k, sg := range t.Sigs {
+		sigOf[sg.Hash] = k + 1
+	}
+	count := make([][]int, len(sp.order))
+	other := make([]int, len(sp.order))
+	for k := range count {
+		count[k] = make([]int, len(t.Sigs)+1)
+	}
+	for _, f := range fails {
+		k := sp.at[sp.projOf[f.run]] - 1
+		if k < 0 {
+			continue
+		}
+		if i, ok := sigOf[f.hash]; ok {
+			count[k][i] += int(f.count)
+		} else {
+			other[k] += int(f.count)
 		}
 	}
-	display := projectNames(order)
-	out := make([]*Test, 0, len(order))
-	for i, p := range order {
-		s := &Test{ID: projectID(t.ID, display[i]), File: t.File, Line: t.Line, placed: t.placed, Cells: cellsOf[p]}
-		// Its signatures in t's order, so that ties sort alike; what t
-		// counted beyond maxSignatures, failures of no signature it kept.
-		count := make([]int, len(t.Sigs)+1)
-		for _, f := range fails {
-			if !slices.Contains(legsOf[p], f.run) {
-				continue
-			}
-			if k := slices.IndexFunc(t.Sigs, func(sg Sig) bool { return sg.Hash == f.hash }); k >= 0 {
-				count[k+1] += int(f.count)
-			} else {
-				s.OtherFailures += int(f.count)
-			}
-		}
+	out := make([]*Test, len(sp.order))
+	for k := range sp.order {
+		s := &Test{ID: projectID(t.ID, display[k]), File: t.File, Line: t.Line, placed: t.placed, Cells: cells[k], OtherFailures: other[k]}
 		idx := make([]uint16, len(t.Sigs)+1)
-		for k, sg := range t.Sigs {
-			if count[k+1] > 0 {
-				sg.Count = count[k+1]
+		for i, sg := range t.Sigs {
+			if n := count[k][i+1]; n > 0 {
+				sg.Count = n
 				s.Sigs = append(s.Sigs, sg)
-				idx[k+1] = uint16(len(s.Sigs))
+				idx[i+1] = uint16(len(s.Sigs))
 			}
 		}
-		for k := range s.Cells {
-			s.Cells[k].Sig = idx[s.Cells[k].Sig]
+		for i := range s.Cells {
+			s.Cells[i].Sig = idx[s.Cells[i].Sig]
 		}
-		out = append(out, s)
+		out[k] = s
 	}
 	return out
 }
