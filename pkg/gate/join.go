@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // Join turns the three sides of a gate experiment into the gate's input,
@@ -112,7 +113,7 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 		}
 		refined := ti.Name + " ["
 		for k, _ := slices.BinarySearch(ids, refined); k < len(ids) && strings.HasPrefix(ids[k], refined); k++ {
-			if strings.HasSuffix(ids[k], "]") {
+			if model.Refines(ids[k], ti.Name) {
 				from = append(from, k)
 			}
 		}

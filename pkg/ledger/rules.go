@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // The gate reads the ledger twice: as it is on the base (trusted: it was
@@ -55,6 +57,41 @@ type Context struct {
 	Approved      bool                   // the PR carries the approval label
 	ApprovalLabel string                 // its name, for messages
 	ExpiredWarn   bool                   // an expired entry warns instead of failing
+}
+
+// observed is what the gate saw of test: its own observation, or, when
+// the gate told the test apart by project (a matrix's legs, "c::n
+// [junit-windows]"), all of its projects' together, so that an entry for
+// "c::n" covers every leg.
+func (ctx Context) observed(test string) (Observation, bool) {
+	if o, ok := ctx.Observed[test]; ok {
+		return o, true
+	}
+	var all Observation
+	seen := false
+	names := make([]string, 0)
+	for name := range ctx.Observed {
+		if model.Refines(name, test) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names) // the same File and signature order every time
+	for _, name := range names {
+		o := ctx.Observed[name]
+		seen = true
+		all.BaseFailures += o.BaseFailures
+		all.HeadRuns += o.HeadRuns
+		all.HeadFailures += o.HeadFailures
+		for _, s := range o.Signatures {
+			if !slices.Contains(all.Signatures, s) {
+				all.Signatures = append(all.Signatures, s)
+			}
+		}
+		if all.File == "" {
+			all.File = o.File
+		}
+	}
+	return all, seen
 }
 
 // Severity says whether a finding fails the gate.
@@ -124,7 +161,7 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 			if existed {
 				what = "entry with new evidence"
 			}
-			obs, seen := ctx.Observed[e.Test]
+			obs, seen := ctx.observed(e.Test)
 			if !seen || obs.BaseFailures == 0 {
 				add(RuleNoBaseEvidence, Error, e.Test,
 					"%s for %s (%s) has no base evidence: the test never failed on the base side (base repetitions or history) in this gate's data, and head-only evidence is never enough",
@@ -152,7 +189,7 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 		if onHead[keyOf(e)] {
 			continue
 		}
-		obs, seen := ctx.Observed[e.Test]
+		obs, seen := ctx.observed(e.Test)
 		if why := releaseEvidence(e, obs, seen, ctx); why != "" {
 			add(RuleReleased, Warning, e.Test, "the entry for %s (%s) is removed: %s", e.Test, e.Signature, why)
 			continue
@@ -257,8 +294,8 @@ func (l *Ledger) Exemption(test string, obs Observation, ctx Context) (*Entry, s
 	var live []Entry
 	var notes []string
 	for _, e := range entriesOf(l) {
-		if e.Test != test {
-			continue
+		if e.Test != test && !model.Refines(test, e.Test) {
+			continue // an entry for c::n covers c::n [junit-windows] too
 		}
 		switch why := e.Released(obs, ctx.ChangedFiles); {
 		case e.Expires.ExpiredAt(ctx.Now):

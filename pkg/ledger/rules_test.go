@@ -128,3 +128,38 @@ func TestExempt(t *testing.T) {
 		t.Errorf("a nil ledger exempted a test")
 	}
 }
+
+// TestEntryCoversLegs: the gate tells a test apart by matrix leg when its
+// runs come from a matrix's artifacts ("c::n [junit-windows]"). An entry
+// for "c::n" covers each leg: it exempts the leg's failures, and the legs'
+// base failures are its base evidence. An entry for one leg covers that
+// leg only.
+func TestEntryCoversLegs(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	seed := seedEntry()
+	leg := seed.Test + " [junit-windows]"
+	obs := Observation{HeadRuns: 5, HeadFailures: 2, Signatures: []string{seed.Signature}}
+	l := withEntries(seed)
+	if ok, why := l.Exempt(leg, obs, Context{Now: now}); !ok {
+		t.Errorf("an entry for %s does not exempt %s: %s", seed.Test, leg, why)
+	}
+	narrow := seedEntry()
+	narrow.Test = leg
+	for _, other := range []string{seed.Test, seed.Test + " [junit-ubuntu]", seed.Test + "2 [junit-windows]"} {
+		if ok, _ := withEntries(narrow).Exempt(other, obs, Context{Now: now}); ok {
+			t.Errorf("an entry for %s exempts %s", leg, other)
+		}
+	}
+	// A new entry for the test, with base failures seen on one leg only.
+	ctx := Context{Now: now, Approved: true, Observed: map[string]Observation{
+		seed.Test + " [junit-ubuntu]":  {HeadRuns: 5},
+		seed.Test + " [junit-windows]": {BaseFailures: 2, HeadRuns: 5, HeadFailures: 1},
+	}}
+	if fs := Check(nil, withEntries(seed), ctx); len(fs) != 0 {
+		t.Errorf("a new entry with base evidence on a leg: %+v", fs)
+	}
+	delete(ctx.Observed, seed.Test+" [junit-windows]")
+	if fs := Check(nil, withEntries(seed), ctx); len(fs) != 1 || fs[0].Rule != RuleNoBaseEvidence {
+		t.Errorf("a new entry without base evidence on any leg: %+v", fs)
+	}
+}

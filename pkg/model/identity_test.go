@@ -28,3 +28,22 @@ func TestIdentity(t *testing.T) {
 		}
 	}
 }
+func TestRefines(t *testing.T) {
+	for _, tc := range []struct {
+		id, base string
+		want     bool
+	}{
+		{"c::n [junit-windows]", "c::n", true},
+		{"c::n [chromium] [junit-windows]", "c::n", true},
+		{"c::n [chromium] [junit-windows]", "c::n [chromium]", true},
+		{"c::n", "c::n", false},
+		{"c::n2 [a]", "c::n", false},
+		{"c::n [a", "c::n", false},
+		{"c::n []", "c::n", false},
+		{"c::n[a]", "c::n", false},
+	} {
+		if got := Refines(tc.id, tc.base); got != tc.want {
+			t.Errorf("Refines(%q, %q) = %v, want %v", tc.id, tc.base, got, tc.want)
+		}
+	}
+}

@@ -69,6 +69,13 @@ func ProjectTestID(id, project string) string {
 	return id + " [" + project + "]"
 }
 
+// Refines reports whether id names the test base under a project, as
+// ProjectTestID does ("c::n [junit-windows]" refines "c::n"), maybe
+// among further projects ("c::n [chromium] [junit-windows]").
+func Refines(id, base string) bool {
+	return len(id) > len(base)+3 && strings.HasPrefix(id, base) && strings.HasPrefix(id[len(base):], " [") && strings.HasSuffix(id, "]")
+}
+
 // Attempt is one execution of one test inside one run.
 type Attempt struct {
 	Outcome  Outcome
