@@ -178,3 +178,67 @@ func TestGateMatrixHistory(t *testing.T) {
 		t.Errorf("the gate's report has no test_ws_reconnect: %s", b)
 	}
 }
+
+// TestGateMatrixArtifactSides: a fork's PR gated through workflow_run,
+// both sides read from the CI runs' artifacts on the base and head
+// commits, where CI is a two-leg matrix. The patch breaks test_login on
+// Windows only: the gate blocks on "test_login [junit-windows]" as a
+// regression and names the Ubuntu leg clean. test_ws_reconnect already
+// failed now and then on Windows on the base commit: a pre-existing flake
+// there, which does not block.
+func TestGateMatrixArtifactSides(t *testing.T) {
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := gateRepo(t, s, "forker/shop")
+	for i := range 5 {
+		b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+		h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+		for _, leg := range []string{"ubuntu", "windows"} {
+			win := leg == "windows"
+			repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID),
+				map[string]bool{"test_ws_reconnect": win && i%2 == 0})}})
+			repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID),
+				map[string]bool{"test_login": win, "test_ws_reconnect": win && i%2 == 1})}})
+		}
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	payload := map[string]any{"action": "completed", "workflow_run": map[string]any{
+		"id": 999, "name": "CI", "workflow_id": 1, "run_attempt": 1, "event": "pull_request", "status": "completed", "conclusion": "failure",
+		"head_sha": headSHA, "head_branch": "fix", "head_repository": map[string]any{"full_name": "forker/shop"},
+		"repository": map[string]any{"full_name": repoName}, "pull_requests": []any{}},
+		"repository": map[string]any{"full_name": repoName}}
+	r := newRunner(t, s, self.ID, "workflow_run", payload, nil)
+	if code := r.run(); code != 1 {
+		t.Fatalf("exit %d, want 1 (block)\n%s", code, r.stdout.String())
+	}
+	b, err := os.ReadFile(r.outputs()["report-json"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Tests []struct {
+			Name     string `json:"name"`
+			Bucket   string `json:"bucket"`
+			Decision string `json:"decision"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, x := range rep.Tests {
+		got[x.Name] = x.Decision
+	}
+	for name, want := range map[string]string{
+		"tests.test_app::test_login [junit-windows]":        "block",
+		"tests.test_app::test_login [junit-ubuntu]":         "pass",
+		"tests.test_app::test_ws_reconnect [junit-windows]": "pass",
+	} {
+		if got[name] != want {
+			t.Errorf("%s: decision %q, want %q (all: %v)", name, got[name], want, got)
+		}
+	}
+	if out := r.outputs(); out["blocking-count"] != "1" {
+		t.Errorf("blocking-count = %q, want 1", out["blocking-count"])
+	}
+}
