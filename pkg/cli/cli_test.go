@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -524,5 +525,45 @@ func TestReadmeListsJSONFields(t *testing.T) {
 		if !strings.Contains(string(b), "`"+k+"`") && !strings.Contains(string(b), "`"+k+":") {
 			t.Errorf("the README does not name the JSON field %q", k)
 		}
+	}
+}
+
+// TestAnalyzeDownloadedMatrix: a matrix run's artifacts as gh run download
+// writes them, a directory per artifact, read as one run (--run-id). A
+// test that failed on Windows only is that leg's test, not a flake with
+// retry evidence; the rerun artifact of the Windows leg's failures is
+// attempts of that leg.
+func TestAnalyzeDownloadedMatrix(t *testing.T) {
+	dir := t.TempDir()
+	write := func(art, doc string) {
+		os.MkdirAll(filepath.Join(dir, art), 0o755)
+		os.WriteFile(filepath.Join(dir, art, "junit.xml"), []byte(`<testsuite name="pytest">`+doc+`</testsuite>`), 0o644)
+	}
+	write("junit-ubuntu", `<testcase classname="t" name="paths"/><testcase classname="t" name="ok"/>`)
+	write("junit-windows", `<testcase classname="t" name="paths"><failure message="sep"/></testcase><testcase classname="t" name="ok"/>`)
+	write("junit-windows-rerun", `<testcase classname="t" name="paths"><failure message="sep"/></testcase>`)
+	r := run(t, fixedClock, "analyze", "--format", "json", "--commit-sha", "abc123", "--run-id", "7", "--min-commits", "1", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		FlakyCount int `json:"flaky_count"`
+		Runs       int `json:"runs"`
+		Tests      []struct {
+			Name     string
+			Failures int
+			Runs     int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, x := range rep.Tests {
+		got[x.Name] = fmt.Sprintf("%d/%d", x.Failures, x.Runs)
+	}
+	want := map[string]string{"t::paths [junit-ubuntu]": "0/1", "t::paths [junit-windows]": "2/1", "t::ok [junit-ubuntu]": "0/1", "t::ok [junit-windows]": "0/1"}
+	if rep.FlakyCount != 0 || rep.Runs != 1 || !maps.Equal(got, want) {
+		t.Errorf("%d flaky, %d runs, tests (failures/runs) %v; want 0, 1 and %v", rep.FlakyCount, rep.Runs, got, want)
 	}
 }
