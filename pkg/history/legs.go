@@ -26,6 +26,10 @@ import (
 //     both. The rule is taken over the whole history, so that one run
 //     where a leg failed throughout does not make the other leg its rerun.
 //     A rerun counts as the leg it reruns.
+//   - Two legs that, in every run that has both, held the same tests with
+//     the same outcomes are one report uploaded twice (or a matrix whose
+//     legs never differed, where telling them apart changes nothing): one
+//     leg, named by the least.
 //   - A test that passed or failed in two legs of one run (counting reruns
 //     as their leg) is held by several projects: it becomes one test per
 //     leg, model.ProjectTestID with the leg's name. Every other test keeps
@@ -95,21 +99,32 @@ func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
 	if len(runs) == len(h.Runs) {
 		return // one leg per run: nothing to tell apart
 	}
-	// Tests held by two legs of one run, and how many tests each leg ran.
+	// Tests held by two legs of one run, and how many tests each leg held
+	// and ran.
 	// A leg's documents may have been read by several builders, so a test
 	// may have more than one cell in a leg until finalize folds them.
-	ran := make([]int32, len(h.Runs))
+	ran := make([]int32, len(h.Runs))   // per leg: tests that passed or failed in it
+	held := make([]int32, len(h.Runs))  // per leg: tests in it, skipped or not
 	ranBy := make([]int32, len(h.Runs)) // per leg: 1 + the last test counted in it
-	stamp := make([]int32, len(runs))   // per whole run: 1 + the last test seen in it
+	heldBy := make([]int32, len(h.Runs))
+	stamp := make([]int32, len(runs)) // per whole run: 1 + the last test seen in it
 	legAt := make([]int32, len(runs))
 	var candidates []int
+	// Each leg's fingerprint: a sum over its cells, linear in their
+	// attempts, so that a leg's cells read by several builders add up to
+	// what one cell of theirs would: two legs held the same tests with the
+	// same outcomes when their counts and fingerprints are equal.
+	fp := make([]uint64, len(h.Runs))
 	for ti, t := range h.Tests {
 		two := false
+		kp, kf, ks := testKeys(ti)
 		for _, c := range t.Cells {
-			if c.Pass+c.Fail == 0 {
-				continue
+			fp[c.Run] += kp*uint64(c.Pass) + kf*uint64(c.Fail) + ks*uint64(c.Skip)
+			if heldBy[c.Run] != int32(ti)+1 {
+				heldBy[c.Run] = int32(ti) + 1
+				held[c.Run]++
 			}
-			if ranBy[c.Run] != int32(ti)+1 {
+			if c.Pass+c.Fail > 0 && ranBy[c.Run] != int32(ti)+1 {
 				ranBy[c.Run] = int32(ti) + 1
 				ran[c.Run]++
 			}
@@ -125,7 +140,7 @@ func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
 	}
 	if len(candidates) > 0 {
 		names := legNames(legs, legsOf)
-		project := reruns(remap, len(runs), h.Tests, candidates, ran, names, legsOf)
+		project := projects(remap, len(runs), h.Tests, candidates, ran, held, fp, names, legsOf)
 		h.splitTests(remap, len(runs), candidates, names, project, fails)
 	}
 	for _, t := range h.Tests {
@@ -280,10 +295,30 @@ func (v *legView) load(cells []Cell) {
 // ran reports whether the test passed or failed in leg l.
 func (v *legView) ran(l int32) bool { return v.pass[l]+v.fail[l] > 0 }
 
-// reruns finds the legs that rerun another (see the package comment on
-// legs) and returns, per leg name, the name of the project it counts for:
-// its own, or that of the leg it reruns.
-func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran []int32, names []string, legsOf [][]int32) map[string]string {
+// testKeys are three random-looking numbers for test ti, by which a leg's
+// fingerprint weighs the test's passes, failures and skips.
+func testKeys(ti int) (uint64, uint64, uint64) {
+	x := uint64(ti)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	next := func() uint64 { // splitmix64
+		x += 0x9E3779B97F4A7C15
+		z := x
+		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
+		z = (z ^ z>>27) * 0x94D049BB133111EB
+		return z ^ z>>31
+	}
+	return next(), next(), next()
+}
+
+// projects finds the legs that count as another (see the package
+// comment on legs) and returns, per leg name, the name of the project it
+// counts for: that of the leg it reruns or repeats, or its own.
+//   - A rerun: in every run that has both legs, each test it ran had
+//     failed in the other.
+//   - A repeat: in every run that has both, the two legs held the same
+//     tests with the same outcomes (equal counts and fingerprints, fp), as
+//     one report uploaded twice does, or a matrix whose legs never
+//     differed, where telling them apart would change nothing.
+func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran, held []int32, fp []uint64, names []string, legsOf [][]int32) map[string]string {
 	// For each ordered pair of legs of one run: the tests that ran in the
 	// first and failed in the second. Counted on every core.
 	failedIn := map[legPair]int32{}
@@ -322,17 +357,32 @@ func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran [
 	if work.Load() > maxRerunWork {
 		return nil
 	}
-	// A pair of names is a rerun when every run that has both agrees.
 	type namePair struct{ r, a string }
-	verdict := map[namePair]bool{}
+	rerun, repeat := map[namePair]bool{}, map[namePair]bool{}
 	for p := range failedIn {
 		if np := (namePair{names[p.r], names[p.a]}); np.r != np.a {
-			verdict[np] = true
+			rerun[np] = true
 		}
 	}
-	if len(verdict) > maxRerunPairs {
+	// Pairs alike in some run may be repeats.
+	alike := func(r, a int32) bool { return held[r] == held[a] && fp[r] == fp[a] }
+	for _, ls := range legsOf {
+		for i, r := range ls {
+			for _, a := range ls[i+1:] {
+				if np := (namePair{min(names[r], names[a]), max(names[r], names[a])}); np.r != np.a && alike(r, a) {
+					repeat[np] = true
+				}
+			}
+			if len(repeat) > maxRerunPairs {
+				return nil
+			}
+		}
+	}
+	if len(rerun) > maxRerunPairs {
 		return nil
 	}
+	// A pair of names is a rerun (or a repeat) when every run that has
+	// both agrees.
 	legOf := map[string]int32{}
 	for _, ls := range legsOf {
 		if len(ls) < 2 {
@@ -342,16 +392,43 @@ func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran [
 		for _, l := range ls {
 			legOf[names[l]] = l
 		}
-		for np, ok := range verdict {
+		for np, ok := range rerun {
 			r, hasR := legOf[np.r]
 			a, hasA := legOf[np.a]
 			if ok && hasR && hasA && (ran[r] == 0 || failedIn[legPair{r, a}] != ran[r]) {
-				verdict[np] = false
+				rerun[np] = false
+			}
+		}
+		for np, ok := range repeat {
+			r, hasR := legOf[np.r]
+			a, hasA := legOf[np.a]
+			if ok && hasR && hasA && !alike(r, a) {
+				repeat[np] = false
+			}
+		}
+	}
+	// Repeats are one leg, named by the least of them.
+	root := map[string]string{}
+	var find func(n string) string
+	find = func(n string) string {
+		p, ok := root[n]
+		if !ok || p == n {
+			return n
+		}
+		q := find(p)
+		root[n] = q
+		return q
+	}
+	for np, ok := range repeat {
+		if ok {
+			x, y := find(np.r), find(np.a)
+			if x != y {
+				root[max(x, y)] = min(x, y)
 			}
 		}
 	}
 	of := map[string]string{}
-	for np, ok := range verdict {
+	for np, ok := range rerun {
 		if ok {
 			if cur, set := of[np.r]; !set || np.a < cur {
 				of[np.r] = np.a
@@ -360,8 +437,11 @@ func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran [
 	}
 	// Follow chains (a rerun of a rerun) to their first leg; legs that
 	// rerun each other (all failed in both) count as the least of them.
-	project := make(map[string]string, len(of))
-	for n := range of {
+	project := map[string]string{}
+	for _, n := range names {
+		if _, done := project[n]; done {
+			continue
+		}
 		p, seen := n, map[string]bool{n: true}
 		for {
 			q, ok := of[p]
@@ -373,7 +453,9 @@ func reruns(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran [
 			}
 			seen[q], p = true, q
 		}
-		project[n] = p
+		if p = find(p); p != n {
+			project[n] = p
+		}
 	}
 	return project
 }

@@ -268,3 +268,29 @@ func TestLegNames(t *testing.T) {
 		})
 	}
 }
+
+// TestRepeatedUploadIsOneLeg: one report uploaded as two artifacts (the
+// same outcomes for every test in every run) is one leg, whose results
+// are attempts as before: its tests are not listed twice. So is a matrix
+// whose legs never differed, where telling them apart would change
+// nothing; one run where they differ tells them apart.
+func TestRepeatedUploadIsOneLeg(t *testing.T) {
+	var srcs []Source
+	for run := 1; run <= 3; run++ {
+		fail := map[bool]string{true: "B"}[run == 2]
+		pass := map[bool]string{true: "A", false: "A B"}[run == 2]
+		srcs = append(srcs, legSource(run, "junit", pass, fail), legSource(run, "test-results", pass, fail))
+	}
+	checkLegs(t, srcs, map[string]string{
+		"c::A": "0:PP 1:PP 2:PP",
+		"c::B": "0:PP 1:FF 2:PP",
+	})
+	// The same, and a fourth run where B fails on one leg only.
+	srcs = append(srcs, legSource(4, "junit", "A", "B"), legSource(4, "test-results", "A B", ""))
+	checkLegs(t, srcs, map[string]string{
+		"c::A [junit]":        "0:P 1:P 2:P 3:P",
+		"c::A [test-results]": "0:P 1:P 2:P 3:P",
+		"c::B [junit]":        "0:P 1:F 2:P 3:F",
+		"c::B [test-results]": "0:P 1:F 2:P 3:P",
+	})
+}

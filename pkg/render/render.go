@@ -295,7 +295,7 @@ func repeatedText(r *score.Report) string {
 	if r.RepeatedRuns == 0 {
 		return ""
 	}
-	return fmt.Sprintf("In %s of %s most tests ran more than once: repeated by the test runner, or written to several files of one directory (a tox environment per file, the suite run again into a second file). A run's results there count as attempts of one test, so a test that fails in one of those files only looks flaky, with retry evidence. Artifacts and directories of one run are told apart: put each environment's file in a directory of its own.",
+	return fmt.Sprintf("In %s of %s most tests ran more than once: repeated by the test runner, written to several files of one directory (a tox environment per file, the suite run again into a second file), or one report uploaded twice. A run's results there count as attempts of one test, so a test that fails in one of those files only looks flaky, with retry evidence. Artifacts and directories of one run are told apart: put each environment's file in a directory of its own.",
 		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
 }
 
