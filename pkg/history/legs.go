@@ -296,17 +296,17 @@ func (v *legView) load(cells []Cell) {
 func (v *legView) ran(l int32) bool { return v.pass[l]+v.fail[l] > 0 }
 
 // testKeys are three random-looking numbers for test ti, by which a leg's
-// fingerprint weighs the test's passes, failures and skips.
+// fingerprint weighs the test's passes, failures and skips: splitmix64's
+// finalizer, a bijection, of 3ti+1, 3ti+2 and 3ti+3, so that no two keys of
+// a history are alike.
 func testKeys(ti int) (uint64, uint64, uint64) {
-	x := uint64(ti)*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
-	next := func() uint64 { // splitmix64
-		x += 0x9E3779B97F4A7C15
-		z := x
+	mix := func(z uint64) uint64 {
 		z = (z ^ z>>30) * 0xBF58476D1CE4E5B9
 		z = (z ^ z>>27) * 0x94D049BB133111EB
 		return z ^ z>>31
 	}
-	return next(), next(), next()
+	x := 3 * uint64(ti)
+	return mix(x + 1), mix(x + 2), mix(x + 3)
 }
 
 // projects finds the legs that count as another (see the package

@@ -294,3 +294,20 @@ func TestRepeatedUploadIsOneLeg(t *testing.T) {
 		"c::B [test-results]": "0:P 1:F 2:P 3:P",
 	})
 }
+
+// TestTestKeysDistinct: no two of a history's keys are alike (a first
+// version drew them from overlapping streams, so that one test's failure
+// weighed as much as the next test's pass, and FuzzReadInTurn found two
+// legs of different outcomes with one fingerprint).
+func TestTestKeysDistinct(t *testing.T) {
+	seen := map[uint64]int{}
+	for ti := range 100_000 {
+		p, f, s := testKeys(ti)
+		for _, k := range []uint64{p, f, s} {
+			if o, dup := seen[k]; dup {
+				t.Fatalf("test %d has a key of test %d", ti, o)
+			}
+			seen[k] = ti
+		}
+	}
+}
