@@ -51,6 +51,16 @@ func writeSide(t *testing.T, dir, side, sha string, k int, fails map[string]int)
 	}
 }
 
+// forkRunPayload is the workflow_run event of CI's run on a fork's pull
+// request: its pull_requests list is empty, as GitHub sends it for forks.
+func forkRunPayload() map[string]any {
+	return map[string]any{"action": "completed", "workflow_run": map[string]any{
+		"id": 999, "name": "CI", "workflow_id": 1, "run_attempt": 1, "event": "pull_request", "status": "completed", "conclusion": "failure",
+		"head_sha": headSHA, "head_branch": "fix", "head_repository": map[string]any{"full_name": "forker/shop"},
+		"repository": map[string]any{"full_name": repoName}, "pull_requests": []any{}},
+		"repository": map[string]any{"full_name": repoName}}
+}
+
 func prPayload(headRepo string) map[string]any {
 	var repo any = map[string]any{"full_name": headRepo}
 	if headRepo == "" {
@@ -167,12 +177,7 @@ func TestGateForkWorkflowRun(t *testing.T) {
 				repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_login": true})}})
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
-			payload := map[string]any{"action": "completed", "workflow_run": map[string]any{
-				"id": 999, "name": "CI", "workflow_id": 1, "run_attempt": 1, "event": "pull_request", "status": "completed", "conclusion": "failure",
-				"head_sha": headSHA, "head_branch": "fix", "head_repository": map[string]any{"full_name": "forker/shop"},
-				"repository": map[string]any{"full_name": repoName}, "pull_requests": []any{}},
-				"repository": map[string]any{"full_name": repoName}}
-			r := newRunner(t, s, self.ID, "workflow_run", payload, nil)
+			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), nil)
 			r.env["INPUT_GITHUB-TOKEN"] = tc.token
 			code := r.run()
 			if code != 1 {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -149,33 +148,8 @@ func TestGateMatrixHistory(t *testing.T) {
 	if code := r.run(); code != 0 {
 		t.Fatalf("exit %d, want 0: a flake main already had\n%s", code, r.stdout.String())
 	}
-	b, err := os.ReadFile(r.outputs()["report-json"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Tests []struct {
-			Name    string `json:"name"`
-			History struct {
-				Runs     int `json:"runs"`
-				Failures int `json:"failures"`
-			} `json:"history"`
-		} `json:"tests"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	found := false
-	for _, x := range rep.Tests {
-		if x.Name == "tests.test_app::test_ws_reconnect" {
-			found = true
-			if x.History.Runs != 20 || x.History.Failures != 7 {
-				t.Errorf("history of %s: %d/%d runs failed, want 7/20 (either leg)", x.Name, x.History.Failures, x.History.Runs)
-			}
-		}
-	}
-	if !found {
-		t.Errorf("the gate's report has no test_ws_reconnect: %s", b)
+	if x := gateTest(t, r, "tests.test_app::test_ws_reconnect"); x.History.Runs != 20 || x.History.Failures != 7 {
+		t.Errorf("history of %s: %d/%d runs failed, want 7/20 (either leg)", x.Name, x.History.Failures, x.History.Runs)
 	}
 }
 
@@ -202,40 +176,17 @@ func TestGateMatrixArtifactSides(t *testing.T) {
 		}
 	}
 	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
-	payload := map[string]any{"action": "completed", "workflow_run": map[string]any{
-		"id": 999, "name": "CI", "workflow_id": 1, "run_attempt": 1, "event": "pull_request", "status": "completed", "conclusion": "failure",
-		"head_sha": headSHA, "head_branch": "fix", "head_repository": map[string]any{"full_name": "forker/shop"},
-		"repository": map[string]any{"full_name": repoName}, "pull_requests": []any{}},
-		"repository": map[string]any{"full_name": repoName}}
-	r := newRunner(t, s, self.ID, "workflow_run", payload, nil)
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), nil)
 	if code := r.run(); code != 1 {
 		t.Fatalf("exit %d, want 1 (block)\n%s", code, r.stdout.String())
-	}
-	b, err := os.ReadFile(r.outputs()["report-json"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Tests []struct {
-			Name     string `json:"name"`
-			Bucket   string `json:"bucket"`
-			Decision string `json:"decision"`
-		} `json:"tests"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, x := range rep.Tests {
-		got[x.Name] = x.Decision
 	}
 	for name, want := range map[string]string{
 		"tests.test_app::test_login [junit-windows]":        "block",
 		"tests.test_app::test_login [junit-ubuntu]":         "pass",
 		"tests.test_app::test_ws_reconnect [junit-windows]": "pass",
 	} {
-		if got[name] != want {
-			t.Errorf("%s: decision %q, want %q (all: %v)", name, got[name], want, got)
+		if got := gateTest(t, r, name); got.Name != name || got.Decision != want {
+			t.Errorf("%s: decision %q, want %q", got.Name, got.Decision, want)
 		}
 	}
 	if out := r.outputs(); out["blocking-count"] != "1" {
