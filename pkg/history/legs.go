@@ -31,7 +31,7 @@ import (
 //     legs never differed, where telling them apart changes nothing): one
 //     leg, named by the least.
 //   - A test that passed or failed in two legs of one run (counting reruns
-//     as their leg) is held by several projects: it becomes one test per
+//     and repeats as their leg) is held by several projects: it becomes one test per
 //     leg, model.ProjectTestID with the leg's name. Every other test keeps
 //     its identity, and its legs' cells fold into one per run, attempts of
 //     one test, as before.
@@ -54,7 +54,8 @@ const maxLegs = 256
 const overflowLeg = "(more legs)"
 
 // maxRerunWork bounds the pairs of cells weighed to find reruns, and
-// maxRerunPairs the pairs of legs: past them, no leg is taken for a rerun.
+// maxRerunPairs the pairs of legs that may be reruns or repeats: past
+// them, no leg is taken for either, and every leg is a project.
 const (
 	maxRerunWork  = 1 << 24
 	maxRerunPairs = 1 << 12
