@@ -67,19 +67,26 @@ type runLeg struct {
 	leg, base string
 }
 
-// legFail keys the failures of one test in one run (a leg) with one
-// signature; count is how many, once taken out of the map.
-type legFail struct {
+// legFailed is one failure a builder read in a run that is a leg: its
+// test, run and signature (1 + the index in the test's Sigs; 0 for one
+// past maxSignatures), all the builder's.
+type legFailed struct {
 	test, run int32
-	hash      string
-	count     int32
+	sig       uint16
+}
+
+// legFail is one failure of a test in a leg, as splitLegs reads it: the
+// history's run and the signature's hash ("" past maxSignatures).
+type legFail struct {
+	run  int32
+	hash string
 }
 
 // splitLegs turns runs that are legs of one run back into that run, giving
 // tests held by several of its legs one identity per leg. legs is per run
-// of h, and fails counts each test's failures by leg and signature. It
+// of h, and fails gives each test's failures by leg and signature. It
 // runs before finalize: cells are not yet sorted or folded.
-func (h *History) splitLegs(legs []runLeg, fails map[legFail]int32) {
+func (h *History) splitLegs(legs []runLeg, fails func() map[int32][]legFail) {
 	baseIdx := make(map[string]int32, len(legs))
 	remap := make([]int32, len(h.Runs))
 	var runs []Run
@@ -463,7 +470,7 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 
 // splitTests gives each candidate held by two projects in one run one test
 // per project.
-func (h *History) splitTests(remap []int32, wholeRuns int, candidates []int, names []string, project map[string]string, fails map[legFail]int32) {
+func (h *History) splitTests(remap []int32, wholeRuns int, candidates []int, names []string, project map[string]string, fails func() map[int32][]legFail) {
 	// Each leg's project, as a number, and its name.
 	var projName []string
 	projOf := make([]int32, len(names))
@@ -481,11 +488,7 @@ func (h *History) splitTests(remap []int32, wholeRuns int, candidates []int, nam
 		projOf[l] = id
 	}
 	var ids map[string]*Test // every test by ID, once a test is split
-	failsOf := map[int32][]legFail{}
-	for f, n := range fails {
-		f.count = n
-		failsOf[f.test] = append(failsOf[f.test], f)
-	}
+	failsOf := fails()
 	// Each candidate's parts, split on every core.
 	parts := make([][]*Test, len(candidates))
 	par.Parts(len(candidates), 64, func(lo, hi int) {
@@ -605,9 +608,9 @@ func (sp *splitter) split(t *Test, fails []legFail) []*Test {
 			continue
 		}
 		if i, ok := sigOf[f.hash]; ok {
-			count[k][i] += int(f.count)
+			count[k][i]++
 		} else {
-			other[k] += int(f.count)
+			other[k]++
 		}
 	}
 	out := make([]*Test, len(sp.order))

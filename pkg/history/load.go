@@ -154,9 +154,9 @@ type Builder struct {
 	runs    []Run
 	legs    []runLeg       // per run: the part of a whole run it is
 	legsIn  map[string]int // per whole run: its legs, up to maxLegs
-	// legFails counts failures by test, run and signature, for runs that
+	// legFails lists failures by test, run and signature, for runs that
 	// are legs (see splitLegs).
-	legFails map[legFail]int32
+	legFails []legFailed
 	runIdx   map[runLeg]int32
 	totals   junit.Totals
 	skipped  []Skipped
@@ -293,7 +293,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	bs := make([]*Builder, n)
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[runLeg]int32{}, sigCache: map[string]string{},
-			seqs: map[int32][]int32{}, legFails: map[legFail]int32{}, legsIn: map[string]int{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
+			seqs: map[int32][]int32{}, legsIn: map[string]int{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
 	}
 	return bs
 }
@@ -814,7 +814,7 @@ func (b *Builder) commit(src Source) {
 		if b.legs[res.run].leg != "" {
 			// Kept by leg until splitLegs: a test it splits counts each
 			// leg's failures by signature.
-			b.legFails[legFail{test: p.test, run: res.run, hash: s.hash}]++
+			b.legFails = append(b.legFails, legFailed{test: p.test, run: res.run, sig: k})
 		}
 		at := b.cellOf[s.pend]
 		if _, ok := b.docSigs[at]; !ok && k != 0 {
@@ -1065,19 +1065,30 @@ func Merge(builders ...*Builder) *History {
 	var parts []part
 	var first, last []int32
 	var cells []int // per merged test: its cells, when gathered
-	// Failures by leg and signature, by merged test and run.
-	var fails map[legFail]int32
-	var testOf [][]int32 // per builder with such failures: its tests' merged test
+	// Failures by leg and signature, by merged test and run, gathered
+	// only if splitLegs splits a test.
+	testOf := make([][]int32, len(builders)) // per builder with such failures: its tests' merged test
 	for bi, b := range builders {
 		if len(b.legFails) > 0 {
-			if testOf == nil {
-				testOf, fails = make([][]int32, len(builders)), map[legFail]int32{}
-			}
 			testOf[bi] = make([]int32, len(b.tests))
 		}
 	}
+	fails := func() map[int32][]legFail {
+		out := map[int32][]legFail{}
+		for bi, b := range builders {
+			for _, f := range b.legFails {
+				hash := "" // one of the test's failures past maxSignatures
+				if f.sig > 0 {
+					hash = b.tests[f.test].Sigs[f.sig-1].Hash
+				}
+				g := testOf[bi][f.test]
+				out[g] = append(out[g], legFail{run: remaps[bi][f.run], hash: hash})
+			}
+		}
+		return out
+	}
 	merged := func(bi, i int, g int32) {
-		if testOf != nil && testOf[bi] != nil {
+		if testOf[bi] != nil {
 			testOf[bi][i] = g
 		}
 	}
@@ -1119,11 +1130,6 @@ func Merge(builders ...*Builder) *History {
 				add(g, bi, i)
 				cells[g] += n
 			}
-		}
-	}
-	for bi, b := range builders {
-		for f, n := range b.legFails {
-			fails[legFail{test: testOf[bi][f.test], run: remaps[bi][f.run], hash: f.hash}] += n
 		}
 	}
 	total := 0
