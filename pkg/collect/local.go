@@ -86,7 +86,7 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 				continue
 			}
 		}
-		srcs = append(srcs, history.Source{Name: f, Leg: filepath.ToSlash(filepath.Dir(f)), Open: func() (io.ReadCloser, error) { return openRegular(f) }})
+		srcs = append(srcs, history.Source{Name: f, Leg: labelName(filepath.ToSlash(filepath.Dir(f))), Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
 	return srcs, missing, nil
 }
