@@ -93,33 +93,22 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 	if hist == nil {
 		return
 	}
-	ids := make([]string, len(hist.Tests))
-	for i, t := range hist.Tests {
-		ids[i] = t.ID
-	}
-	order := make([]int, len(ids)) // hist.Tests by ID
-	for i := range order {
-		order[i] = i
-	}
-	if !slices.IsSorted(ids) {
-		slices.SortFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
-		slices.Sort(ids)
-	}
+	byID := func(t *history.Test, id string) int { return strings.Compare(t.ID, id) } // History.Tests is sorted by ID
 	for i := range tests {
 		ti := &tests[i]
-		var from []int
-		if k, ok := slices.BinarySearch(ids, ti.Name); ok {
-			from = append(from, k)
+		var from []*history.Test
+		if k, ok := slices.BinarySearchFunc(hist.Tests, ti.Name, byID); ok {
+			from = append(from, hist.Tests[k])
 		}
 		refined := ti.Name + " ["
-		for k, _ := slices.BinarySearch(ids, refined); k < len(ids) && strings.HasPrefix(ids[k], refined); k++ {
-			if model.Refines(ids[k], ti.Name) {
-				from = append(from, k)
+		for k, _ := slices.BinarySearchFunc(hist.Tests, refined, byID); k < len(hist.Tests) && strings.HasPrefix(hist.Tests[k].ID, refined); k++ {
+			if model.Refines(hist.Tests[k].ID, ti.Name) {
+				from = append(from, hist.Tests[k])
 			}
 		}
 		if len(from) == 1 {
 			// One test: each cell is one run.
-			ht := hist.Tests[order[from[0]]]
+			ht := from[0]
 			if ti.File == "" {
 				ti.File, ti.Line = ht.File, ht.Line
 			}
@@ -134,8 +123,7 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 			continue
 		}
 		failed := map[int32]bool{} // per run: failed in any leg
-		for _, k := range from {
-			ht := hist.Tests[order[k]]
+		for _, ht := range from {
 			if ti.File == "" {
 				ti.File, ti.Line = ht.File, ht.Line
 			}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/flakegate/flakegate/pkg/internal/par"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // Legs. One workflow run often runs the suite more than once side by side:
@@ -377,8 +378,8 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 	for _, ls := range legsOf {
 		for i, r := range ls {
 			for _, a := range ls[i+1:] {
-				if np := (namePair{min(names[r], names[a]), max(names[r], names[a])}); np.r != np.a && alike(r, a) {
-					repeat[np] = true
+				if alike(r, a) && names[r] != names[a] {
+					repeat[namePair{min(names[r], names[a]), max(names[r], names[a])}] = true
 				}
 			}
 			if len(repeat) > maxRerunPairs {
@@ -446,9 +447,17 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 	// Follow chains (a rerun of a rerun) to their first leg; legs that
 	// rerun each other (all failed in both) count as the least of them.
 	project := map[string]string{}
+	done := map[string]bool{}
 	for _, n := range names {
-		if _, done := project[n]; done {
+		if done[n] {
 			continue
+		}
+		done[n] = true
+		if _, ok := of[n]; !ok {
+			if p := find(n); p != n {
+				project[n] = p
+			}
+			continue // most legs rerun nothing
 		}
 		p, seen := n, map[string]bool{n: true}
 		for {
@@ -615,7 +624,7 @@ func (sp *splitter) split(t *Test, fails []legFail) []*Test {
 	}
 	out := make([]*Test, len(sp.order))
 	for k := range sp.order {
-		s := &Test{ID: projectID(t.ID, display[k]), File: t.File, Line: t.Line, placed: t.placed, Cells: cells[k], OtherFailures: other[k]}
+		s := &Test{ID: model.ProjectTestID(t.ID, display[k]), File: t.File, Line: t.Line, placed: t.placed, Cells: cells[k], OtherFailures: other[k]}
 		idx := make([]uint16, len(t.Sigs)+1)
 		for i, sg := range t.Sigs {
 			if n := count[k][i+1]; n > 0 {
@@ -630,15 +639,6 @@ func (sp *splitter) split(t *Test, fails []legFail) []*Test {
 		out[k] = s
 	}
 	return out
-}
-
-// projectID is model.ProjectTestID, spelled here so that the history does
-// not depend on which qualify made.
-func projectID(id, project string) string {
-	if project == "" {
-		project = "-"
-	}
-	return id + " [" + project + "]"
 }
 
 // absorb adds s's cells and signatures to t, a test of the same identity.
