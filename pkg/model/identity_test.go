@@ -47,3 +47,18 @@ func TestRefines(t *testing.T) {
 		}
 	}
 }
+
+func TestUnrefined(t *testing.T) {
+	for id, want := range map[string]string{
+		"c::n [junit-windows]":            "c::n",
+		"c::n [chromium] [junit-windows]": "c::n [chromium]",
+		"c::n":                            "",
+		"c::n [a":                         "",
+		"c::n[a]":                         "",
+	} {
+		got, ok := Unrefined(id)
+		if got != want || ok != (want != "") {
+			t.Errorf("Unrefined(%q) = %q, %v; want %q", id, got, ok, want)
+		}
+	}
+}

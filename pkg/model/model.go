@@ -76,6 +76,17 @@ func Refines(id, base string) bool {
 	return len(id) > len(base)+3 && strings.HasPrefix(id, base) && strings.HasPrefix(id[len(base):], " [") && strings.HasSuffix(id, "]")
 }
 
+// Unrefined is the identity a test had before its last project was
+// added: "c::n" for "c::n [junit-windows]"; false when id names no
+// project.
+func Unrefined(id string) (string, bool) {
+	i := strings.LastIndex(id, " [")
+	if i < 0 || !Refines(id, id[:i]) {
+		return "", false
+	}
+	return id[:i], true
+}
+
 // Attempt is one execution of one test inside one run.
 type Attempt struct {
 	Outcome  Outcome

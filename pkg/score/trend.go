@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // minDelta is the smallest change in flake score that counts as worse or
@@ -74,7 +76,7 @@ func Compare(prev, cur *Report) *Trend {
 	// matrix's legs are told apart.
 	refined := map[string][]Test{}
 	for _, t := range cur.Tests {
-		if p, ok := unrefined(t.Name); ok {
+		if p, ok := model.Unrefined(t.Name); ok {
 			if _, had := before[p]; had {
 				if _, still := now[p]; !still {
 					refined[p] = append(refined[p], t)
@@ -85,7 +87,7 @@ func Compare(prev, cur *Report) *Trend {
 	for _, t := range cur.Tests {
 		b, had := before[t.Name]
 		part := false // of a test the previous report named without a project
-		if p, ok := unrefined(t.Name); ok && !had && len(refined[p]) > 0 {
+		if p, ok := model.Unrefined(t.Name); ok && !had && len(refined[p]) > 0 {
 			b, had, part = before[p], true, true
 		}
 		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true, Commits: t.Commits}
@@ -139,19 +141,6 @@ func Compare(prev, cur *Report) *Trend {
 		slices.SortFunc(l, byChange)
 	}
 	return tr
-}
-
-// unrefined is the name a test had before a project was added to it,
-// "c::n" for "c::n [junit-windows]".
-func unrefined(name string) (string, bool) {
-	if !strings.HasSuffix(name, "]") {
-		return "", false
-	}
-	i := strings.LastIndex(name, " [")
-	if i < 0 {
-		return "", false
-	}
-	return name[:i], true
 }
 
 func abs(x float64) float64 {
