@@ -193,3 +193,52 @@ func TestGateMatrixArtifactSides(t *testing.T) {
 		t.Errorf("blocking-count = %q, want 1", out["blocking-count"])
 	}
 }
+
+// TestManyLegsReportSaid: one artifact holding 600 directories of the
+// same suite, all of one workflow run, is read whole, and the report step
+// warns in the log, the summary and report.json that it did not tell the
+// legs apart as usual.
+func TestManyLegsReportSaid(t *testing.T) {
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	repo := s.Repo(repoName)
+	run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xabc), CreatedAt: now.Add(-time.Hour)})
+	files := map[string][]byte{}
+	for l := range 600 {
+		files[fmt.Sprintf("module-%03d/junit.xml", l)] = []byte(`<testsuite name="s"><testcase classname="t" name="x"/></testsuite>`)
+	}
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: files})
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	const said = "Some legs were not told apart as usual: 1 run had more than 256 legs"
+	if !strings.Contains(r.stdout.String(), "::warning::"+said) {
+		t.Errorf("the log does not warn:\n%s", r.stdout.String())
+	}
+	if !strings.Contains(r.summary(), said) {
+		t.Errorf("the summary does not say it:\n%s", r.summary())
+	}
+	uploads := s.Uploads()
+	if len(uploads) != 1 {
+		t.Fatalf("uploads = %+v", uploads)
+	}
+	got, err := uploads[0].Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Totals        struct{ Testcases int }
+		FoldedLegRuns int  `json:"folded_leg_runs"`
+		Stopped       bool `json:"leg_search_stopped"`
+	}
+	if err := json.Unmarshal(got["report.json"], &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Testcases != 600 || rep.FoldedLegRuns != 1 || !rep.Stopped {
+		t.Errorf("report.json %+v; want 600 testcases, 1 run with folded legs, the search stopped", rep)
+	}
+}

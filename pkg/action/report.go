@@ -60,6 +60,9 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		}
 		f.Annotate(rep.Tests, a.cfg.Checkout())
 	}
+	if s := render.LegBoundsNote(rep); s != "" {
+		a.log.Warningf("%s", s)
+	}
 	trend := score.Compare(ev.Previous.Report, rep) // collect warned of each skipped file
 	empty := emptyReason(rep, ev)
 	if empty != "" {

@@ -108,6 +108,9 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if rep.ResultsWithoutCommit > 0 {
 		fmt.Fprintf(env.Stderr, "flakegate: %d results have no commit_sha and cannot be compared across commits; add <property name=\"commit_sha\" value=\"...\"/> to the suite properties, or give --commit-sha SHA when the files are all of one commit\n", rep.ResultsWithoutCommit)
 	}
+	if s := render.LegBoundsNote(rep); s != "" {
+		fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", s)
+	}
 	if *out != "" {
 		if err := writeReports(*out, rep); err != nil {
 			return fmt.Errorf("--out: %v", err)

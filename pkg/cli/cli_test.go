@@ -517,6 +517,8 @@ func TestReadmeListsJSONFields(t *testing.T) {
 		}
 	}
 	keys["too_few_commits"] = true // per test only when true; the sample has none
+	// Only when a bound on legs was met (TestAnalyzeManyLegsSaid).
+	keys["folded_leg_runs"], keys["leg_search_stopped"] = true, true
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -565,5 +567,40 @@ func TestAnalyzeDownloadedMatrix(t *testing.T) {
 	want := map[string]string{"t::paths [junit-ubuntu]": "0/1", "t::paths [junit-windows]": "2/1", "t::ok [junit-ubuntu]": "0/1", "t::ok [junit-windows]": "0/1"}
 	if rep.FlakyCount != 0 || rep.Runs != 1 || !maps.Equal(got, want) {
 		t.Errorf("%d flaky, %d runs, tests (failures/runs) %v; want 0, 1 and %v", rep.FlakyCount, rep.Runs, got, want)
+	}
+}
+
+// TestAnalyzeManyLegsSaid: a run downloaded as more artifact directories
+// than flakegate tells apart is read whole, and analyze says on stderr and
+// in the report which legs it did not tell apart as usual.
+func TestAnalyzeManyLegsSaid(t *testing.T) {
+	dir := t.TempDir()
+	for l := range 600 {
+		art := filepath.Join(dir, fmt.Sprintf("junit-%03d", l))
+		if err := os.MkdirAll(art, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(art, "junit.xml"), []byte(`<testsuite name="s"><testcase classname="t" name="x"/></testsuite>`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, fixedClock, "analyze", "--format", "json", "--commit-sha", "abc123", "--run-id", "7", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var rep struct {
+		Totals        struct{ Testcases int }
+		Runs          int  `json:"runs"`
+		FoldedLegRuns int  `json:"folded_leg_runs"`
+		Stopped       bool `json:"leg_search_stopped"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Totals.Testcases != 600 || rep.Runs != 1 || rep.FoldedLegRuns != 1 || !rep.Stopped {
+		t.Errorf("report %+v; want 600 testcases in 1 run, 1 run with folded legs and the search stopped", rep)
+	}
+	if !strings.Contains(r.stderr, "flakegate: warning: Some legs were not told apart as usual: 1 run had more than 256 legs") {
+		t.Errorf("stderr does not say so:\n%s", r.stderr)
 	}
 }

@@ -147,7 +147,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	if dropped := len(full.Runs) - len(window.Runs); dropped > 0 {
 		ev.Filtered = fmt.Sprintf("%d runs older than %s were left out of the window (lookback-days)", dropped, o.Since.UTC().Format(time.DateOnly))
 	}
-	window.Totals, window.Skipped = collected.Totals, collected.Skipped
+	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
 	ev.Window = window
 	return ev, nil
 }

@@ -60,8 +60,8 @@ type carriedSig struct {
 	Key     string    `json:"k,omitempty"`
 }
 
-// Encode writes h as gzip-compressed JSON. Skipped inputs and totals are
-// not carried: they belong to the report that read them.
+// Encode writes h as gzip-compressed JSON. Skipped inputs, totals and leg
+// bounds are not carried: they belong to the report that read them.
 func Encode(w io.Writer, h *History) error {
 	c := carried{Version: FormatVersion, Runs: make([]carriedRun, len(h.Runs)), Tests: make([]carriedTest, len(h.Tests))}
 	for i, r := range h.Runs {
@@ -167,7 +167,7 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 	if newer == nil {
 		newer = &History{}
 	}
-	out := &History{Totals: newer.Totals, Skipped: newer.Skipped}
+	out := &History{Totals: newer.Totals, Skipped: newer.Skipped, Legs: newer.Legs}
 	keys := map[string]int32{}
 	remaps := [2][]int32{}
 	for n, h := range []*History{newer, older} {

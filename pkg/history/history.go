@@ -31,6 +31,24 @@ type History struct {
 	Totals junit.Totals
 	// Skipped lists inputs that were left out, with the reason.
 	Skipped []Skipped
+	// Legs says where a bound kept the legs of a matrix from being told
+	// apart as they are below it. Nothing is left out, but results that
+	// would be one test per leg may count as one test's attempts, or a
+	// rerun's as another project's.
+	Legs LegBounds
+}
+
+// LegBounds counts where splitLegs met its bounds.
+type LegBounds struct {
+	// FoldedRuns counts the runs in which more than maxLegs legs were
+	// read by one reader: the documents of the legs past it count as one
+	// leg, "(more legs)".
+	FoldedRuns int
+	// SearchStopped is set when the search for reruns and repeated
+	// uploads among the legs stopped at its bound (maxRerunWork,
+	// maxRerunPairs): every leg counts as a project of its own, so a
+	// rerun's passes are another project's, not retries.
+	SearchStopped bool
 }
 
 // Skipped is an input left out of the history.

@@ -149,7 +149,10 @@ func (h *History) splitLegs(legs []runLeg, fails func() map[int32][]legFail) {
 	}
 	if len(candidates) > 0 {
 		names := legNames(legs, legsOf)
-		project := projects(remap, len(runs), h.Tests, candidates, ran, held, fp, names, legsOf)
+		project, ok := projects(remap, len(runs), h.Tests, candidates, ran, held, fp, names, legsOf)
+		if !ok {
+			h.Legs.SearchStopped = true
+		}
 		h.splitTests(remap, len(runs), candidates, names, project, fails)
 	}
 	for _, t := range h.Tests {
@@ -320,14 +323,16 @@ func testKeys(ti int) (uint64, uint64, uint64) {
 
 // projects finds the legs that count as another (see the package
 // comment on legs) and returns, per leg name, the name of the project it
-// counts for: that of the leg it reruns or repeats, or its own.
+// counts for: that of the leg it reruns or repeats, or its own. It
+// reports false, with no legs taken for reruns or repeats, when the
+// search stopped at its bounds.
 //   - A rerun: in every run that has both legs, each test it ran had
 //     failed in the other.
 //   - A repeat: in every run that has both, the two legs held the same
 //     tests with the same outcomes (equal counts and fingerprints, fp), as
 //     one report uploaded twice does, or a matrix whose legs never
 //     differed, where telling them apart would change nothing.
-func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran, held []int32, fp []uint64, names []string, legsOf [][]int32) map[string]string {
+func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran, held []int32, fp []uint64, names []string, legsOf [][]int32) (map[string]string, bool) {
 	// For each ordered pair of legs of one run: the tests that ran in the
 	// first and failed in the second. Counted on every core.
 	failedIn := map[legPair]int32{}
@@ -364,7 +369,7 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 		mu.Unlock()
 	})
 	if work.Load() > maxRerunWork {
-		return nil
+		return nil, false
 	}
 	type namePair struct{ r, a string }
 	rerun, repeat := map[namePair]bool{}, map[namePair]bool{}
@@ -383,12 +388,12 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 				}
 			}
 			if len(repeat) > maxRerunPairs {
-				return nil
+				return nil, false
 			}
 		}
 	}
 	if len(rerun) > maxRerunPairs {
-		return nil
+		return nil, false
 	}
 	// A pair of names is a rerun (or a repeat) when every run that has
 	// both agrees.
@@ -474,7 +479,7 @@ func projects(remap []int32, wholeRuns int, tests []*Test, candidates []int, ran
 			project[n] = p
 		}
 	}
-	return project
+	return project, true
 }
 
 // splitTests gives each candidate held by two projects in one run one test

@@ -238,6 +238,46 @@ func TestManyLegsStayBounded(t *testing.T) {
 	if over == nil || over.Cells[0].Pass != 2000-maxLegs {
 		t.Errorf("the legs past %d are not one: %+v", maxLegs, over)
 	}
+	// Both bounds are said: the legs past maxLegs, and the search for
+	// repeats, which the 257 legs alike stopped (32,896 pairs).
+	if h.Legs != (LegBounds{FoldedRuns: 1, SearchStopped: true}) {
+		t.Errorf("bounds %+v, want one folded run and the search stopped", h.Legs)
+	}
+	// Below both bounds nothing is said, and legs alike are one.
+	h, err = Load(context.Background(), srcs[:50], Options{Workers: 1})
+	if err != nil || h.Legs != (LegBounds{}) || len(h.Tests) != 20 {
+		t.Errorf("50 legs: bounds %+v, %d tests, %v; want nothing said and 20 tests", h.Legs, len(h.Tests), err)
+	}
+}
+
+// TestLegSearchBoundSaid: a run whose legs all fail one test makes every
+// pair of its legs a possible rerun; past maxRerunPairs the search stops,
+// every leg counts as a project of its own, and the history says so.
+func TestLegSearchBoundSaid(t *testing.T) {
+	load := func(legs int) *History {
+		var srcs []Source
+		for i := range legs {
+			srcs = append(srcs, legSource(1, fmt.Sprintf("art/d%03d", i), "U", "T"))
+		}
+		h, err := Load(context.Background(), srcs, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	// 100 legs make 9,900 ordered pairs, past maxRerunPairs.
+	h := load(100)
+	if !h.Legs.SearchStopped || h.Legs.FoldedRuns != 0 || len(h.Tests) != 200 {
+		t.Errorf("100 legs: bounds %+v, %d tests; want the search stopped and 200 tests, one per leg", h.Legs, len(h.Tests))
+	}
+	// The report's window (Filter, Combine) keeps what the load said.
+	if w := Filter(h, func(model.Run) bool { return true }); w.Legs != h.Legs {
+		t.Errorf("filtered: bounds %+v, want %+v", w.Legs, h.Legs)
+	}
+	// Three legs that fail alike rerun each other: one project, nothing said.
+	if h := load(3); h.Legs.SearchStopped || len(h.Tests) != 2 {
+		t.Errorf("3 legs: bounds %+v, %d tests; want nothing said and 2 tests", h.Legs, len(h.Tests))
+	}
 }
 
 // TestLegNames: a leg keeps its name from run to run, also in a run where

@@ -1059,6 +1059,15 @@ func Merge(builders ...*Builder) *History {
 		}
 		remaps[bi] = remap
 	}
+	folded := map[string]bool{}
+	for _, b := range builders {
+		for key, n := range b.legsIn {
+			if n > maxLegs {
+				folded[key] = true
+			}
+		}
+	}
+	h.Legs.FoldedRuns = len(folded)
 	// The builders' tests of each merged test, in builder order: a list
 	// through parts from first[g], ended by -1.
 	type part struct{ b, t, next int32 }

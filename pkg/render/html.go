@@ -58,6 +58,7 @@ type htmlPage struct {
 	NoCommitText, InfraThreshold string
 	Unflagged                    string // tests with flaky evidence on too few commits
 	Repeated                     string // runs in which most tests ran more than once
+	LegBounds                    string // where the legs of a matrix were not told apart
 	SkippedText, InfraText       string
 	Rows                         []htmlRow
 	StripsShown, StripsCut       int
@@ -198,6 +199,7 @@ func htmlData(r *score.Report) *htmlPage {
 		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
 		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
 		Repeated:       repeatedText(r),
+		LegBounds:      LegBoundsNote(r),
 		InfraThreshold: fmt.Sprintf("%.0f%%", r.InfraThreshold*100),
 		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),
 		InfraText:      plural(len(r.InfraRuns), "run was", "runs were"),

@@ -343,6 +343,9 @@ func mdWarnings(r *score.Report) string {
 	if s := repeatedText(r); s != "" {
 		items = append(items, s)
 	}
+	if s := LegBoundsNote(r); s != "" {
+		items = append(items, s)
+	}
 	if len(items) == 0 {
 		return ""
 	}

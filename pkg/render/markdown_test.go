@@ -455,3 +455,40 @@ func TestRepeatedRunsSaid(t *testing.T) {
 		t.Errorf("one file a run, t0 retried: repeated runs %d, %+v", rep.RepeatedRuns, rep.Tests[0])
 	}
 }
+
+// TestLegBoundsSaid: when a run has more legs than a reader tells apart,
+// and its legs alike stop the search for repeats, every report says that
+// some legs were not told apart as usual, and a report without legs says
+// nothing of it.
+func TestLegBoundsSaid(t *testing.T) {
+	var srcs []history.Source
+	for l := range 600 {
+		src := docSource(fmt.Sprintf("leg%03d/junit.xml", l),
+			`<testsuite name="s"><properties><property name="commit_sha" value="c1"/><property name="run_id" value="1"/></properties><testcase classname="t" name="x"/></testsuite>`)
+		src.Leg = fmt.Sprintf("art/leg%03d", l)
+		srcs = append(srcs, src)
+	}
+	rep := scored(t, srcs)
+	if rep.FoldedLegRuns != 1 || !rep.LegSearchStopped {
+		t.Fatalf("folded leg runs %d, search stopped %v; want 1 and true", rep.FoldedLegRuns, rep.LegSearchStopped)
+	}
+	quiet := scored(t, srcs[:1])
+	for _, f := range formats {
+		if f.ext == "csv" {
+			continue
+		}
+		want := []string{"Some legs were not told apart as usual: 1 run had more than 256 legs", "the search for legs that rerun or repeat another stopped"}
+		if f.ext == "json" {
+			want = []string{`"folded_leg_runs": 1`, `"leg_search_stopped": true`}
+		}
+		out := renderString(t, f.render, rep)
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s report does not say %q:\n%s", f.ext, w, out)
+			}
+		}
+		if out := renderString(t, f.render, quiet); strings.Contains(out, "not told apart as usual") || strings.Contains(out, "leg_search_stopped") {
+			t.Errorf("%s report of one leg speaks of leg bounds:\n%s", f.ext, out)
+		}
+	}
+}

@@ -299,6 +299,24 @@ func repeatedText(r *score.Report) string {
 		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
 }
 
+// LegBoundsNote says, or "" when nothing was bounded, where a bound kept the legs of a matrix (artifacts
+// and their directories) from being told apart, and what that does to
+// the tests they hold: nothing was left out, but it is not the split the
+// report makes below the bounds.
+func LegBoundsNote(r *score.Report) string {
+	var parts []string
+	if r.FoldedLegRuns > 0 {
+		parts = append(parts, fmt.Sprintf("%s had more than 256 legs (artifacts and their directories) read by one reader; the legs past those were counted as one leg, \"(more legs)\", whose tests are attempts of one test", plural(r.FoldedLegRuns, "run", "runs")))
+	}
+	if r.LegSearchStopped {
+		parts = append(parts, "the search for legs that rerun or repeat another stopped at its bound, so every leg counted as a project of its own: a rerun's passes are another project's results, not retries")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Some legs were not told apart as usual: " + strings.Join(parts, "; and ") + ". Fewer artifacts or directories per run would avoid it."
+}
+
 // maxUnflaggedNames bounds the tests unflaggedText names.
 const maxUnflaggedNames = 5
 

@@ -76,6 +76,9 @@ func Text(w io.Writer, r *score.Report) error {
 	if s := repeatedText(r); s != "" {
 		fmt.Fprintf(&b, "note: %s\n", s)
 	}
+	if s := LegBoundsNote(r); s != "" {
+		fmt.Fprintf(&b, "warning: %s\n", s)
+	}
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("text report: %w", err)
 	}

@@ -240,6 +240,14 @@ type Report struct {
 	// a matrix. Their results count as attempts of one test, so a test
 	// that fails in one leg only looks flaky.
 	RepeatedRuns int `json:"repeated_runs"`
+	// FoldedLegRuns counts the runs of more legs (artifacts and their
+	// directories) than flakegate tells apart: the rest of each counted
+	// as one leg. LegSearchStopped says that the search for legs that
+	// rerun or repeat another stopped at its bound, so every leg counted
+	// as a project of its own. Both are absent when nothing was bounded
+	// (history.LegBounds).
+	FoldedLegRuns    int  `json:"folded_leg_runs,omitempty"`
+	LegSearchStopped bool `json:"leg_search_stopped,omitempty"`
 }
 
 // Unflagged returns the tests not flagged for want of commits, in rank
@@ -276,8 +284,8 @@ func Score(h *history.History, o Options) (*Report, error) {
 	rep := &Report{
 		GeneratedAt: o.Now.UTC(), Source: o.Source, Threshold: o.Threshold, MinCommits: o.MinCommits,
 		ResultsParsed: h.Totals.Testcases, Totals: h.Totals, SkippedFiles: h.Skipped, Runs: len(h.Runs),
-		InfraThreshold: o.InfraThreshold,
-		Tests:          []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{}, InfraEvents: InfraEvents{},
+		InfraThreshold: o.InfraThreshold, FoldedLegRuns: h.Legs.FoldedRuns, LegSearchStopped: h.Legs.SearchStopped,
+		Tests: []Test{}, Commits: []Commit{}, InfraRuns: []InfraRun{}, InfraEvents: InfraEvents{},
 	}
 	if rep.SkippedFiles == nil {
 		rep.SkippedFiles = []model.SkippedSource{}
