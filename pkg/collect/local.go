@@ -72,23 +72,56 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 	}
 	files = slices.CompactFunc(files, func(a, b found) bool { return a.path == b.path })
 	srcs := make([]history.Source, 0, len(files))
+	// Per directory, its files' leg and, in the workspace, why they are
+	// not read ("" when they are): the files of one directory share
+	// both, and a class-per-file layout has thousands of files in few
+	// directories.
+	// A file is in the workspace when its directory is.
+	type dirInfo struct{ leg, confine, out string }
+	dirs := map[string]dirInfo{}
 	for _, fd := range files {
 		f := fd.path
-		confine := ""
-		if root != "" && within(root, filepath.Clean(f)) {
-			confine = realRoot
+		dir := filepath.Dir(f)
+		d, ok := dirs[dir]
+		if !ok {
+			d.leg = labelName(filepath.ToSlash(dir))
+			if root != "" && within(root, filepath.Clean(dir)) {
+				d.confine, d.out = realRoot, outOf(dir, realRoot)
+			}
+			dirs[dir] = d
 		}
-		// A regular file the walk listed needs no second look, unless it
-		// must be confined to the workspace (a parent may be a link).
-		if !fd.regular || confine != "" {
+		confine := d.confine
+		switch {
+		case !fd.regular:
+			// A link, a FIFO or a device: looked at again, and a link
+			// followed out of the workspace is not read.
 			if why := unreadable(f, confine); why != "" {
 				missing = append(missing, history.Skipped{Path: f, Error: why})
 				continue
 			}
+		case confine != "" && d.out != "":
+			// A regular file the walk listed is where its directory is:
+			// only a directory above it can be a link out.
+			missing = append(missing, history.Skipped{Path: f, Error: d.out})
+			continue
 		}
-		srcs = append(srcs, history.Source{Name: f, Leg: labelName(filepath.ToSlash(filepath.Dir(f))), Open: func() (io.ReadCloser, error) { return openRegular(f) }})
+		srcs = append(srcs, history.Source{Name: f, Leg: d.leg, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
 	return srcs, missing, nil
+}
+
+// outOf says why the files of directory dir, inside the workspace by its
+// path, are not read: it is reached through a symbolic link out of
+// realRoot, the workspace's real path. "" when it is inside.
+func outOf(dir, realRoot string) string {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err.Error()
+	}
+	if !within(realRoot, real) {
+		return "in a directory linked out of the workspace (to " + real + "): not followed"
+	}
+	return ""
 }
 
 // within reports whether the clean path p is root or inside it.

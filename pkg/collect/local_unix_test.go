@@ -81,6 +81,23 @@ func TestLocalInConfines(t *testing.T) {
 		t.Errorf("fifo.xml: %q, want not a regular file", skipped["fifo.xml"])
 	}
 
+	// A directory linked out of the workspace: its files are regular, but
+	// not the workspace's, whether named through the link or found under a
+	// directory above it (the walk and globs do not follow links to
+	// directories).
+	if err := os.Symlink(outside, filepath.Join(ws, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"linked", "linked/secret.xml"} {
+		got, missing, err := LocalIn(ws, []string{p})
+		if err != nil || len(got) != 0 || len(missing) != 1 || !strings.Contains(missing[0].Error, "linked out of the workspace") {
+			t.Errorf("LocalIn(%q): %d sources, skipped %v, err %v; want secret.xml skipped as linked out", p, len(got), missing, err)
+		}
+	}
+	if got, _, err := LocalIn(ws, []string{"."}); err != nil || len(got) != 1 || filepath.Base(got[0].Name) != "ok.xml" {
+		t.Errorf("LocalIn(.): %v, err %v; want only results/ok.xml", got, err)
+	}
+
 	// Without a workspace (the command line), links are followed: the files
 	// are the user's own. FIFOs still are not read.
 	got, missing, err := Local([]string{filepath.Join(ws, "results")})
