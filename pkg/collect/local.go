@@ -86,7 +86,7 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 		if !ok {
 			d.leg = labelName(filepath.ToSlash(dir))
 			if root != "" && within(root, filepath.Clean(dir)) {
-				d.confine, d.out = realRoot, outOf(dir, realRoot)
+				d.confine, d.out = realRoot, outside(dir, realRoot, "in a directory linked")
 			}
 			dirs[dir] = d
 		}
@@ -110,16 +110,16 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 	return srcs, missing, nil
 }
 
-// outOf says why the files of directory dir, inside the workspace by its
-// path, are not read: it is reached through a symbolic link out of
-// realRoot, the workspace's real path. "" when it is inside.
-func outOf(dir, realRoot string) string {
-	real, err := filepath.EvalSymlinks(dir)
+// outside says why p, inside the workspace by its path, is not read: it
+// resolves, through symbolic links, out of realRoot, the workspace's real
+// path. "" when it stays inside. what names the link in the reason.
+func outside(p, realRoot, what string) string {
+	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return err.Error()
 	}
 	if !within(realRoot, real) {
-		return "in a directory linked out of the workspace (to " + real + "): not followed"
+		return what + " out of the workspace (to " + real + "): not followed"
 	}
 	return ""
 }
@@ -141,13 +141,7 @@ func unreadable(f, realRoot string) string {
 		return fmt.Sprintf("not a regular file (%s): only regular files are read", fi.Mode().Type())
 	}
 	if realRoot != "" {
-		real, err := filepath.EvalSymlinks(f)
-		if err != nil {
-			return err.Error()
-		}
-		if !within(realRoot, real) {
-			return "a symbolic link out of the workspace (to " + real + "): not followed"
-		}
+		return outside(f, realRoot, "a symbolic link")
 	}
 	return ""
 }
