@@ -181,6 +181,7 @@ func HTMLWith(w io.Writer, r *score.Report, o HTMLOptions) error {
 
 func htmlData(r *score.Report) *htmlPage {
 	fl := flagged(r)
+	threshold := fmt.Sprintf("%.0f%%", r.InfraThreshold*100)
 	p := &htmlPage{
 		Title:          "flakegate report",
 		Generated:      r.GeneratedAt.UTC().Format("2006-01-02 15:04 UTC"),
@@ -200,9 +201,9 @@ func htmlData(r *score.Report) *htmlPage {
 		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
 		Repeated:       repeatedText(r),
 		LegBounds:      LegBoundsNote(r),
-		InfraThreshold: fmt.Sprintf("%.0f%%", r.InfraThreshold*100),
+		InfraThreshold: threshold,
 		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),
-		InfraText:      plural(len(r.InfraRuns), "run was", "runs were"),
+		InfraText:      infraRunsText(len(r.InfraRuns), threshold),
 		HeadCount:      plural(r.FlakyCount, "flaky test", "flaky tests"),
 		TestsCountText: plural(r.TestsAnalyzed, "test", "tests"),
 	}

@@ -334,8 +334,7 @@ func mdWarnings(r *score.Report) string {
 			plural(n, "input file", "input files"), isAre(n)))
 	}
 	if n := len(r.InfraRuns); n > 0 {
-		items = append(items, fmt.Sprintf("%s excluded as infrastructure failures: more than %.0f%% of their tests failed (see *Infrastructure failures excluded*).",
-			plural(n, "run was", "runs were"), r.InfraThreshold*100))
+		items = append(items, infraRunsText(n, fmt.Sprintf("%.0f%%", r.InfraThreshold*100))+" (see *Infrastructure failures excluded*).")
 	}
 	if s := unflaggedText(r, EscapeMarkdown); s != "" {
 		items = append(items, s)

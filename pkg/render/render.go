@@ -286,6 +286,15 @@ func unflaggedText(r *score.Report, clean func(string) string) string {
 		plural(len(ts), "test shows", "tests show"), r.MinCommits, strings.Join(names, ", "))
 }
 
+// infraRunsText says that n runs were left out as infrastructure failures,
+// runs in which more than threshold (a percentage) of the tests failed.
+func infraRunsText(n int, threshold string) string {
+	if n == 1 {
+		return "1 run was excluded as an infrastructure failure: more than " + threshold + " of its tests failed"
+	}
+	return group(n) + " runs were excluded as infrastructure failures: more than " + threshold + " of their tests failed"
+}
+
 // repeatedText says, when most tests ran more than once in some runs,
 // that a run's results are attempts of one test, which makes a test that
 // fails in one of several files of one directory (a tox environment per

@@ -334,3 +334,17 @@ func TestJSONIsEncoderOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestInfraRunsText: one outage run is said in the singular, more in the
+// plural with thousands separators.
+func TestInfraRunsText(t *testing.T) {
+	for n, want := range map[int]string{
+		1:    "1 run was excluded as an infrastructure failure: more than 50% of its tests failed",
+		2:    "2 runs were excluded as infrastructure failures: more than 50% of their tests failed",
+		1234: "1,234 runs were excluded as infrastructure failures: more than 50% of their tests failed",
+	} {
+		if got := infraRunsText(n, "50%"); got != want {
+			t.Errorf("%d runs: %q, want %q", n, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,16 @@ func (s *Spec) Name(i int) (string, string) {
 		return fmt.Sprintf("tests.test_suite_%03d", s.Suite(i)), fmt.Sprintf("test_case_%04d", i)
 	}
 	return fmt.Sprintf("tests.test_module_%02d", i/50), fmt.Sprintf("test_case_%04d", i)
+}
+
+// File returns the file of test i: its class's module for a test named in
+// Names (tests.test_cart is tests/test_cart.py), tests/test_module_NN.py
+// for the others, fifty tests to a file.
+func (s *Spec) File(i int) string {
+	if n, ok := s.Names[i]; ok && n[0] != "" {
+		return strings.ReplaceAll(n[0], ".", "/") + ".py"
+	}
+	return fmt.Sprintf("tests/test_module_%02d.py", i/50)
 }
 
 // Suite returns the suite of test i: the index of its group of SuiteSizes,
@@ -228,7 +239,7 @@ func (s *Spec) writeRun(w io.Writer, run Run, outage bool, hit map[int]bool, rng
 		case b.Kind == Regression && b.fails(run.Commit):
 			fail, msg = true, fmt.Sprintf("KeyError: 'user_id' (%s.py:%d)", cls, 10+i%5)
 		}
-		file := fmt.Sprintf("tests/test_module_%02d.py", i/50)
+		file := s.File(i)
 		if !fail {
 			fmt.Fprintf(bw, "    <testcase classname=%q name=%q file=%q line=\"%d\" time=\"%.3f\"/>\n", cls, name, file, 10+i%400, dur)
 			continue
