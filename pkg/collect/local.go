@@ -72,11 +72,11 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 	}
 	files = slices.CompactFunc(files, func(a, b found) bool { return a.path == b.path })
 	srcs := make([]history.Source, 0, len(files))
-	// Per directory, its files' leg and, in the workspace, why they are
-	// not read ("" when they are): the files of one directory share
-	// both, and a class-per-file layout has thousands of files in few
+	// Per directory: its files' leg, the workspace's real path when it is
+	// in the workspace (so are its files), and then why its files are not
+	// read ("" when they are). The files of one directory share all three,
+	// and a class-per-file layout has thousands of files in few
 	// directories.
-	// A file is in the workspace when its directory is.
 	type dirInfo struct{ leg, confine, out string }
 	dirs := map[string]dirInfo{}
 	for _, fd := range files {
