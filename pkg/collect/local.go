@@ -77,18 +77,21 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 	// read ("" when they are). The files of one directory share all three,
 	// and a class-per-file layout has thousands of files in few
 	// directories.
+	// They are found by the path up to its last separator, which decides
+	// filepath.Dir, itself worked out once a directory.
 	type dirInfo struct{ leg, confine, out string }
 	dirs := map[string]dirInfo{}
 	for _, fd := range files {
 		f := fd.path
-		dir := filepath.Dir(f)
-		d, ok := dirs[dir]
-		if !ok {
+		prefix := f[:strings.LastIndexAny(f, sepChars)+1]
+		d, ok := dirs[prefix]
+		if !ok || prefix == "" { // "" may be of several volumes (C:a.xml)
+			dir := filepath.Dir(f)
 			d.leg = labelName(filepath.ToSlash(dir))
 			if root != "" && within(root, filepath.Clean(dir)) {
 				d.confine, d.out = realRoot, outside(dir, realRoot, "in a directory linked")
 			}
-			dirs[dir] = d
+			dirs[prefix] = d
 		}
 		confine := d.confine
 		switch {
@@ -145,6 +148,10 @@ func unreadable(f, realRoot string) string {
 	}
 	return ""
 }
+
+// sepChars are the separators of a path here: filepath.Dir cuts at the
+// last of them.
+const sepChars = string(filepath.Separator) + "/"
 
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
 
