@@ -112,7 +112,7 @@ func load(ctx context.Context, sources []Source, opts Options, lim limits) (*His
 // A series longer than its share is cut, so that every worker gets work:
 // there are at least four units per worker.
 func plan(sources []Source, workers int) (units [][]int32) {
-	at := make(map[string]int, len(sources))
+	at := map[string]int{} // grown as series are met: most histories have few
 	var series [][]int32
 	for i, s := range sources {
 		k := baseName(s.Name)
