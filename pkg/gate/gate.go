@@ -724,13 +724,13 @@ func rateStr(mean float64, ti TestInput) string {
 
 // source says what a member's baseline rate rests on; tests with the same
 // tallies share the words.
-func (fam *family) source(ti TestInput, mean float64) string {
+func (f *family) source(ti TestInput, mean float64) string {
 	k := [2]Tally{ti.Base, ti.History}
-	if s, ok := fam.sources[k]; ok {
+	if s, ok := f.sources[k]; ok {
 		return s
 	}
-	s := p0Source(ti, mean, fam)
-	fam.sources[k] = s
+	s := p0Source(ti, mean, f)
+	f.sources[k] = s
 	return s
 }
 

@@ -213,7 +213,7 @@ type repoState struct {
 	commitPullsOmitForks bool
 }
 
-func (r *repoState) fullName() string { return r.owner + "/" + r.name }
+func (st *repoState) fullName() string { return st.owner + "/" + st.name }
 
 // Repo is a handle on one repository of the fake. Its methods are safe for
 // concurrent use.
