@@ -315,7 +315,7 @@ func repeatedText(r *score.Report) string {
 func LegBoundsNote(r *score.Report) string {
 	var parts []string
 	if r.FoldedLegRuns > 0 {
-		parts = append(parts, fmt.Sprintf("%s had more than 256 legs (artifacts and their directories) read by one reader; the legs past those were counted as one leg, \"(more legs)\", whose tests are attempts of one test", plural(r.FoldedLegRuns, "run", "runs")))
+		parts = append(parts, fmt.Sprintf("%s had more than 256 legs (artifacts and their directories); the legs past the 256th were counted as one leg, \"(more legs)\", whose tests are attempts of one test", plural(r.FoldedLegRuns, "run", "runs")))
 	}
 	if r.LegSearchStopped {
 		parts = append(parts, "the search for legs that rerun or repeat another stopped at its bound, so every leg counted as a project of its own: a rerun's passes are another project's results, not retries")
