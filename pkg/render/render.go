@@ -308,10 +308,10 @@ func repeatedText(r *score.Report) string {
 		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
 }
 
-// LegBoundsNote says, or "" when nothing was bounded, where a bound kept the legs of a matrix (artifacts
-// and their directories) from being told apart, and what that does to
-// the tests they hold: nothing was left out, but it is not the split the
-// report makes below the bounds.
+// LegBoundsNote says where a bound kept the legs of a matrix (artifacts
+// and their directories) from being told apart, and what that does to the
+// tests they hold, or "" when nothing was bounded: nothing was left out,
+// but it is not the split the report makes below the bounds.
 func LegBoundsNote(r *score.Report) string {
 	var parts []string
 	if r.FoldedLegRuns > 0 {
