@@ -69,8 +69,7 @@ func TestCommentModes(t *testing.T) {
 		{"false", []state{{0, 0}, {0, 0}, {0, 0}, {0, 0}}, nil},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
-			s := ghfake.New(t)
-			s.SetClock(func() time.Time { return now })
+			s := newFake(t)
 			repo := gateRepo(t, s, "")
 			var got []state
 			var logs []string
@@ -119,8 +118,7 @@ func requestLog(s *ghfake.Server) string {
 // workflows would: each keeps its own sticky comment, check run and
 // artifact, and re-running either edits its own comment only.
 func TestTwoInstances(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	unit := map[string]string{"check-run": "true", "check-name": "flakegate (unit)", "upload-artifact": "true"}
 	e2e := map[string]string{"check-run": "true", "check-name": "flakegate e2e", "comment-tag": "e2e", "upload-artifact": "true"}
@@ -166,8 +164,7 @@ func TestTwoInstances(t *testing.T) {
 // TestArtifactNameOnRerun: a re-run keeps its run, and the first attempt's
 // artifact keeps the name; the second attempt uploads under another.
 func TestArtifactNameOnRerun(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 	token := s.RuntimeTokenFor(repoName, self.ID) // one run: its attempts share the backend ids
@@ -211,8 +208,7 @@ func TestAnnotationsOnLines(t *testing.T) {
 		want int
 	}{{"10", 3}, {"1", 1}, {"0", 0}} {
 		t.Run("max-annotations="+tc.max, func(t *testing.T) {
-			s := ghfake.New(t)
-			s.SetClock(func() time.Time { return now })
+			s := newFake(t)
 			repo := gateRepo(t, s, "")
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
@@ -284,8 +280,7 @@ func TestOutputsMatchActionYAML(t *testing.T) {
 	}
 	sort.Strings(declared)
 
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	r := gateOnce(t, s, repo, nil, blocking)
 	out := r.outputs()
@@ -339,8 +334,7 @@ func TestLocalResultsOffline(t *testing.T) {
 // TestEverythingFilteredOut: when the inputs leave nothing to analyse, the
 // summary and the log say why instead of passing quietly.
 func TestEverythingFilteredOut(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := s.Repo(repoName)
 	old := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: ghfake.SHA("old"), CreatedAt: now.AddDate(0, 0, -20)})
 	repo.AddArtifact(ghfake.Artifact{RunID: old.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(ghfake.SHA("old"), int(old.ID), nil)}})
@@ -478,8 +472,7 @@ func TestFirstReportIsNotAWarning(t *testing.T) {
 		{false, "::notice::previous report: none, as no earlier run of this workflow on main succeeded (a first report)"},
 		{true, "::warning::previous report: none of the 1 earlier successful runs of this workflow on main has a report artifact (expired, or not uploaded)"},
 	} {
-		s := ghfake.New(t)
-		s.SetClock(func() time.Time { return now })
+		s := newFake(t)
 		repo := s.Repo(repoName)
 		if tc.earlier {
 			repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-7 * 24 * time.Hour)})

@@ -38,6 +38,17 @@ type runner struct {
 	sleepMu sync.Mutex
 }
 
+// newFake starts the fake GitHub on the tests' clock, with no Gemini key
+// in the environment, so that no AI section is asked for.
+func newFake(t *testing.T) *ghfake.Server {
+	t.Helper()
+	t.Setenv("GOOGLE_API_KEY", "")
+	t.Setenv("GEMINI_API_KEY", "")
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	return s
+}
+
 func newRunner(t *testing.T, s *ghfake.Server, runID int64, event string, payload any, inputs map[string]string) *runner {
 	t.Helper()
 	dir := t.TempDir()
@@ -139,10 +150,7 @@ func addHistory(t *testing.T, repo *ghfake.Repo, from, to int) {
 // the first collects every run, uploads its report and history; the
 // second finds that report, shows the trend, and downloads only new runs.
 func TestReportEndToEnd(t *testing.T) {
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("GEMINI_API_KEY", "")
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := s.Repo(repoName)
 	addHistory(t, repo, 0, 25)
 	// A PR branch's run, broken by its patch: not the default branch, so

@@ -103,8 +103,7 @@ func gateRepo(t *testing.T, s *ghfake.Server, headRepo string) *ghfake.Repo {
 // test_ws_reconnect was already flaky. The gate blocks on the first only,
 // posts one sticky comment and edits it on the next run, and exits 1.
 func TestGatePullRequest(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 
@@ -167,8 +166,7 @@ func TestGateForkWorkflowRun(t *testing.T) {
 		comments int
 	}{{"write token", ghfake.Token, 1}, {"read-only token", ghfake.ReadOnlyToken, 0}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := ghfake.New(t)
-			s.SetClock(func() time.Time { return now })
+			s := newFake(t)
 			repo := gateRepo(t, s, "forker/shop")
 			for i := 0; i < 5; i++ {
 				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
@@ -204,8 +202,7 @@ func TestGateForkWorkflowRun(t *testing.T) {
 // says so), and a report-dir or report file that is a link is not written
 // through.
 func TestGateCheckoutSymlinks(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 	outside := t.TempDir()
@@ -264,8 +261,7 @@ func TestGateNewTestFiles(t *testing.T) {
 		{"allow", []ghfake.File{{Filename: "tests/test_cache.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+def test_cache(): assert cache.get(1) == 1\n"}}, 0, "pass"},
 		{"allow", []ghfake.File{{Filename: "tests/conftest.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+import pytest\n"}}, 1, "block"},
 	} {
-		s := ghfake.New(t)
-		s.SetClock(func() time.Time { return now })
+		s := newFake(t)
 		repo := s.Repo(repoName)
 		repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: "Cache lookups.", Files: tc.files})
 		self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})

@@ -110,10 +110,7 @@ func gateTest(t *testing.T, r *runner, name string) gateTally {
 // main, runs of other branches. The pre-existing flake failing on head
 // does not block.
 func TestGateBaseBranchHistory(t *testing.T) {
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("GEMINI_API_KEY", "")
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 
 	// The weekly report on main has read the first 40 CI runs.
@@ -203,10 +200,7 @@ func TestGateBaseBranchHistory(t *testing.T) {
 // fail with "combine: no history". It must gate, with the report's carried
 // history as base-branch history.
 func TestGateAutoWithReportNoHistory(t *testing.T) {
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("GEMINI_API_KEY", "")
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	addCIRuns(repo, 30, 60)
 	report := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-time.Hour)})

@@ -22,10 +22,7 @@ import (
 // artifact of its own (junit-windows-rerun) counts as attempts of that
 // leg: its retry is evidence.
 func TestMatrixLegsReport(t *testing.T) {
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("GEMINI_API_KEY", "")
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := s.Repo(repoName)
 	rng := rand.New(rand.NewPCG(7, 11))
 	const runs = 12
@@ -128,8 +125,7 @@ func TestMatrixLegsReport(t *testing.T) {
 // baseline counts the runs of both legs, a run failing when either leg
 // failed.
 func TestGateMatrixHistory(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	for i := range 20 {
 		sha := fmt.Sprintf("%040x", 0xdef0+i)
@@ -161,8 +157,7 @@ func TestGateMatrixHistory(t *testing.T) {
 // failed now and then on Windows on the base commit: a pre-existing flake
 // there, which does not block.
 func TestGateMatrixArtifactSides(t *testing.T) {
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := gateRepo(t, s, "forker/shop")
 	for i := range 5 {
 		b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
@@ -199,10 +194,7 @@ func TestGateMatrixArtifactSides(t *testing.T) {
 // warns in the log, the summary and report.json that it did not tell the
 // legs apart as usual.
 func TestManyLegsReportSaid(t *testing.T) {
-	t.Setenv("GOOGLE_API_KEY", "")
-	t.Setenv("GEMINI_API_KEY", "")
-	s := ghfake.New(t)
-	s.SetClock(func() time.Time { return now })
+	s := newFake(t)
 	repo := s.Repo(repoName)
 	run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xabc), CreatedAt: now.Add(-time.Hour)})
 	files := map[string][]byte{}
