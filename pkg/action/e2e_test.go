@@ -49,6 +49,21 @@ func newFake(t *testing.T) *ghfake.Server {
 	return s
 }
 
+// uploadedReport returns the files of the one artifact the run uploaded,
+// the report's.
+func uploadedReport(t *testing.T, s *ghfake.Server) map[string][]byte {
+	t.Helper()
+	uploads := s.Uploads()
+	if len(uploads) != 1 || uploads[0].Name != "flakegate-report" {
+		t.Fatalf("uploads = %+v", uploads)
+	}
+	files, err := uploads[0].Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func newRunner(t *testing.T, s *ghfake.Server, runID int64, event string, payload any, inputs map[string]string) *runner {
 	t.Helper()
 	dir := t.TempDir()
@@ -214,14 +229,7 @@ func TestReportEndToEnd(t *testing.T) {
 	if !strings.Contains(r.stdout.String(), "::add-mask::"+ghfake.Token) {
 		t.Error("the token was not masked")
 	}
-	uploads := s.Uploads()
-	if len(uploads) != 1 || uploads[0].Name != "flakegate-report" {
-		t.Fatalf("uploads = %+v", uploads)
-	}
-	files, err := uploads[0].Files()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := uploadedReport(t, s)
 	for _, f := range []string{"report.json", "report.csv", "report.md", "report.html", "history.json.gz"} {
 		if len(files[f]) == 0 {
 			t.Errorf("artifact lacks %s", f)

@@ -65,14 +65,7 @@ func TestMatrixLegsReport(t *testing.T) {
 	if code := r.run(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r.stdout.String())
 	}
-	uploads := s.Uploads()
-	if len(uploads) != 1 {
-		t.Fatalf("uploads = %+v", uploads)
-	}
-	files, err := uploads[0].Files()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := uploadedReport(t, s)
 	var rep struct {
 		Runs         int `json:"runs"`
 		RepeatedRuns int `json:"repeated_runs"`
@@ -214,14 +207,7 @@ func TestManyLegsReportSaid(t *testing.T) {
 	if !strings.Contains(r.summary(), said) {
 		t.Errorf("the summary does not say it:\n%s", r.summary())
 	}
-	uploads := s.Uploads()
-	if len(uploads) != 1 {
-		t.Fatalf("uploads = %+v", uploads)
-	}
-	got, err := uploads[0].Files()
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := uploadedReport(t, s)
 	var rep struct {
 		Totals        struct{ Testcases int }
 		FoldedLegRuns int  `json:"folded_leg_runs"`
