@@ -147,6 +147,36 @@ func TestCutMessageSignature(t *testing.T) {
 // over a cap is left out whole, with a message naming the cap, and leaves
 // no test behind; files that add no new test are still read; builders
 // that share the cap count each test once.
+// TestCapOnRepeatedTags: the per-file cap holds when the tests past it
+// come as tags that repeat the previous file's, which the builder takes
+// without a Case (onRepeat).
+func TestCapOnRepeatedTags(t *testing.T) {
+	doc := func(names ...string) string {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="s">`)
+		for _, n := range names {
+			fmt.Fprintf(&b, `<testcase classname="k" name="%s" time="0.1"/>`, n)
+		}
+		return b.String() + `</testsuite>`
+	}
+	srcs := []Source{
+		stringSource("1/junit.xml", doc("a", "b", "c", "d")),
+		stringSource("2/junit.xml", doc("z", "a", "b", "c", "d")),
+		stringSource("3/junit.xml", doc("a", "b", "c", "d")),
+	}
+	h, err := load(context.Background(), srcs, Options{Workers: 1}, limits{perFile: 4, total: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Skipped{{Path: "2/junit.xml", Error: "line 1: more than 4 distinct tests in one file: flakegate reads at most 4 tests per file, so it left this file out"}}
+	if diff := cmp.Diff(want, h.Skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(h.Tests) != 4 || len(h.Runs) != 2 || h.Totals.Testcases != 8 {
+		t.Errorf("%d tests, %d runs, totals %+v: want 1/ and 3/ only", len(h.Tests), len(h.Runs), h.Totals)
+	}
+}
+
 func TestTestCaps(t *testing.T) {
 	doc := func(names ...string) string {
 		var b strings.Builder

@@ -44,12 +44,15 @@ func FuzzReadInTurn(f *testing.F) {
 		// Two builders, each reading the documents the fuzzer gave it, in
 		// turn: what Load's workers may do, chosen instead of left to
 		// the scheduler.
-		two := NewBuilders(2)
-		for i, s := range srcs {
-			two[part[i]].Add(s)
-		}
-		if diff := cmp.Diff(want, fuzzView(Merge(two...))); diff != "" {
-			t.Fatalf("documents:\n%s\nby builder %v\n(-afresh +read by two builders):\n%s", strings.Join(docs, "\n"), part, diff)
+		for _, gather := range []bool{true, false} {
+			two := NewBuilders(2)
+			for i, s := range srcs {
+				two[part[i]].Add(s)
+			}
+			if diff := cmp.Diff(want, fuzzView(merge(two, gather))); diff != "" {
+				t.Fatalf("documents:\n%s\nby builder %v, cells put in order as gathered: %v\n(-afresh +read by two builders):\n%s",
+					strings.Join(docs, "\n"), part, gather, diff)
+			}
 		}
 	})
 }

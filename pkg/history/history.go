@@ -149,6 +149,28 @@ func runLess(a, b *Run) int {
 
 // finalize sorts runs and tests, renumbers cells, and counts run totals.
 func (h *History) finalize() {
+	remap := h.sortRuns()
+	// A carried history may hold a test with no cells.
+	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
+	h.sortTests()
+	// Each test's cells and signatures are put in order independently, on
+	// every core, and each part counts its tests into the runs' totals.
+	var mu sync.Mutex
+	par.Parts(len(h.Tests), 256, func(lo, hi int) {
+		f := h.newFinisher(&mu)
+		for _, t := range h.Tests[lo:hi] {
+			for i := range t.Cells {
+				t.Cells[i].Run = remap[t.Cells[i].Run]
+			}
+			f.finish(t)
+		}
+		f.flush()
+	})
+}
+
+// sortRuns puts the runs in order and returns, for each run's index
+// before, its index now.
+func (h *History) sortRuns() []int32 {
 	idx := make([]int, len(h.Runs))
 	for i := range idx {
 		idx[i] = i
@@ -161,44 +183,56 @@ func (h *History) finalize() {
 		runs[newI] = h.Runs[oldI]
 	}
 	h.Runs = runs
-	// A carried history may hold a test with no cells.
-	h.Tests = slices.DeleteFunc(h.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
+	return remap
+}
+
+// sortTests puts the tests in order of ID, and the skipped sources in
+// order of path.
+func (h *History) sortTests() {
 	slices.SortFunc(h.Tests, func(a, b *Test) int { return cmp.Compare(a.ID, b.ID) })
-	// Each test's cells and signatures are put in order independently, on
-	// every core, and each part counts its tests into the runs' totals.
-	type counts struct{ tests, failed, repeated []int }
-	var mu sync.Mutex
-	par.Parts(len(h.Tests), 256, func(lo, hi int) {
-		var scratch []Cell
-		n := counts{make([]int, len(h.Runs)), make([]int, len(h.Runs)), make([]int, len(h.Runs))}
-		for _, t := range h.Tests[lo:hi] {
-			for i := range t.Cells {
-				t.Cells[i].Run = remap[t.Cells[i].Run]
-			}
-			scratch = sortCells(t.Cells, scratch)
-			t.Cells = foldCells(t.Cells, t.Sigs)
-			sortSigs(t)
-			for _, c := range t.Cells {
-				if c.Pass+c.Fail > 0 {
-					n.tests[c.Run]++
-				}
-				if c.Fail > 0 && c.Pass == 0 {
-					n.failed[c.Run]++
-				}
-				if int(c.Pass)+int(c.Fail) > 1 {
-					n.repeated[c.Run]++
-				}
-			}
-		}
-		mu.Lock()
-		for r := range h.Runs {
-			h.Runs[r].Tests += n.tests[r]
-			h.Runs[r].Failed += n.failed[r]
-			h.Runs[r].Repeated += n.repeated[r]
-		}
-		mu.Unlock()
-	})
 	slices.SortFunc(h.Skipped, func(a, b Skipped) int { return cmp.Compare(a.Path, b.Path) })
+}
+
+// finisher puts tests' cells, numbered by the runs in order, in order
+// and counts them into the runs' totals: one per goroutine, each adding
+// its counts under mu when done.
+type finisher struct {
+	h                       *History
+	mu                      *sync.Mutex
+	scratch                 []Cell
+	tests, failed, repeated []int
+}
+
+func (h *History) newFinisher(mu *sync.Mutex) *finisher {
+	n := len(h.Runs)
+	return &finisher{h: h, mu: mu, tests: make([]int, n), failed: make([]int, n), repeated: make([]int, n)}
+}
+
+func (f *finisher) finish(t *Test) {
+	f.scratch = sortCells(t.Cells, f.scratch)
+	t.Cells = foldCells(t.Cells, t.Sigs)
+	sortSigs(t)
+	for _, c := range t.Cells {
+		if c.Pass+c.Fail > 0 {
+			f.tests[c.Run]++
+		}
+		if c.Fail > 0 && c.Pass == 0 {
+			f.failed[c.Run]++
+		}
+		if int(c.Pass)+int(c.Fail) > 1 {
+			f.repeated[c.Run]++
+		}
+	}
+}
+
+func (f *finisher) flush() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for r := range f.h.Runs {
+		f.h.Runs[r].Tests += f.tests[r]
+		f.h.Runs[r].Failed += f.failed[r]
+		f.h.Runs[r].Repeated += f.repeated[r]
+	}
 }
 
 // sortCells sorts cells by run, in place. Cells arrive as a few ascending

@@ -71,6 +71,36 @@ func TestLayoutsGiveOneHistory(t *testing.T) {
 	}
 }
 
+// TestMergeGathersInOrder: with one leg per run, Merge puts each test's
+// cells in order and counts them as it gathers them; the history is the
+// one that gathering first and putting in order after gives, whichever
+// builders read which files, in any order.
+func TestMergeGathersInOrder(t *testing.T) {
+	spec := synth.Bench()
+	spec.Commits, spec.Tests = 12, 60
+	for _, l := range []layouts.Layout{layouts.Run, layouts.Class, layouts.Suites} {
+		srcs := layoutSources(t, spec, l)
+		read := func() []*Builder {
+			bs := NewBuilders(3)
+			for i := range srcs {
+				bs[i%3].Add(srcs[len(srcs)-1-i]) // latest first, each run's files spread over the builders
+			}
+			return bs
+		}
+		want, got := merge(read(), false), merge(read(), true)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Test{}, Sig{}, order{})); diff != "" {
+			t.Fatalf("%s (-in order after gathering +as gathered):\n%s", l, diff)
+		}
+		failed := 0
+		for _, r := range got.Runs {
+			failed += r.Failed
+		}
+		if len(got.Runs) != spec.Commits*3 || failed == 0 {
+			t.Fatalf("%s: %d runs with %d failures: the history does not exercise ordering", l, len(got.Runs), failed)
+		}
+	}
+}
+
 func load1(t *testing.T, srcs []Source) *History {
 	t.Helper()
 	h, err := Load(context.Background(), srcs, Options{Workers: 1})

@@ -294,6 +294,7 @@ func newBuilders(n int, lim limits) []*Builder {
 	for i := range bs {
 		bs[i] = &Builder{reader: junit.NewReader(), testIdx: map[string]int32{}, runIdx: map[runLeg]int32{}, sigCache: map[string]string{},
 			seqs: map[int32][]int32{}, legsIn: map[string]int{}, docSigs: map[int64]docSig{}, moved: map[int32]location{}, lim: lim, all: all}
+		bs[i].reader.Repeat = bs[i].onRepeat
 	}
 	return bs
 }
@@ -419,10 +420,10 @@ func ownProps(c *junit.Case) bool {
 
 // suiteIndex returns the index in suites of case c's suite, adding the
 // suite when c begins a run of cases under another one.
-func (b *Builder) suiteIndex(c *junit.Case) int32 {
-	if c.Suite != b.lastSuite || len(b.suites) == 0 {
-		b.suites = append(b.suites, c.Suite)
-		b.lastSuite = c.Suite
+func (b *Builder) suiteIndex(s *junit.Suite) int32 {
+	if s != b.lastSuite || len(b.suites) == 0 {
+		b.suites = append(b.suites, s)
+		b.lastSuite = s
 	}
 	return int32(len(b.suites) - 1)
 }
@@ -436,8 +437,8 @@ func (b *Builder) onCase(c *junit.Case) error {
 	if k >= 0 && int(k) < len(b.memoTest) {
 		if e := b.memoTest[k]; e.test > 0 && e.gen == b.filesGen && plainPass(c) {
 			ti := e.test - 1
-			suite := b.suiteIndex(c)
-			if err := b.count1(ti, c); err != nil {
+			suite := b.suiteIndex(c.Suite)
+			if err := b.count1(ti, c.Suite, c.File); err != nil {
 				return err
 			}
 			b.pend = append(b.pend, pending{test: ti, base: ti, suite: suite, pass: 1, noFile: c.File == ""})
@@ -474,13 +475,13 @@ func (b *Builder) onCase(c *junit.Case) error {
 		}
 	}
 	pass, fail, skip := c.Attempts()
-	p := pending{test: ti, base: ti, suite: b.suiteIndex(c), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
+	p := pending{test: ti, base: ti, suite: b.suiteIndex(c.Suite), pass: sat16(pass), fail: sat16(fail), skip: sat16(skip),
 		noFile: c.File == ""}
 	if c.File != "" && (c.File != b.files[ti] || c.Line() != b.lines[ti]) {
 		b.locs = append(b.locs, location{c.File, c.Line()})
 		p.loc = int32(len(b.locs))
 	}
-	if err := b.count1(ti, c); err != nil {
+	if err := b.count1(ti, c.Suite, c.File); err != nil {
 		return err
 	}
 	if ownProps(c) {
@@ -507,11 +508,33 @@ func (b *Builder) onCase(c *junit.Case) error {
 	return nil
 }
 
-// count1 counts test ti's case c in the document being read: the first of
-// a test in the document counts toward the per-file cap; a second under
-// another suite or file marks the test as held by several projects
-// (qualify).
-func (b *Builder) count1(ti int32, c *junit.Case) error {
+// onRepeat takes a plain pass whose tag repeats one the reader remembered
+// (junit.Reader.Repeat), as onCase would from its memo, without a Case. It
+// declines, for onCase to read it, a case whose tag is not known to be a
+// test, or that would take the document past the per-file cap.
+func (b *Builder) onRepeat(k int32, gen uint32, s *junit.Suite, file string) bool {
+	if gen != b.memoGen || int(k) >= len(b.memoTest) {
+		return false
+	}
+	e := b.memoTest[k]
+	if e.test == 0 || e.gen != b.filesGen {
+		return false
+	}
+	ti := e.test - 1
+	if b.seen[ti] != b.doc && b.docTests >= b.lim.perFile {
+		return false
+	}
+	suite := b.suiteIndex(s)
+	_ = b.count1(ti, s, file) // cannot fail: the cap was checked above
+	b.pend = append(b.pend, pending{test: ti, base: ti, suite: suite, pass: 1, noFile: file == ""})
+	return true
+}
+
+// count1 counts a case of test ti, under suite and naming file, in the
+// document being read: the first of a test in the document counts toward
+// the per-file cap; a second under another suite or file marks the test as
+// held by several projects (qualify).
+func (b *Builder) count1(ti int32, suite *junit.Suite, file string) error {
 	if b.seen[ti] != b.doc {
 		b.seen[ti] = b.doc
 		b.firstPend[ti] = int32(len(b.pend))
@@ -519,7 +542,7 @@ func (b *Builder) count1(ti int32, c *junit.Case) error {
 			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
 				b.lim.perFile, b.lim.perFile)
 		}
-	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != c.Suite || b.caseFile(first) != c.File) && b.inMulti[ti] != b.doc {
+	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != suite || b.caseFile(first) != file) && b.inMulti[ti] != b.doc {
 		b.inMulti[ti] = b.doc
 		b.multi = append(b.multi, ti)
 	}
@@ -1036,6 +1059,13 @@ func addSig(t *Test, s Sig) uint16 {
 // then gathered, from every builder that has some, into one slab of lists
 // of the exact length, on every core.
 func Merge(builders ...*Builder) *History {
+	return merge(builders, true)
+}
+
+// merge is Merge; with gather false it leaves putting each test's cells
+// in order to finalize, as it must when splitLegs has legs to tell apart,
+// so that tests can compare the two ways.
+func merge(builders []*Builder, gather bool) *History {
 	h := &History{}
 	runIdx := map[runLeg]int32{}
 	var legs []runLeg // per run of h, until splitLegs
@@ -1068,6 +1098,20 @@ func Merge(builders ...*Builder) *History {
 		}
 	}
 	h.Legs.FoldedRuns = len(folded)
+	// With one leg per run there is nothing for splitLegs to tell apart:
+	// the runs are put in order now, and each test's cells are put in
+	// order and counted as they are gathered, while they are in the
+	// cache, instead of in a pass of finalize's.
+	ordered := gather && oneLegEach(legs)
+	var finMu sync.Mutex
+	if ordered {
+		final := h.sortRuns()
+		for _, remap := range remaps {
+			for i, gi := range remap {
+				remap[i] = final[gi]
+			}
+		}
+	}
 	// The builders' tests of each merged test, in builder order: a list
 	// through parts from first[g], ended by -1.
 	type part struct{ b, t, next int32 }
@@ -1147,6 +1191,11 @@ func Merge(builders ...*Builder) *History {
 	}
 	slab := make([]Cell, total)
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
+		var f *finisher
+		if ordered {
+			f = h.newFinisher(&finMu)
+			defer f.flush()
+		}
 		off := 0
 		for g := range lo {
 			off += cells[g]
@@ -1179,11 +1228,30 @@ func Merge(builders ...*Builder) *History {
 				}
 			}
 			t.Cells, t.placed = out, ord
+			if f != nil {
+				f.finish(t)
+			}
 		}
 	})
+	if ordered {
+		h.sortTests()
+		return h
+	}
 	h.splitLegs(legs, fails)
 	h.finalize()
 	return h
+}
+
+// oneLegEach reports whether no two of legs are of one whole run.
+func oneLegEach(legs []runLeg) bool {
+	seen := make(map[string]struct{}, len(legs))
+	for _, l := range legs {
+		if _, ok := seen[l.base]; ok {
+			return false
+		}
+		seen[l.base] = struct{}{}
+	}
+	return true
 }
 
 // foldCells merges adjacent cells of the same run: one run's documents may

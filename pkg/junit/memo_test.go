@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // parseWith parses doc with r and returns the cases (flattened) and the
@@ -39,6 +41,12 @@ func parseFrom(r *Reader, name string, src io.Reader) ([]flat, string) {
 // previous file when their bytes match. Whatever the previous file was, the
 // result must be what a fresh Reader gives.
 func TestReuseMatchesFreshParse(t *testing.T) {
+	checkReuse(t, reuseDocs())
+}
+
+// reuseDocs is a document and variants of it that a Reader that read one
+// may or may not read by the tags it remembers.
+func reuseDocs() [][]byte {
 	base := `<testsuite name="s"><testcase classname="c" name="a" file="a.py" line="3" time="0.1"/><testcase classname="c" name="b" status="disabled" time="0.2"/><testcase classname="c" name="d"/></testsuite>`
 	variants := map[string]string{
 		"same":                base,
@@ -82,7 +90,7 @@ func TestReuseMatchesFreshParse(t *testing.T) {
 	for _, v := range variants {
 		docs = append(docs, []byte(v))
 	}
-	checkReuse(t, docs)
+	return docs
 }
 
 // checkReuse reads every ordered pair of docs with one Reader, the second
@@ -114,6 +122,89 @@ func checkReuse(t *testing.T, docs [][]byte) {
 			}
 		}
 	}
+}
+
+// TestRepeatTakesPlainPasses: a Reader with Repeat set offers it the
+// plain passes whose tags repeat remembered ones, and hands fn the rest.
+// What Repeat takes (every other case offered, here) and what fn gets are,
+// together and in order, what a fresh Reader gives, times aside, and the
+// totals are the same.
+func TestRepeatTakesPlainPasses(t *testing.T) {
+	docs := reuseDocs()
+	var pairs [][2]int // every variant after every other
+	for i := range docs {
+		for j := range docs {
+			pairs = append(pairs, [2]int{i, j})
+		}
+	}
+	for _, p := range corpusAndSample(t) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, b)
+		// The corpus: each file after itself, and after the one before it.
+		pairs = append(pairs, [2]int{len(docs) - 1, len(docs) - 1}, [2]int{len(docs) - 2, len(docs) - 1})
+	}
+	offered := 0
+	for _, pair := range pairs {
+		i, j := pair[0], pair[1]
+		first, second := docs[i], docs[j]
+		r := NewReader()
+		type tag struct {
+			classname, name, file string
+			line                  int
+		}
+		tags := map[int32]tag{}
+		remember := func(c *Case) error {
+			if k, _ := c.Memo(); k >= 0 {
+				tags[k] = tag{c.Classname, c.Name, c.File, c.Line()}
+			}
+			return nil
+		}
+		r.Parse("first.xml", bytes.NewReader(first), remember)
+		var got []flat
+		take := false
+		r.Repeat = func(k int32, gen uint32, s *Suite, file string) bool {
+			offered++
+			tg, ok := tags[k]
+			if !ok || gen != r.gen || tg.file != file {
+				t.Fatalf("after doc %d, doc %d: offered memo %d (generation %d, file %q), not a tag of the first document", i, j, k, gen, file)
+			}
+			if take = !take; take {
+				p, ts := s.Meta()
+				got = append(got, flat{ID: model.TestID(tg.classname, tg.name, s.Name), File: file, Line: tg.line, Outcome: model.Passed, Props: p, Time: ts})
+			}
+			return take
+		}
+		tot, err := r.Parse("second.xml", bytes.NewReader(second), func(c *Case) error {
+			p, ts := c.Meta()
+			got = append(got, flat{ID: c.ID(), File: c.File, Line: c.Line(), Outcome: c.Outcome,
+				Detail: c.Detail, Reruns: append([]Outcome(nil), c.Reruns...), Props: p, Time: ts})
+			return remember(c)
+		})
+		want, wantErr := parseWith(NewReader(), "second.xml", second)
+		wantTot, _ := NewReader().Parse("second.xml", bytes.NewReader(second), nil)
+		if gotErr := errText(err); gotErr != wantErr {
+			t.Fatalf("after doc %d, doc %d: error %q, fresh reader %q", i, j, gotErr, wantErr)
+		}
+		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(flat{}, "Duration")); diff != "" {
+			t.Fatalf("after doc %d, doc %d (-fresh +with Repeat):\n%s", i, j, diff)
+		}
+		if tot != wantTot {
+			t.Fatalf("after doc %d, doc %d: totals %+v, fresh reader %+v", i, j, tot, wantTot)
+		}
+	}
+	if offered < 1000 {
+		t.Errorf("Repeat was offered %d cases", offered)
+	}
+}
+
+func errText(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // TestReuseOverCorpus reads the whole corpus, and the benchmark-like
