@@ -526,7 +526,18 @@ func (b *Builder) onRepeat(k int32, gen uint32, s *junit.Suite, file string) boo
 	}
 	suite := b.suiteIndex(s)
 	_ = b.count1(ti, s, file) // cannot fail: the cap was checked above
-	b.pend = append(b.pend, pending{test: ti, base: ti, suite: suite, pass: 1, noFile: file == ""})
+	// Written field by field where it lands: a pending built first and
+	// then copied is read back as wider words than it was written in,
+	// which stalls the store.
+	n := len(b.pend)
+	if n == cap(b.pend) {
+		b.pend = append(b.pend, pending{})
+	} else {
+		b.pend = b.pend[:n+1]
+	}
+	p := &b.pend[n]
+	p.test, p.base, p.loc, p.suite, p.props = ti, ti, 0, suite, 0
+	p.pass, p.fail, p.skip, p.noFile = 1, 0, 0, file == ""
 	return true
 }
 
