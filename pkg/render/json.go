@@ -21,20 +21,28 @@ func JSON(w io.Writer, r *score.Report) error {
 	if r == nil {
 		return fmt.Errorf("json report: %w", errNilReport)
 	}
-	if err := writeJSON(w, withLists(r)); err != nil {
+	if err := writeJSON(w, r); err != nil {
 		return fmt.Errorf("json report: %w", err)
 	}
 	return nil
 }
 
+// writeJSON writes r with its nil lists as empty ones, each test's as it
+// is written: a copy of the report's tests would be the largest
+// allocation of the report.
 func writeJSON(w io.Writer, r *score.Report) error {
 	shell := *r
 	shell.Tests = []score.Test{}
+	shell.SkippedFiles = nonNil[history.Skipped](shell.SkippedFiles)
+	shell.Commits = nonNil(shell.Commits)
+	shell.InfraRuns = nonNil(shell.InfraRuns)
 	return writeWithTests(w, &shell, r.Tests, func(b []byte, t *score.Test) ([]byte, error) {
 		if err := checkFloats(t); err != nil {
 			return b, err
 		}
-		return appendTest(b, t), nil
+		c := *t
+		testLists(&c)
+		return appendTest(b, &c), nil
 	}, func(t *score.Test) string { return t.Name })
 }
 
@@ -49,21 +57,12 @@ func checkFloats(t *score.Test) error {
 	return nil
 }
 
-// withLists returns a shallow copy of r whose nil slices are empty.
-func withLists(r *score.Report) *score.Report {
-	c := *r
-	c.Tests = make([]score.Test, len(r.Tests))
-	for i, t := range r.Tests {
-		t.CommitsWhereFlaky = nonNil(t.CommitsWhereFlaky)
-		t.ErrorMessages = nonNil(t.ErrorMessages)
-		t.Evidence = nonNil(t.Evidence)
-		t.Signatures = nonNil(t.Signatures)
-		c.Tests[i] = t
-	}
-	c.SkippedFiles = nonNil[history.Skipped](c.SkippedFiles)
-	c.Commits = nonNil(c.Commits)
-	c.InfraRuns = nonNil(c.InfraRuns)
-	return &c
+// testLists makes t's nil lists empty.
+func testLists(t *score.Test) {
+	t.CommitsWhereFlaky = nonNil(t.CommitsWhereFlaky)
+	t.ErrorMessages = nonNil(t.ErrorMessages)
+	t.Evidence = nonNil(t.Evidence)
+	t.Signatures = nonNil(t.Signatures)
 }
 
 func nonNil[T any](s []T) []T {

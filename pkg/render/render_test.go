@@ -315,6 +315,21 @@ func TestEmptyReport(t *testing.T) {
 	}
 }
 
+// withLists returns a copy of r whose nil lists are empty, as JSON
+// writes them.
+func withLists(r *score.Report) *score.Report {
+	c := *r
+	c.Tests = make([]score.Test, len(r.Tests))
+	for i, t := range r.Tests {
+		testLists(&t)
+		c.Tests[i] = t
+	}
+	c.SkippedFiles = nonNil[history.Skipped](c.SkippedFiles)
+	c.Commits = nonNil(c.Commits)
+	c.InfraRuns = nonNil(c.InfraRuns)
+	return &c
+}
+
 // TestJSONIsEncoderOutput: streaming the tests one at a time writes exactly
 // what json.Encoder writes for the whole report.
 func TestJSONIsEncoderOutput(t *testing.T) {
