@@ -35,6 +35,15 @@ func addCorpus(f *testing.F, max int) {
 func FuzzParse(f *testing.F) {
 	addCorpus(f, 64<<10)
 	r1, r2 := NewReader(), NewReader()
+	// r3 lets Repeat take every other case it is offered: the cases it
+	// takes and those fn gets must add up to the totals.
+	r3, take, taken := NewReader(), false, 0
+	r3.Repeat = func(int32, uint32, *Suite, string) bool {
+		if take = !take; take {
+			taken++
+		}
+		return take
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		n1 := 0
 		tot, err := r1.Parse("fuzz.xml", bytes.NewReader(data), func(c *Case) error {
@@ -56,6 +65,12 @@ func FuzzParse(f *testing.F) {
 		tot2, err2 := r2.Parse("fuzz.xml", src, nil)
 		if (err == nil) != (err2 == nil) || tot != tot2 {
 			t.Fatalf("whole read: %+v, %v; small reads: %+v, %v", tot, err, tot2, err2)
+		}
+		taken = 0
+		n3 := 0
+		tot3, err3 := r3.Parse("fuzz.xml", bytes.NewReader(data), func(*Case) error { n3++; return nil })
+		if (err == nil) != (err3 == nil) || tot != tot3 || (err == nil && n3+taken != tot.Testcases) {
+			t.Fatalf("whole read: %+v, %v; with Repeat: %+v, %v, %d cases to fn and %d taken", tot, err, tot3, err3, n3, taken)
 		}
 		// r1 reuses tags of the inputs before; a fresh Reader must agree.
 		got, gotErr := parseWith(r1, "fuzz.xml", data)
