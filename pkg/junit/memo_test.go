@@ -44,6 +44,43 @@ func TestReuseMatchesFreshParse(t *testing.T) {
 	checkReuse(t, reuseDocs())
 }
 
+// TestPropertiesInTurn: property tags are compared first with the tag at
+// their place in the last <properties> read, then looked up. Suites whose
+// properties change order, value, length or number from one to the next,
+// read in any order after any other document, give what a fresh Reader
+// gives.
+func TestPropertiesInTurn(t *testing.T) {
+	props := func(p ...string) string {
+		var b strings.Builder
+		b.WriteString("<properties>")
+		for _, x := range p {
+			b.WriteString(x)
+		}
+		return b.String() + "</properties>"
+	}
+	const (
+		sha   = `<property name="commit_sha" value="abc"/>`
+		sha2  = `<property name="commit_sha" value="abcd"/>`
+		run   = `<property name="run_id" value="7"/>`
+		run2  = `<property name="run_id" value="8"/>`
+		other = `<property name="java.version" value="17"/>`
+	)
+	suite := func(name, p string) string {
+		return `<testsuite name="` + name + `">` + p + `<testcase classname="c" name="` + name + `" time="1"/></testsuite>`
+	}
+	doc := func(suites ...string) []byte {
+		return []byte("<testsuites>" + strings.Join(suites, "") + "</testsuites>")
+	}
+	docs := [][]byte{
+		doc(suite("a", props(sha, run)), suite("b", props(sha, run)), suite("c", props(sha, run))),
+		doc(suite("a", props(sha, run)), suite("b", props(run, sha)), suite("c", props(sha, run2))),
+		doc(suite("a", props(sha2, run)), suite("b", props(sha, other, run)), suite("c", props(other))),
+		doc(suite("a", props(sha, run)), suite("b", props()), suite("c", props(sha))),
+		doc(suite("a", props(other, sha, run)), suite("b", props(other, sha2, run2)), suite("c", props(sha, run))),
+	}
+	checkReuse(t, docs)
+}
+
 // reuseDocs is a document and variants of it that a Reader that read one
 // may or may not read by the tags it remembers.
 func reuseDocs() [][]byte {

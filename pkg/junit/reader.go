@@ -86,6 +86,13 @@ type Reader struct {
 	// properties (Surefire writes every system property in every file).
 	propTags map[string]propMemo
 	propRead propMemo // what the <property> tag just opened did, if ok
+	// propPrev is what the property tags of the last <properties> that
+	// had some did, in order, and propCur those of the one being read:
+	// properties restated from suite to suite come in the same order, so
+	// a tag is first compared with the one at its place in propPrev, and
+	// looked up in propTags only when it differs.
+	propPrev, propCur []propMemo
+	propAt            int // the place in propPrev of the next property tag
 
 	scans   int       // start-tag scans, for tests
 	repeats int       // tags done again from their bytes (repeatCase, repeatProperty), for tests
@@ -642,7 +649,12 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 		if len(r.propTags) >= maxPropTags {
 			clear(r.propTags)
 		}
-		r.propTags[string(r.buf[at:at+gt+1])] = r.propRead
+		r.propRead.tag = string(r.buf[at : at+gt+1])
+		r.propTags[r.propRead.tag] = r.propRead
+		r.propAt++
+		if len(r.propCur) < maxPropTags {
+			r.propCur = append(r.propCur, r.propRead)
+		}
 	}
 	r.pos += gt + 1
 	if selfClose {
@@ -1343,6 +1355,10 @@ func (r *Reader) open(kind elemKind, at int) error {
 		return nil
 	case elemProperties:
 		if r.propsLvl == 0 && r.outLvl == 0 {
+			if len(r.propCur) > 0 {
+				r.propPrev, r.propCur = r.propCur, r.propPrev[:0]
+			}
+			r.propAt = 0
 			parent := r.stack[depth-2].kind
 			switch {
 			case parent == elemCase && r.inCase:
@@ -1436,11 +1452,13 @@ func (c *Case) setTime(v []byte) {
 }
 
 // propMemo is what a self-closing <property> tag did: set the run
-// property kind, to its value in props, or nothing (propNone).
+// property kind, to its value in props, or nothing (propNone). tag is the
+// tag, whole.
 type propMemo struct {
 	ok    bool
 	kind  propKind
 	props Props
+	tag   string
 }
 
 // maxPropTag bounds the tags propTags keeps, and maxPropTags their number.
@@ -1457,13 +1475,25 @@ func (r *Reader) repeatProperty() bool {
 		return false
 	}
 	b := r.buf[r.pos:min(r.end, r.pos+maxPropTag+1)]
-	gt := bytes.IndexByte(b, '>')
-	if gt < 0 {
-		return false
+	var m propMemo
+	// A remembered tag holds one '>', its last byte: bytes that begin
+	// with it are that tag.
+	if i := r.propAt; i < len(r.propPrev) && len(b) >= len(r.propPrev[i].tag) && string(b[:len(r.propPrev[i].tag)]) == r.propPrev[i].tag {
+		m = r.propPrev[i]
+	} else {
+		gt := bytes.IndexByte(b, '>')
+		if gt < 0 {
+			return false
+		}
+		var ok bool
+		if m, ok = r.propTags[string(b[:gt+1])]; !ok {
+			return false
+		}
 	}
-	m, ok := r.propTags[string(b[:gt+1])]
-	if !ok {
-		return false
+	gt := len(m.tag) - 1
+	r.propAt++
+	if len(r.propCur) < maxPropTags {
+		r.propCur = append(r.propCur, m)
 	}
 	switch m.kind {
 	case propCommit:
