@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flakegate/flakegate/pkg/internal/hugepage"
 	"github.com/flakegate/flakegate/pkg/internal/par"
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -935,9 +934,6 @@ const (
 	chunkCells  = 16
 	blockShift  = 10
 	blockChunks = 1 << blockShift
-	// bigBlocks is how many blocks are taken at once after the first:
-	// 32 blocks of 200 KiB, 6.4 MiB, hold at least two whole huge pages.
-	bigBlocks = 32
 )
 
 // cellChunk is a piece of a test's cells; next is the chunk after it, or
@@ -951,18 +947,7 @@ type cellChunk struct {
 func (b *Builder) newChunk() int32 {
 	k := b.chunks
 	if int(k>>blockShift) == len(b.blocks) {
-		// The first block alone, for the many small histories; past it,
-		// blocks come bigBlocks at a time, in one allocation large enough
-		// for huge pages (hugepage).
-		n := 1
-		if len(b.blocks) > 0 {
-			n = bigBlocks
-		}
-		all := make([]cellChunk, n*blockChunks)
-		hugepage.Advise(all)
-		for i := range n {
-			b.blocks = append(b.blocks, all[i*blockChunks:(i+1)*blockChunks:(i+1)*blockChunks])
-		}
+		b.blocks = append(b.blocks, make([]cellChunk, blockChunks))
 	}
 	b.chunks++
 	b.chunk(k).next = -1
@@ -1216,7 +1201,6 @@ func merge(builders []*Builder, gather bool) *History {
 		total += n
 	}
 	slab := make([]Cell, total)
-	hugepage.Advise(slab)
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		var f *finisher
 		if ordered {

@@ -216,34 +216,3 @@ func TestDefaultFillsWhatDocumentsLeaveOut(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}
 }
-
-// TestChunksDoNotOverlap: chunks taken past the first block, and past the
-// first group of big blocks, are each their own memory.
-func TestChunksDoNotOverlap(t *testing.T) {
-	b := NewBuilders(1)[0]
-	const n = (1+2*bigBlocks)*blockChunks + 5
-	for i := range int32(n) {
-		if k := b.newChunk(); k != i {
-			t.Fatalf("chunk %d numbered %d", i, k)
-		}
-		c := b.chunk(i)
-		c.next = i
-		for j := range c.cells {
-			c.cells[j].Run = i*chunkCells + int32(j)
-		}
-	}
-	for i := range int32(n) {
-		c := b.chunk(i)
-		if c.next != i {
-			t.Fatalf("chunk %d: next %d, written %d", i, c.next, i)
-		}
-		for j, cell := range c.cells {
-			if cell.Run != i*chunkCells+int32(j) {
-				t.Fatalf("chunk %d cell %d: run %d, written %d", i, j, cell.Run, i*chunkCells+int32(j))
-			}
-		}
-	}
-	if len(b.blocks) != 1+3*bigBlocks {
-		t.Errorf("%d blocks for %d chunks: want the first and three groups of %d", len(b.blocks), n, bigBlocks)
-	}
-}

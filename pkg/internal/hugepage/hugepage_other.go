@@ -1,7 +1,0 @@
-//go:build !linux
-
-package hugepage
-
-import "unsafe"
-
-func advise(unsafe.Pointer, uintptr) {}
