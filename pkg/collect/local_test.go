@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	globs "github.com/flakegate/flakegate/pkg/internal/glob"
 )
 
 func TestLocal(t *testing.T) {
@@ -55,5 +57,20 @@ func TestLocal(t *testing.T) {
 	}
 	if _, _, err := Local([]string{filepath.Join(dir, "a/[x.xml")}); err == nil || !strings.Contains(err.Error(), "malformed glob") {
 		t.Errorf("malformed glob: err = %v", err)
+	}
+}
+
+// TestNameMatcher: the prefix-and-suffix test of a one-star element says
+// what the general matcher says.
+func TestNameMatcher(t *testing.T) {
+	elems := []string{"TEST-*.xml", "*.xml", "TEST-*", "*", "a*a", "*.{xml,XML}", "TEST-?.xml", "[ab]*.xml", `\*.xml`, "junit.xml"}
+	names := []string{"TEST-a.xml", "TEST-.xml", "TEST-a.xmlx", ".xml", "a", "aa", "aaa", "TEST.xml", "TEST-a.XML", "", "b.xml", "*.xml", "junit.xml"}
+	for _, e := range elems {
+		m := nameMatcher(e)
+		for _, n := range names {
+			if got, want := m(n), globs.Match(e, n); got != want {
+				t.Errorf("%q against %q: %v, the general matcher %v", e, n, got, want)
+			}
+		}
 	}
 }

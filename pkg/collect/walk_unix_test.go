@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // TestWalkAgreesWithWalkDir lists awkward trees with walkXML and with
@@ -124,6 +125,81 @@ func TestCompareDirs(t *testing.T) {
 			if got, want := compareDirs(a, b), strings.Compare(a+"/", b+"/"); got != want {
 				t.Errorf("compareDirs(%q, %q) = %d, want %d", a, b, got, want)
 			}
+		}
+	}
+}
+
+// TestAnyDepthGlobWalk: a glob of the form root/**/NAME.xml is listed by
+// the directory walk of root and a match of each name, and lists what
+// matching every path of root's tree lists: files whose name matches,
+// the .xml files under a directory whose name matches, links and FIFOs
+// by name, and nothing by a name in another case or of another extension.
+func TestAnyDepthGlobWalk(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/TEST-1.xml", "a/b/TEST-2.xml", "a/other.xml", "a/TEST-3.XML", "a/TEST-6.xml.txt",
+		"TEST-dir.xml/inner.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/notes.txt", "c/TEST-4.txt", "c/.hidden/TEST-5.xml", "TEST-0.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "f"), 0o755)
+	links := map[string]string{"d/TEST-link.xml": "../a/TEST-1.xml", "f/linkdir": "../a", "f/TEST-linkdir.xml": "../a"}
+	for name, to := range links {
+		if err := os.Symlink(to, filepath.Join(dir, name)); err != nil {
+			t.Skipf("symbolic links: %v", err)
+		}
+	}
+	fifo := filepath.Join(dir, "e", "TEST-fifo.xml")
+	os.MkdirAll(filepath.Dir(fifo), 0o755)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	slash := filepath.ToSlash(dir)
+	for _, g := range []string{slash + "/**/TEST-*.xml", slash + "/**/*.xml", slash + "/a/**/TEST-*.xml", slash + "/**/{TEST,other}-*.xml",
+		slash + "/nope/**/TEST-*.xml", slash + "/TEST-0.xml/**/x.xml", slash + "/**/TEST-?.xml"} {
+		t.Run(strings.TrimPrefix(g, slash), func(t *testing.T) {
+			g, root, err := splitGlob(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := anyDepthXML(g, root); !ok && !strings.Contains(g, "TEST-0.xml/") {
+				t.Fatalf("%s is not taken as root/**/NAME.xml", g)
+			}
+			got, err := expand(g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := walkGlob(g, root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sortPaths(got)
+			sortPaths(want)
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("(-every path matched +walk and name matched):\n%s", diff)
+			}
+			if g == slash+"/**/TEST-*.xml" {
+				var names []string
+				for _, f := range got {
+					names = append(names, strings.TrimPrefix(f.path, dir+"/"))
+				}
+				wantNames := []string{"TEST-0.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/inner.xml", "a/TEST-1.xml", "a/b/TEST-2.xml",
+					"c/.hidden/TEST-5.xml", "d/TEST-link.xml", "e/TEST-fifo.xml", "f/TEST-linkdir.xml"}
+				if diff := cmp.Diff(wantNames, names); diff != "" {
+					t.Errorf("files (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+	for _, c := range []struct{ g, root string }{{"**/a.xml", "."}, {"/**/a.xml", "/"}, {"x/**/a.xml", "x"}} {
+		if elem, ok := anyDepthXML(c.g, c.root); !ok || elem != "a.xml" {
+			t.Errorf("anyDepthXML(%q, %q) = %q, %v", c.g, c.root, elem, ok)
+		}
+	}
+	for _, g := range []string{"x/**/a.XML", "x/**/*.{xml,XML}", "x/**/b/a.xml", "x/**/**.xml", "x/*/a.xml", "x/**/a.xml.gz"} {
+		if _, ok := anyDepthXML(g, "x"); ok {
+			t.Errorf("anyDepthXML(%q) took it as root/**/NAME.xml", g)
 		}
 	}
 }
