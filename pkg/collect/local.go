@@ -153,7 +153,8 @@ func unreadable(f, realRoot string) string {
 // last of them.
 const sepChars = string(filepath.Separator) + "/"
 
-func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[") }
+// hasMeta reports whether p holds a wildcard or a {a,b} alternation.
+func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{") }
 
 // found is a file a path named, and whether the walk saw a regular file
 // (a link, a FIFO or a device is looked at again before it is read).
@@ -163,7 +164,14 @@ type found struct {
 }
 
 func expand(p string) ([]found, error) {
-	if !hasMeta(p) {
+	// A path whose only glob character is a brace is a glob unless a
+	// file or directory has that name.
+	literal := !hasMeta(p)
+	if !literal && !strings.ContainsAny(p, "*?[") {
+		_, err := os.Stat(p)
+		literal = err == nil
+	}
+	if literal {
 		fi, err := os.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -194,6 +202,13 @@ func expand(p string) ([]found, error) {
 // wildcards: a file it matches, and the .xml files under a directory it
 // matches.
 func walkGlob(g, root string) ([]found, error) {
+	// Without "**" a glob matches paths of at most as many elements as it
+	// has (its slashes count those of every alternative of a {a,b}): a
+	// directory that deep is not walked into.
+	depth := -1
+	if !strings.Contains(g, "**") {
+		depth = strings.Count(g, "/")
+	}
 	var out []found
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -202,7 +217,8 @@ func walkGlob(g, root string) ([]found, error) {
 			}
 			return err
 		}
-		if globs.Match(g, filepath.ToSlash(path)) {
+		p := filepath.ToSlash(path)
+		if globs.Match(g, p) {
 			if d.IsDir() {
 				more, err := walkXML(path, nil)
 				out = append(out, more...)
@@ -212,6 +228,10 @@ func walkGlob(g, root string) ([]found, error) {
 				return filepath.SkipDir
 			}
 			out = append(out, found{path, d.Type().IsRegular()})
+			return nil
+		}
+		if depth >= 0 && d.IsDir() && path != root && strings.Count(p, "/") >= depth {
+			return filepath.SkipDir
 		}
 		return nil
 	})

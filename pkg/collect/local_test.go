@@ -13,7 +13,7 @@ import (
 
 func TestLocal(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a/x.xml", "a/b/y.xml", "a/b/c/z.XML", "a/notes.txt", "d/w.xml"} {
+	for _, f := range []string{"a/x.xml", "a/b/y.xml", "a/b/c/z.XML", "a/notes.txt", "d/w.xml", "e{1}/v.xml"} {
 		p := filepath.Join(dir, f)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
@@ -30,13 +30,20 @@ func TestLocal(t *testing.T) {
 		missing int
 	}{
 		{[]string{"a"}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml"}, 0},
-		{[]string{""}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml", "d/w.xml"}, 0}, // subdirectories walked at once
+		{[]string{""}, []string{"a/b/c/z.XML", "a/b/y.xml", "a/x.xml", "d/w.xml", "e{1}/v.xml"}, 0}, // subdirectories walked at once
 		{[]string{"a/*.xml"}, []string{"a/x.xml"}, 0},
 		{[]string{"a/**/*.xml"}, []string{"a/b/y.xml", "a/x.xml"}, 0},
 		{[]string{"**/y.xml", "d/w.xml"}, []string{"a/b/y.xml", "d/w.xml"}, 0},
 		{[]string{"a/b", "a/b/y.xml"}, []string{"a/b/c/z.XML", "a/b/y.xml"}, 0},
 		{[]string{"nope/*.xml", "gone.xml", "d"}, []string{"d/w.xml"}, 2},
 		{[]string{"[ad]/w.xml"}, []string{"d/w.xml"}, 0},
+		// Alternations in a directory's place, before any wildcard.
+		{[]string{"{a,d}/*.xml"}, []string{"a/x.xml", "d/w.xml"}, 0},
+		{[]string{"{a/b,d}/*.xml"}, []string{"a/b/y.xml", "d/w.xml"}, 0},
+		{[]string{"{d,a/b}/{w,y}.xml"}, []string{"a/b/y.xml", "d/w.xml"}, 0},
+		// A name with braces that is there is that file or directory.
+		{[]string{"e{1}"}, []string{"e{1}/v.xml"}, 0},
+		{[]string{"e{1}/v.xml"}, []string{"e{1}/v.xml"}, 0},
 	}
 	for _, tc := range tests {
 		var in []string

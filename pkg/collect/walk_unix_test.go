@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	globs "github.com/flakegate/flakegate/pkg/internal/glob"
 )
 
 // TestWalkAgreesWithWalkDir lists awkward trees with walkXML and with
@@ -201,5 +203,60 @@ func TestAnyDepthGlobWalk(t *testing.T) {
 		if _, ok := anyDepthXML(g, "x"); ok {
 			t.Errorf("anyDepthXML(%q) took it as root/**/NAME.xml", g)
 		}
+	}
+}
+
+// TestGlobWalkStopsAtItsDepth: a glob without "**" is not walked into
+// directories deeper than its matches can be, and lists what matching
+// every path of the tree lists.
+func TestGlobWalkStopsAtItsDepth(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/x.xml", "a/sub/y.xml", "a/sub/deep/z.xml", "a/sub/x.xml/inner.xml", "b/x.xml", "b/sub/x.xml", "c.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	// Every path of the tree, matched: what the walk lists, unpruned.
+	every := func(g, root string) []found {
+		var out []found
+		filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err == nil && globs.Match(g, filepath.ToSlash(path)) {
+				if d.IsDir() {
+					more, _ := walkXML(path, nil)
+					out = append(out, more...)
+					return filepath.SkipDir
+				}
+				out = append(out, found{path, d.Type().IsRegular()})
+			}
+			return nil
+		})
+		return out
+	}
+	slash := filepath.ToSlash(dir)
+	for _, g := range []string{"/a/*.xml", "/*/x.xml", "/a/s*/*.xml", "/{a/sub,b}/*.xml", "/a/*/x.xml", "/*.xml", "/?/sub/x.xml"} {
+		g, root, err := splitGlob(slash + g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := expand(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := every(g, root)
+		sortPaths(got)
+		sortPaths(want)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s (-every path matched +walk):\n%s", strings.TrimPrefix(g, slash), diff)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s matches nothing: the case tests nothing", strings.TrimPrefix(g, slash))
+		}
+	}
+	// Unreadable below the depth: not walked into, so not an error.
+	locked := filepath.Join(dir, "a", "sub", "deep")
+	os.Chmod(locked, 0)
+	defer os.Chmod(locked, 0o755)
+	if _, err := expand(slash + "/a/*.xml"); err != nil {
+		t.Errorf("a directory below the glob's depth was walked into: %v", err)
 	}
 }
