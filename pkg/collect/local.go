@@ -188,14 +188,80 @@ func expand(p string) ([]found, error) {
 	if err != nil {
 		return nil, err
 	}
-	if elem, ok := anyDepthXML(g, root); ok {
+	// A glob with "**" is walked to the bottom either way: when all it
+	// names ends in ".xml", the .xml files under root are listed with
+	// walkXML's walk on every core, and only they are matched.
+	if elem, ok := anyDepthXML(g, root); ok || strings.Contains(g, "**") && strings.HasSuffix(g, ".xml") {
 		if fi, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		} else if err == nil && fi.IsDir() {
-			return walkMatching(root, elem)
+			if ok {
+				return walkMatching(root, elem)
+			}
+			return walkFiltered(root, g)
 		}
 	}
 	return walkGlob(g, root)
+}
+
+// walkFiltered lists what glob g, which names nothing that does not end
+// in ".xml", names under root: the .xml files under root that it
+// matches, and, as walkGlob takes a directory that matches, those under
+// a directory between root and them that it matches.
+func walkFiltered(root, g string) ([]found, error) {
+	all, err := walkXML(root, nil)
+	// Paths and glob are matched below root, which the glob begins with
+	// and every path begins with: the shorter strings match faster.
+	root = filepath.Clean(root)
+	skip := 0
+	switch root {
+	case ".":
+	case string(filepath.Separator):
+		skip = 1
+	default:
+		skip = len(root) + 1
+	}
+	rel := strings.TrimPrefix(g, filepath.ToSlash(root)+"/")
+	if root == "." {
+		rel = g
+	} else if root == string(filepath.Separator) {
+		rel = strings.TrimPrefix(g, "/")
+	}
+	// Matched on every core, each part with its own record of whether
+	// the glob matches a directory below root, by its path below root
+	// ("" is root itself, where the walk began).
+	keep := make([]bool, len(all))
+	par.Parts(len(all), 512, func(lo, hi int) {
+		dirs := map[string]bool{"": false}
+		var under func(dir string) bool
+		under = func(dir string) bool {
+			m, ok := dirs[dir]
+			if !ok {
+				parent := ""
+				if i := strings.LastIndexAny(dir, sepChars); i >= 0 {
+					parent = dir[:i]
+				}
+				m = globs.Match(rel, filepath.ToSlash(dir)) || under(parent)
+				dirs[dir] = m
+			}
+			return m
+		}
+		for k := lo; k < hi; k++ {
+			p := all[k].path[skip:]
+			dir := ""
+			if i := strings.LastIndexAny(p, sepChars); i >= 0 {
+				dir = p[:i]
+			}
+			keep[k] = globs.Match(rel, filepath.ToSlash(p)) || under(dir)
+		}
+	})
+	out := all[:0]
+	for k, f := range all {
+		if keep[k] {
+			out = append(out, f)
+		}
+	}
+	return out, err
 }
 
 // walkGlob lists what glob g names under root, its directory without

@@ -20,7 +20,7 @@ func BenchmarkLocal(b *testing.B) {
 	}
 	for _, c := range []struct {
 		name, root, path string
-	}{{"cli", "", dir}, {"workspace", filepath.Dir(dir), filepath.Base(dir)}, {"glob", "", filepath.Join(dir, "**", "TEST-*.xml")}} {
+	}{{"cli", "", dir}, {"workspace", filepath.Dir(dir), filepath.Base(dir)}, {"glob", "", filepath.Join(dir, "**", "TEST-*.xml")}, {"glob-depth", "", filepath.Join(dir, "*", "TEST-*.xml")}, {"glob-tail", "", filepath.Join(dir, "**", "run-*", "TEST-*.xml")}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				srcs, missing, err := LocalIn(c.root, []string{c.path})

@@ -139,7 +139,7 @@ func TestCompareDirs(t *testing.T) {
 func TestAnyDepthGlobWalk(t *testing.T) {
 	dir := t.TempDir()
 	for _, f := range []string{"a/TEST-1.xml", "a/b/TEST-2.xml", "a/other.xml", "a/TEST-3.XML", "a/TEST-6.xml.txt",
-		"TEST-dir.xml/inner.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/notes.txt", "c/TEST-4.txt", "c/.hidden/TEST-5.xml", "TEST-0.xml"} {
+		"TEST-dir.xml/inner.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/notes.txt", "c/TEST-4.txt", "c/.hidden/TEST-5.xml", "TEST-0.xml", "a/TEST-d.xml/in.xml"} {
 		p := filepath.Join(dir, f)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
@@ -186,13 +186,40 @@ func TestAnyDepthGlobWalk(t *testing.T) {
 				for _, f := range got {
 					names = append(names, strings.TrimPrefix(f.path, dir+"/"))
 				}
-				wantNames := []string{"TEST-0.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/inner.xml", "a/TEST-1.xml", "a/b/TEST-2.xml",
+				wantNames := []string{"TEST-0.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/inner.xml", "a/TEST-1.xml", "a/TEST-d.xml/in.xml", "a/b/TEST-2.xml",
 					"c/.hidden/TEST-5.xml", "d/TEST-link.xml", "e/TEST-fifo.xml", "f/TEST-linkdir.xml"}
 				if diff := cmp.Diff(wantNames, names); diff != "" {
 					t.Errorf("files (-want +got):\n%s", diff)
 				}
 			}
 		})
+	}
+	// Other globs with "**" that name only .xml files: the .xml files
+	// listed by the walk, matched whole.
+	for _, g := range []string{"/**/b/TEST-*.xml", "/**/TEST-dir.xml/*.xml", "/*/**/TEST-*.xml", "/**/.hid*/**/*.xml", "/a/**/b/*.xml", "/**/{a,c}/**/*.xml"} {
+		g, root, err := splitGlob(slash + g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := anyDepthXML(g, root); ok {
+			t.Fatalf("%s taken as root/**/NAME.xml", g)
+		}
+		got, err := expand(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := walkGlob(g, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sortPaths(got)
+		sortPaths(want)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s (-every path matched +walk and match):\n%s", strings.TrimPrefix(g, slash), diff)
+		}
+		if len(want) == 0 {
+			t.Errorf("%s matches nothing: the case tests nothing", strings.TrimPrefix(g, slash))
+		}
 	}
 	for _, c := range []struct{ g, root string }{{"**/a.xml", "."}, {"/**/a.xml", "/"}, {"x/**/a.xml", "x"}} {
 		if elem, ok := anyDepthXML(c.g, c.root); !ok || elem != "a.xml" {
