@@ -201,7 +201,96 @@ func expand(p string) ([]found, error) {
 			return walkFiltered(root, g)
 		}
 	}
+	if segs, ok := levels(g, root); ok {
+		if fi, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		} else if err == nil && fi.IsDir() {
+			return walkLevels(root, segs)
+		}
+	}
 	return walkGlob(g, root)
+}
+
+// levels splits glob g, without "**", below root into its path elements,
+// when each is a pattern of its own (no {a,b} holds a slash) and the last
+// ends in ".xml", so that all it names is among the .xml files that
+// listDir lists.
+func levels(g, root string) ([]string, bool) {
+	if strings.Contains(g, "**") || !strings.HasSuffix(g, ".xml") {
+		return nil, false
+	}
+	rel := g
+	switch root {
+	case ".":
+	case string(filepath.Separator):
+		rel = strings.TrimPrefix(g, "/")
+	default:
+		var ok bool
+		if rel, ok = strings.CutPrefix(g, filepath.ToSlash(root)+"/"); !ok {
+			return nil, false
+		}
+	}
+	segs := strings.Split(rel, "/")
+	for _, s := range segs {
+		if s == "" || strings.Count(s, "{") != strings.Count(s, "}") {
+			return nil, false
+		}
+	}
+	return segs, true
+}
+
+// walkLevels lists what the path elements segs name below root, a level
+// at a time, each level's directories on every core: a directory is
+// walked into only when its name matches the element of its level; at
+// the last level, a file whose name matches is named, and so are the
+// .xml files under a directory whose name matches, as walkGlob takes them.
+func walkLevels(root string, segs []string) ([]found, error) {
+	dirs := []string{filepath.Clean(root)}
+	var out []found
+	for i, seg := range segs {
+		match := nameMatcher(seg)
+		last := i == len(segs)-1
+		files := make([][]found, len(dirs))
+		next := make([][]string, len(dirs))
+		errs := make([]error, len(dirs))
+		par.Each(len(dirs), 0, func(_, k int) {
+			fs, ds, err := listDir(dirs[k], nil, nil)
+			if err != nil {
+				errs[k] = err
+				return
+			}
+			for _, d := range ds {
+				if match(filepath.Base(d)) {
+					if !last {
+						next[k] = append(next[k], d)
+						continue
+					}
+					var more []found
+					more, errs[k] = walkXML(d, nil)
+					files[k] = append(files[k], more...)
+					if errs[k] != nil {
+						return
+					}
+				}
+			}
+			if last {
+				for _, f := range fs {
+					if match(filepath.Base(f.path)) {
+						files[k] = append(files[k], f)
+					}
+				}
+			}
+		})
+		dirs = dirs[:0]
+		for k := range files {
+			if errs[k] != nil {
+				return out, errs[k]
+			}
+			out = append(out, files[k]...)
+			dirs = append(dirs, next[k]...)
+		}
+	}
+	return out, nil
 }
 
 // walkFiltered lists what glob g, which names nothing that does not end
