@@ -81,3 +81,18 @@ func TestNameMatcher(t *testing.T) {
 		}
 	}
 }
+
+// writeFiles writes a small JUnit document at each of paths under dir,
+// making the directories they need.
+func writeFiles(t *testing.T, dir string, paths ...string) {
+	t.Helper()
+	for _, f := range paths {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("<testsuite/>"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -138,12 +138,8 @@ func TestCompareDirs(t *testing.T) {
 // by name, and nothing by a name in another case or of another extension.
 func TestAnyDepthGlobWalk(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a/TEST-1.xml", "a/b/TEST-2.xml", "a/other.xml", "a/TEST-3.XML", "a/TEST-6.xml.txt",
-		"TEST-dir.xml/inner.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/notes.txt", "c/TEST-4.txt", "c/.hidden/TEST-5.xml", "TEST-0.xml", "a/TEST-d.xml/in.xml"} {
-		p := filepath.Join(dir, f)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
-	}
+	writeFiles(t, dir, "a/TEST-1.xml", "a/b/TEST-2.xml", "a/other.xml", "a/TEST-3.XML", "a/TEST-6.xml.txt",
+		"TEST-dir.xml/inner.xml", "TEST-dir.xml/deeper/x.xml", "TEST-dir.xml/notes.txt", "c/TEST-4.txt", "c/.hidden/TEST-5.xml", "TEST-0.xml", "a/TEST-d.xml/in.xml")
 	os.MkdirAll(filepath.Join(dir, "d"), 0o755)
 	os.MkdirAll(filepath.Join(dir, "f"), 0o755)
 	links := map[string]string{"d/TEST-link.xml": "../a/TEST-1.xml", "f/linkdir": "../a", "f/TEST-linkdir.xml": "../a"}
@@ -161,23 +157,10 @@ func TestAnyDepthGlobWalk(t *testing.T) {
 	for _, g := range []string{slash + "/**/TEST-*.xml", slash + "/**/*.xml", slash + "/a/**/TEST-*.xml", slash + "/**/{TEST,other}-*.xml",
 		slash + "/nope/**/TEST-*.xml", slash + "/TEST-0.xml/**/x.xml", slash + "/**/TEST-?.xml"} {
 		t.Run(strings.TrimPrefix(g, slash), func(t *testing.T) {
-			g, root, err := splitGlob(g)
-			if err != nil {
-				t.Fatal(err)
-			}
+			g, root, got, want := bothWays(t, g)
 			if _, ok := anyDepthXML(g, root); !ok && !strings.Contains(g, "TEST-0.xml/") {
 				t.Fatalf("%s is not taken as root/**/NAME.xml", g)
 			}
-			got, err := expand(g)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := walkGlob(g, root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sortPaths(got)
-			sortPaths(want)
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("(-every path matched +walk and name matched):\n%s", diff)
 			}
@@ -197,29 +180,11 @@ func TestAnyDepthGlobWalk(t *testing.T) {
 	// Other globs with "**" that name only .xml files: the .xml files
 	// listed by the walk, matched whole.
 	for _, g := range []string{"/**/b/TEST-*.xml", "/**/TEST-dir.xml/*.xml", "/*/**/TEST-*.xml", "/**/.hid*/**/*.xml", "/a/**/b/*.xml", "/**/{a,c}/**/*.xml"} {
-		g, root, err := splitGlob(slash + g)
-		if err != nil {
-			t.Fatal(err)
-		}
+		g, root, got, want := bothWays(t, slash+g)
 		if _, ok := anyDepthXML(g, root); ok {
 			t.Fatalf("%s taken as root/**/NAME.xml", g)
 		}
-		got, err := expand(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, err := walkGlob(g, root)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sortPaths(got)
-		sortPaths(want)
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s (-every path matched +walk and match):\n%s", strings.TrimPrefix(g, slash), diff)
-		}
-		if len(want) == 0 {
-			t.Errorf("%s matches nothing: the case tests nothing", strings.TrimPrefix(g, slash))
-		}
+		sameFiles(t, strings.TrimPrefix(g, slash), got, want)
 	}
 	for _, c := range []struct{ g, root string }{{"**/a.xml", "."}, {"/**/a.xml", "/"}, {"x/**/a.xml", "x"}} {
 		if elem, ok := anyDepthXML(c.g, c.root); !ok || elem != "a.xml" {
@@ -238,11 +203,7 @@ func TestAnyDepthGlobWalk(t *testing.T) {
 // every path of the tree lists.
 func TestGlobWalkStopsAtItsDepth(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"a/x.xml", "a/sub/y.xml", "a/sub/deep/z.xml", "a/sub/x.xml/inner.xml", "b/x.xml", "b/sub/x.xml", "c.xml"} {
-		p := filepath.Join(dir, f)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
-	}
+	writeFiles(t, dir, "a/x.xml", "a/sub/y.xml", "a/sub/deep/z.xml", "a/sub/x.xml/inner.xml", "b/x.xml", "b/sub/x.xml", "c.xml")
 	// Every path of the tree, matched: what the walk lists, unpruned.
 	every := func(g, root string) []found {
 		var out []found
@@ -269,15 +230,7 @@ func TestGlobWalkStopsAtItsDepth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := every(g, root)
-		sortPaths(got)
-		sortPaths(want)
-		if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%s (-every path matched +walk):\n%s", strings.TrimPrefix(g, slash), diff)
-		}
-		if len(want) == 0 {
-			t.Errorf("%s matches nothing: the case tests nothing", strings.TrimPrefix(g, slash))
-		}
+		sameFiles(t, strings.TrimPrefix(g, slash), got, every(g, root))
 	}
 	// Unreadable below the depth: not walked into, so not an error.
 	locked := filepath.Join(dir, "a", "sub", "deep")
@@ -286,4 +239,37 @@ func TestGlobWalkStopsAtItsDepth(t *testing.T) {
 	if _, err := expand(slash + "/a/*.xml"); err != nil {
 		t.Errorf("a directory below the glob's depth was walked into: %v", err)
 	}
+}
+
+// sameFiles wants got to list what want lists, in any order, and want to
+// list something: a glob that matches nothing tests nothing.
+func sameFiles(t *testing.T, glob string, got, want []found) {
+	t.Helper()
+	sortPaths(got)
+	sortPaths(want)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(found{}), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("%s (-every path matched +listed):\n%s", glob, diff)
+	}
+	if len(want) == 0 {
+		t.Errorf("%s matches nothing: the case tests nothing", glob)
+	}
+}
+
+// bothWays lists glob with expand and with the general walk of every
+// path, walkGlob, each sorted.
+func bothWays(t *testing.T, glob string) (g, root string, got, want []found) {
+	t.Helper()
+	g, root, err := splitGlob(glob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = expand(g); err != nil {
+		t.Fatal(err)
+	}
+	if want, err = walkGlob(g, root); err != nil {
+		t.Fatal(err)
+	}
+	sortPaths(got)
+	sortPaths(want)
+	return g, root, got, want
 }
