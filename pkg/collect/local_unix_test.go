@@ -82,13 +82,14 @@ func TestLocalInConfines(t *testing.T) {
 	}
 
 	// A directory linked out of the workspace: its files are regular, but
-	// not the workspace's, whether named through the link or found under a
-	// directory above it (the walk and globs do not follow links to
-	// directories).
+	// not the workspace's, whether named through the link, directly or by a
+	// glob that begins there, or found under a directory above it (the
+	// walk and globs do not follow links to directories below where they
+	// begin).
 	if err := os.Symlink(outside, filepath.Join(ws, "linked")); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"linked", "linked/secret.xml"} {
+	for _, p := range []string{"linked", "linked/secret.xml", "linked/*.xml", "linked/**/*.xml", "linked/**/secret.xml"} {
 		got, missing, err := LocalIn(ws, []string{p})
 		if err != nil || len(got) != 0 || len(missing) != 1 || !strings.Contains(missing[0].Error, "linked out of the workspace") {
 			t.Errorf("LocalIn(%q): %d sources, skipped %v, err %v; want secret.xml skipped as linked out", p, len(got), missing, err)
