@@ -164,15 +164,13 @@ type found struct {
 }
 
 func expand(p string) ([]found, error) {
-	// A path whose only glob character is a brace is a glob unless a
-	// file or directory has that name.
-	literal := !hasMeta(p)
-	if !literal && !strings.ContainsAny(p, "*?[") {
-		_, err := os.Stat(p)
-		literal = err == nil
-	}
-	if literal {
+	if !strings.ContainsAny(p, "*?[") {
 		fi, err := os.Stat(p)
+		// A brace is a glob's {a,b} unless a file or directory has that
+		// name.
+		if err != nil && strings.Contains(p, "{") {
+			return expandGlob(p)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
@@ -184,31 +182,68 @@ func expand(p string) ([]found, error) {
 		}
 		return walkXML(p, nil)
 	}
+	return expandGlob(p)
+}
+
+// expandGlob lists what glob p names. A glob whose matches all end in
+// ".xml" is listed from the .xml files that listDir finds; any other is
+// matched against every path of the tree below its root (walkGlob).
+func expandGlob(p string) ([]found, error) {
 	g, root, err := splitGlob(p)
 	if err != nil {
 		return nil, err
 	}
-	// A glob with "**" is walked to the bottom either way: when all it
-	// names ends in ".xml", the .xml files under root are listed with
-	// walkXML's walk on every core, and only they are matched.
-	if elem, ok := anyDepthXML(g, root); ok || strings.Contains(g, "**") && strings.HasSuffix(g, ".xml") {
-		if fi, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		} else if err == nil && fi.IsDir() {
-			if ok {
-				return walkMatching(root, elem)
-			}
-			return walkFiltered(root, g)
+	var walk func() ([]found, error)
+	if elem, ok := anyDepthXML(g, root); ok {
+		// root/**/elem: a path matches when its name does.
+		match := nameMatcher(elem)
+		walk = func() ([]found, error) {
+			return walkFiltered(root, func(rel string) bool { return match(rel[strings.LastIndexAny(rel, sepChars)+1:]) })
 		}
+	} else if strings.Contains(g, "**") && strings.HasSuffix(g, ".xml") {
+		// Walked to the bottom either way.
+		rel := strings.TrimPrefix(g, globPrefix(root))
+		walk = func() ([]found, error) {
+			return walkFiltered(root, func(p string) bool { return globs.Match(rel, filepath.ToSlash(p)) })
+		}
+	} else if segs, ok := levels(g, root); ok {
+		walk = func() ([]found, error) { return walkLevels(root, segs) }
 	}
-	if segs, ok := levels(g, root); ok {
-		if fi, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+	if walk != nil {
+		fi, err := os.Stat(root)
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
-		} else if err == nil && fi.IsDir() {
-			return walkLevels(root, segs)
+		}
+		if err == nil && fi.IsDir() {
+			return walk()
 		}
 	}
 	return walkGlob(g, root)
+}
+
+// globPrefix is what a glob whose literal start is root (splitGlob)
+// begins with before its part below root: nothing for ".", "/" for the
+// file system's root, root and "/" otherwise.
+func globPrefix(root string) string {
+	switch root = filepath.Clean(root); root {
+	case ".":
+		return ""
+	case string(filepath.Separator):
+		return "/"
+	}
+	return filepath.ToSlash(root) + "/"
+}
+
+// belowRoot is how many bytes a path that walkXML lists under root has
+// before its part below root, in the same three cases.
+func belowRoot(root string) int {
+	switch root = filepath.Clean(root); root {
+	case ".":
+		return 0
+	case string(filepath.Separator):
+		return 1
+	}
+	return len(root) + 1
 }
 
 // levels splits glob g, without "**", below root into its path elements,
@@ -219,16 +254,9 @@ func levels(g, root string) ([]string, bool) {
 	if strings.Contains(g, "**") || !strings.HasSuffix(g, ".xml") {
 		return nil, false
 	}
-	rel := g
-	switch root {
-	case ".":
-	case string(filepath.Separator):
-		rel = strings.TrimPrefix(g, "/")
-	default:
-		var ok bool
-		if rel, ok = strings.CutPrefix(g, filepath.ToSlash(root)+"/"); !ok {
-			return nil, false
-		}
+	rel, ok := strings.CutPrefix(g, globPrefix(root))
+	if !ok {
+		return nil, false
 	}
 	segs := strings.Split(rel, "/")
 	for _, s := range segs {
@@ -254,7 +282,7 @@ func walkLevels(root string, segs []string) ([]found, error) {
 		next := make([][]string, len(dirs))
 		errs := make([]error, len(dirs))
 		par.Each(len(dirs), 0, func(_, k int) {
-			fs, ds, err := listDir(dirs[k], nil, nil)
+			xmls, ds, err := listDir(dirs[k], nil, nil)
 			if err != nil {
 				errs[k] = err
 				return
@@ -274,7 +302,7 @@ func walkLevels(root string, segs []string) ([]found, error) {
 				}
 			}
 			if last {
-				for _, f := range fs {
+				for _, f := range xmls {
 					if match(filepath.Base(f.path)) {
 						files[k] = append(files[k], f)
 					}
@@ -293,34 +321,18 @@ func walkLevels(root string, segs []string) ([]found, error) {
 	return out, nil
 }
 
-// walkFiltered lists what glob g, which names nothing that does not end
-// in ".xml", names under root: the .xml files under root that it
-// matches, and, as walkGlob takes a directory that matches, those under
-// a directory between root and them that it matches.
-func walkFiltered(root, g string) ([]found, error) {
+// walkFiltered lists the .xml files under root that match, by match of
+// their path below root, for a glob that names nothing that does not end
+// in ".xml": a file whose path matches, and, as walkGlob takes a
+// directory that matches, one under a directory between root and it
+// whose path matches. The paths are matched on every core.
+func walkFiltered(root string, match func(rel string) bool) ([]found, error) {
 	all, err := walkXML(root, nil)
-	// Paths and glob are matched below root, which the glob begins with
-	// and every path begins with: the shorter strings match faster.
-	root = filepath.Clean(root)
-	skip := 0
-	switch root {
-	case ".":
-	case string(filepath.Separator):
-		skip = 1
-	default:
-		skip = len(root) + 1
-	}
-	rel := strings.TrimPrefix(g, filepath.ToSlash(root)+"/")
-	if root == "." {
-		rel = g
-	} else if root == string(filepath.Separator) {
-		rel = strings.TrimPrefix(g, "/")
-	}
-	// Matched on every core, each part with its own record of whether
-	// the glob matches a directory below root, by its path below root
-	// ("" is root itself, where the walk began).
+	skip := belowRoot(root)
 	keep := make([]bool, len(all))
 	par.Parts(len(all), 512, func(lo, hi int) {
+		// Whether a directory below root matches, by its path below
+		// root; "" is root itself, where the walk began.
 		dirs := map[string]bool{"": false}
 		var under func(dir string) bool
 		under = func(dir string) bool {
@@ -330,7 +342,7 @@ func walkFiltered(root, g string) ([]found, error) {
 				if i := strings.LastIndexAny(dir, sepChars); i >= 0 {
 					parent = dir[:i]
 				}
-				m = globs.Match(rel, filepath.ToSlash(dir)) || under(parent)
+				m = match(dir) || under(parent)
 				dirs[dir] = m
 			}
 			return m
@@ -341,7 +353,7 @@ func walkFiltered(root, g string) ([]found, error) {
 			if i := strings.LastIndexAny(p, sepChars); i >= 0 {
 				dir = p[:i]
 			}
-			keep[k] = globs.Match(rel, filepath.ToSlash(p)) || under(dir)
+			keep[k] = match(p) || under(dir)
 		}
 	})
 	out := all[:0]
@@ -397,44 +409,8 @@ func walkGlob(g, root string) ([]found, error) {
 // root is "."), with elem one path element that ends in ".xml": the
 // common "**/TEST-*.xml". It returns elem.
 func anyDepthXML(g, root string) (string, bool) {
-	prefix := filepath.ToSlash(root) + "/**/"
-	if root == "." {
-		prefix = "**/"
-	} else if root == string(filepath.Separator) {
-		prefix = "/**/"
-	}
-	elem, ok := strings.CutPrefix(g, prefix)
+	elem, ok := strings.CutPrefix(g, globPrefix(root)+"**/")
 	return elem, ok && strings.HasSuffix(elem, ".xml") && !strings.Contains(elem, "/") && !strings.Contains(elem, "**")
-}
-
-// walkMatching lists what root/**/elem names, for elem as anyDepthXML
-// finds it, with walkXML's walk on every core: every name elem matches
-// ends in .xml, so it is among the .xml files under root, and a file is
-// named when its own name matches elem, or, as walkGlob takes a directory
-// that matches, the name of a directory between root and it.
-func walkMatching(root, elem string) ([]found, error) {
-	all, err := walkXML(root, nil)
-	// walkXML's paths are root's, cleaned, then a separator, but for "."
-	// (none) and the file system's root (its own).
-	skip := 0
-	switch root = filepath.Clean(root); root {
-	case ".":
-	case string(filepath.Separator):
-		skip = 1
-	default:
-		skip = len(root) + 1
-	}
-	match := nameMatcher(elem)
-	isSep := func(r rune) bool { return strings.ContainsRune(sepChars, r) }
-	out := all[:0]
-	for _, f := range all {
-		rel := f.path[skip:]
-		i := strings.LastIndexAny(rel, sepChars) + 1
-		if match(rel[i:]) || slices.ContainsFunc(strings.FieldsFunc(rel[:i], isSep), match) {
-			out = append(out, f)
-		}
-	}
-	return out, err
 }
 
 // nameMatcher returns a test of a path element against elem. One "*"
