@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
@@ -50,12 +51,12 @@ type PreviousOptions struct {
 
 // artifactSuffix is what an upload adds to the artifact name when the name
 // is taken (a re-run of the same run): -attempt-N, or -N after a conflict.
-var artifactSuffix = regexp.MustCompile(`^(-attempt-[0-9]+)?(-[0-9]+)?$`)
+var artifactSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(-attempt-[0-9]+)?(-[0-9]+)?$`) })
 
 // IsReportArtifact reports whether an artifact name is the report artifact
 // name, possibly with the suffix a re-run's upload adds.
 func IsReportArtifact(base, name string) bool {
-	return len(name) >= len(base) && name[:len(base)] == base && artifactSuffix.MatchString(name[len(base):])
+	return len(name) >= len(base) && name[:len(base)] == base && artifactSuffix().MatchString(name[len(base):])
 }
 
 // ErrFirstReport: the workflow has no earlier successful report run on

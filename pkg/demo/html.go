@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"html"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
@@ -15,16 +16,18 @@ import (
 // <details>, <summary> and <br> that flakegate writes; the text inside has
 // already been escaped by flakegate's renderer (test names and messages are
 // untrusted), and the demo renders only its own bundled scenario.
-var markdown = goldmark.New(
-	goldmark.WithExtensions(extension.GFM),
-	goldmark.WithRendererOptions(gmhtml.WithUnsafe()),
-)
+var markdown = sync.OnceValue(func() goldmark.Markdown {
+	return goldmark.New(
+		goldmark.WithExtensions(extension.GFM),
+		goldmark.WithRendererOptions(gmhtml.WithUnsafe()),
+	)
+})
 
 // HTML renders Markdown as a self-contained page styled like GitHub's
 // Markdown body.
 func HTML(title, md string) ([]byte, error) {
 	var body bytes.Buffer
-	if err := markdown.Convert([]byte(md), &body); err != nil {
+	if err := markdown().Convert([]byte(md), &body); err != nil {
 		return nil, fmt.Errorf("rendering Markdown: %w", err)
 	}
 	var page bytes.Buffer

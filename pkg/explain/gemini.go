@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -370,14 +371,14 @@ func scrub(s string, max int) string {
 		}
 		return r
 	}, s)
-	for markerRE.MatchString(s) {
-		s = markerRE.ReplaceAllString(s, "")
+	for markerRE().MatchString(s) {
+		s = markerRE().ReplaceAllString(s, "")
 	}
 	return truncateBytes(s, max)
 }
 
 // markerRE finds the data block's marker in any case.
-var markerRE = regexp.MustCompile(`(?i)` + regexp.QuoteMeta(dataMarker))
+var markerRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(dataMarker)) })
 
 // scrubAll scrubs up to n distinct non-empty values.
 func scrubAll(vs []string, n, max int) []string {

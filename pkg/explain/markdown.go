@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/flakegate/flakegate/pkg/render"
@@ -80,7 +81,7 @@ func rootCauseItem(n int, c RootCause) string {
 
 var (
 	// htmlRE matches HTML comments and tags, which are removed outright.
-	htmlRE = regexp.MustCompile(`(?s)<!--.*?-->|</?[A-Za-z!?][^<>]*>`)
+	htmlRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<!--.*?-->|</?[A-Za-z!?][^<>]*>`) })
 )
 
 // escapeText makes untrusted text inert inline Markdown, at most limit
@@ -88,7 +89,7 @@ var (
 // every report escapes untrusted text (render.EscapeMarkdown: Markdown and
 // HTML syntax, @mentions, #123 references and autolinks).
 func escapeText(s string, limit int) string {
-	s = htmlRE.ReplaceAllString(oneLine(s), "")
+	s = htmlRE().ReplaceAllString(oneLine(s), "")
 	s = strings.Join(strings.Fields(s), " ")
 	return render.EscapeMarkdown(truncateRunes(s, limit))
 }

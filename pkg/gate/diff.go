@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FileChange is one file of a PR diff, in the shape of GitHub's "list pull
@@ -27,7 +28,7 @@ type diffLine struct {
 	Text string
 }
 
-var hunkRE = regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`)
+var hunkRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@`) })
 
 // ParseUnifiedDiff splits a unified diff (git diff, git format-patch or
 // diff -u output) into file changes. Text outside file sections, such as a
@@ -105,7 +106,7 @@ func ParseUnifiedDiff(text string) ([]FileChange, error) {
 			if cur == nil {
 				return nil, fmt.Errorf("diff line %d: hunk outside a file", no)
 			}
-			m := hunkRE.FindStringSubmatch(l)
+			m := hunkRE().FindStringSubmatch(l)
 			if m == nil {
 				return nil, fmt.Errorf("diff line %d: malformed hunk header %q: want @@ -a,b +c,d @@", no, l)
 			}
@@ -217,7 +218,7 @@ func gitHeaderPaths(s string) (string, string) {
 func hunkLines(patch string) (added, removed []diffLine) {
 	oldNo, newNo := 0, 0
 	for _, l := range strings.Split(patch, "\n") {
-		if m := hunkRE.FindStringSubmatch(l); m != nil {
+		if m := hunkRE().FindStringSubmatch(l); m != nil {
 			oldNo, _ = strconv.Atoi(m[1])
 			newNo, _ = strconv.Atoi(m[3])
 			continue

@@ -58,13 +58,13 @@ func (v Violation) String() string {
 	return fmt.Sprintf("%s: %s%s", v.Check, where, v.Message)
 }
 
-var declarationRE = regexp.MustCompile(`(?mi)^[ \t]*Test-Changes:[ \t]*(\S.*?)[ \t\r]*$`)
+var declarationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?mi)^[ \t]*Test-Changes:[ \t]*(\S.*?)[ \t\r]*$`) })
 
 // Declared reports whether the PR declares test changes, and by what: a
 // non-empty "Test-Changes:" line in the body (any case, at the start of a
 // line), or the declare label.
 func Declared(body string, labels []string, label string) (bool, string) {
-	if m := declarationRE.FindStringSubmatch(body); m != nil {
+	if m := declarationRE().FindStringSubmatch(body); m != nil {
 		return true, fmt.Sprintf("the PR body (Test-Changes: %s)", m[1])
 	}
 	if label != "" && hasLabel(labels, label) {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/ianaindex"
@@ -12,7 +13,7 @@ import (
 	"golang.org/x/text/transform"
 )
 
-var encodingAttr = regexp.MustCompile(`encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']`)
+var encodingAttr = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']`) })
 
 // prolog reads the byte-order mark and the XML declaration and, when the
 // document is not UTF-8, puts a decoder in front of the rest of the input.
@@ -37,7 +38,7 @@ func (r *Reader) prolog() error {
 	if d := decl[:end]; bytes.Contains(d, []byte(`encoding="UTF-8"`)) || bytes.Contains(d, []byte(`encoding="utf-8"`)) {
 		return nil // nearly every file: no need for the expression
 	}
-	m := encodingAttr.FindSubmatch(decl[:end])
+	m := encodingAttr().FindSubmatch(decl[:end])
 	if m == nil {
 		return nil
 	}

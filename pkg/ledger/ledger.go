@@ -32,6 +32,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/sprt"
@@ -157,13 +158,15 @@ func ScopeFile(test string) string {
 	if !ok || head == "" {
 		return ""
 	}
-	if strings.Contains(head, "/") || pathExt.MatchString(head) {
+	if strings.Contains(head, "/") || pathExt().MatchString(head) {
 		return head
 	}
 	return ""
 }
 
-var pathExt = regexp.MustCompile(`\.(py|go|js|jsx|ts|tsx|mjs|cjs|rb|java|kt|scala|cs|php|rs|swift)$`)
+var pathExt = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\.(py|go|js|jsx|ts|tsx|mjs|cjs|rb|java|kt|scala|cs|php|rs|swift)$`)
+})
 
 // Problem is one thing wrong with a ledger: a malformed field or evidence that
 // does not replay.
@@ -214,7 +217,7 @@ func (e *ParseError) Error() string {
 	return "ledger: " + strings.Join(lines, "; ")
 }
 
-var signatureRE = regexp.MustCompile(`^sha256:[0-9a-f]{8,64}$`)
+var signatureRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{8,64}$`) })
 
 // validateEntry checks an entry's values (not its evidence replay). Parse and
 // Verify both use it.
@@ -235,7 +238,7 @@ func validateEntry(i int, e Entry) []Problem {
 	if e.Replacement != "" && e.Replacement == e.Test {
 		bad("replacement", "names the frozen test itself: want an assertion that still runs in the default suite")
 	}
-	if !signatureRE.MatchString(e.Signature) {
+	if !signatureRE().MatchString(e.Signature) {
 		bad("signature", "%q: want \"sha256:\" followed by 8 to 64 lowercase hex digits", e.Signature)
 	}
 	if len(e.ReleaseTriggers) == 0 {

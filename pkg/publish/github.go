@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/flakegate/flakegate/pkg/artifact"
 	"github.com/flakegate/flakegate/pkg/gate"
@@ -69,11 +70,11 @@ const (
 var CommentModes = []CommentMode{CommentAlways, CommentChanges, CommentFailures, CommentOff}
 
 // tagPattern is what a comment tag may hold: it goes into an HTML comment.
-var tagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/ ()\[\]:+,-]{0,99}$`)
+var tagPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/ ()\[\]:+,-]{0,99}$`) })
 
 // CheckTag reports whether tag is usable as a comment tag.
 func CheckTag(tag string) error {
-	if !tagPattern.MatchString(tag) || strings.Contains(tag, "--") {
+	if !tagPattern().MatchString(tag) || strings.Contains(tag, "--") {
 		return fmt.Errorf("%q: want 1 to 100 letters, digits, spaces and . _ / ( ) [ ] : + , -, starting with a letter or digit, without \"--\"", tag)
 	}
 	return nil
@@ -119,7 +120,7 @@ type CommentResult struct {
 	Why    string // for skipped and unchanged
 }
 
-var statePattern = regexp.MustCompile(`<!-- flakegate:state ([0-9a-f]{16}) -->`)
+var statePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!-- flakegate:state ([0-9a-f]{16}) -->`) })
 
 func stateMark(state string) string {
 	sum := sha256.Sum256([]byte(state))
@@ -149,7 +150,7 @@ func StickyComment(ctx context.Context, c Commenter, repo ghapi.Repo, pr int, cm
 	if err != nil {
 		return CommentResult{}, cannotComment(err)
 	}
-	same := old != nil && statePattern.FindString(old.Body) == mark
+	same := old != nil && statePattern().FindString(old.Body) == mark
 	switch {
 	case old == nil && !cm.Failing && cm.Mode != CommentAlways:
 		return CommentResult{Action: "skipped", Why: "the verdict passes and there is no comment to update (comment: " + string(cm.Mode) + ")"}, nil
