@@ -338,18 +338,25 @@ func Score(h *history.History, o Options) (*Report, error) {
 		noCommit.Add(int64(sc.noCommit))
 	})
 	// Rank by index: a Test is a few hundred bytes, and a sort moves
-	// what it sorts many times.
-	var order []int32
+	// what it sorts many times. The tests left out follow the ranked ones
+	// in the order, so that it is a permutation, and gather moves each
+	// test once, within scored.
+	order := make([]int32, 0, len(scored))
 	for i := range scored {
 		if keep[i] {
 			order = append(order, int32(i))
 		}
 	}
 	slices.SortStableFunc(order, func(i, j int32) int { return rankCmp(&scored[i], &scored[j]) })
-	rep.Tests = slices.Grow(rep.Tests, len(order))
-	for _, i := range order {
-		rep.Tests = append(rep.Tests, scored[i])
+	kept := len(order)
+	for i := range scored {
+		if !keep[i] {
+			order = append(order, int32(i))
+		}
 	}
+	gather(scored, order)
+	clear(scored[kept:])
+	rep.Tests = scored[:kept:kept]
 	rep.ResultsWithoutCommit = int(noCommit.Load())
 	rep.TestsAnalyzed = len(rep.Tests)
 	for _, t := range rep.Tests {
@@ -364,6 +371,27 @@ func Score(h *history.History, o Options) (*Report, error) {
 		rep.FlakyRate = math.Round(float64(rep.FlakyCount)/float64(rep.TestsAnalyzed)*1e4) / 1e4
 	}
 	return rep, nil
+}
+
+// gather rearranges ts so that ts[j] holds what ts[src[j]] held, for src a
+// permutation of ts's indices, moving each element once. It uses up src.
+func gather[T any](ts []T, src []int32) {
+	for j := range src {
+		if src[j] == int32(j) {
+			continue
+		}
+		tmp, cur := ts[j], j
+		for {
+			next := int(src[cur])
+			src[cur] = int32(cur)
+			if next == j {
+				ts[cur] = tmp
+				break
+			}
+			ts[cur] = ts[next]
+			cur = next
+		}
+	}
 }
 
 // rankCmp ranks flagged tests first, then by the lower bound of their flake

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +312,53 @@ func TestDetectionRates(t *testing.T) {
 	}
 	if falseFlags != 0 {
 		t.Errorf("%d false flags on broken, regressed or stable tests", falseFlags)
+	}
+}
+
+// TestGather checks the in-place rearrangement Score ranks with against
+// a copy through a second slice, for every permutation of up to six
+// elements and for random ones.
+func TestGather(t *testing.T) {
+	check := func(src []int32) {
+		t.Helper()
+		ts := make([]string, len(src))
+		for i := range ts {
+			ts[i] = fmt.Sprint("t", i)
+		}
+		want := make([]string, len(src))
+		for j, i := range src {
+			want[j] = ts[i]
+		}
+		gather(ts, slices.Clone(src))
+		if diff := cmp.Diff(want, ts); diff != "" {
+			t.Fatalf("gather by %v (-want +got):\n%s", src, diff)
+		}
+	}
+	var perms func(p []int32, k int)
+	perms = func(p []int32, k int) {
+		if k == len(p) {
+			check(p)
+			return
+		}
+		for i := k; i < len(p); i++ {
+			p[k], p[i] = p[i], p[k]
+			perms(p, k+1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	for n := range 7 {
+		p := make([]int32, n)
+		for i := range p {
+			p[i] = int32(i)
+		}
+		perms(p, 0)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		src := make([]int32, 1+rng.IntN(3000))
+		for i, v := range rng.Perm(len(src)) {
+			src[i] = int32(v)
+		}
+		check(src)
 	}
 }
