@@ -171,14 +171,19 @@ type Builder struct {
 	names     [][2]string // per test: classname and name as read
 	cellOf    []int64     // per pending case: its cell, as chunk × chunkCells + index
 	bySuite   []resolved  // per suite of the document: its run, once resolved (run -1 before)
-	// Each test's cells are a chain of chunks of chunkCells, taken in
-	// turn from blocks that never move: a list grows without copying and
-	// wastes at most one chunk, whether a run is one document or hundreds
-	// (Surefire writes a file per class). Merge gathers each chain into a
-	// list of the exact length. first and last are per test, -1 before its
-	// first cell; count is its cells.
+	// Each test's cells are a chain of chunks of chunkCells slots, taken
+	// in turn from blocks that never move: a list grows without copying
+	// and wastes at most one chunk, whether a run is one document or
+	// hundreds (Surefire writes a file per class). Merge gathers each
+	// chain into a list of the exact length. first and last are per test,
+	// -1 before its first cell; count is its cells. A slot is a cell of
+	// one attempt that passed, or one that was skipped, as its run alone
+	// (most cells are one of the two); any other cell is kept in rich,
+	// and its slot says where (see slotOf).
 	blocks      [][]cellChunk
 	chunks      int32 // chunks taken
+	rich        [][]Cell
+	richCells   int32 // cells kept in rich
 	first, last []int32
 	count       []int32
 	files       []string // per test, densely, for the per-case work
@@ -809,7 +814,8 @@ func (b *Builder) commit(src Source) {
 		}
 		t, n := p.test, b.count[p.test]
 		k, i := b.last[t], (n+chunkCells-1)%chunkCells
-		if c := b.cell(k, i); c != nil && c.Run == res.run {
+		if k >= 0 && b.runAt(k, i) == res.run {
+			c := b.richCell(k, i)
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
 			if i = n % chunkCells; i == 0 {
@@ -821,7 +827,7 @@ func (b *Builder) commit(src Source) {
 				}
 				b.last[t] = k
 			}
-			*b.cell(k, i) = Cell{Run: res.run, Pass: p.pass, Fail: p.fail, Skip: p.skip}
+			b.setCell(k, i, res.run, p.pass, p.fail, p.skip)
 			b.count[t]++
 		}
 		if withSigs {
@@ -856,7 +862,7 @@ func (b *Builder) commit(src Source) {
 		}
 	}
 	for at, d := range b.docSigs {
-		c := b.cell(int32(at/chunkCells), int32(at%chunkCells))
+		c := b.richCell(int32(at/chunkCells), int32(at%chunkCells))
 		c.Sig = leastSig(b.tests[d.test].Sigs, c.Sig, d.sig)
 	}
 }
@@ -928,20 +934,49 @@ func leastSig(sigs []Sig, a, b uint16) uint16 {
 // maxSeqs bounds the documents a builder remembers by their first test.
 const maxSeqs = 1 << 12
 
-// chunkCells is the cells of one chunk of a test's chain, and blockChunks
-// the chunks of one block (1<<blockShift).
+// chunkCells is the slots of one chunk of a test's chain, so that a chunk
+// with its next is one 64-byte cache line, and blockChunks the chunks of
+// one block (1<<blockShift). richBlock is the cells of one block of rich.
 const (
-	chunkCells  = 16
+	chunkCells  = 15
 	blockShift  = 10
 	blockChunks = 1 << blockShift
+	richShift   = 12
+	richBlock   = 1 << richShift
 )
 
 // cellChunk is a piece of a test's cells; next is the chunk after it, or
 // -1.
 type cellChunk struct {
-	cells [chunkCells]Cell
+	slots [chunkCells]uint32
 	next  int32
 }
+
+// A slot holds a cell of a test's chain. Two kinds of cell, which are
+// nearly all of a history's, are the cell's run and a kind bit: one
+// attempt that passed (plainPass), and one that was skipped (plainSkip).
+// Any other cell (a failure, several attempts, a signature) is slotRich
+// and its index in the builder's rich cells; so is a cell of a run past
+// slotIndex. Rich cells are numbered in an int32, as chunks are: 1<<31 of
+// them would take 24 GB.
+const (
+	slotRich  = 1 << 31
+	plainSkip = 1 << 30
+	slotIndex = plainSkip - 1
+)
+
+// cellOfSlot is the cell slot s holds.
+func (b *Builder) cellOfSlot(s uint32) Cell {
+	switch {
+	case s&slotRich != 0:
+		return *b.richAt(s &^ slotRich)
+	case s&plainSkip != 0:
+		return Cell{Run: int32(s & slotIndex), Skip: 1}
+	}
+	return Cell{Run: int32(s), Pass: 1}
+}
+
+func (b *Builder) richAt(i uint32) *Cell { return &b.rich[i>>richShift][i&(richBlock-1)] }
 
 // newChunk takes a chunk and returns its number.
 func (b *Builder) newChunk() int32 {
@@ -956,37 +991,84 @@ func (b *Builder) newChunk() int32 {
 
 func (b *Builder) chunk(k int32) *cellChunk { return &b.blocks[k>>blockShift][k&(blockChunks-1)] }
 
-// cell returns cell i of chunk k, or nil for chunk -1 (a test with no
-// cell yet).
-func (b *Builder) cell(k, i int32) *Cell {
-	if k < 0 {
-		return nil
+// runAt is the run of the cell in slot i of chunk k.
+func (b *Builder) runAt(k, i int32) int32 {
+	s := b.chunk(k).slots[i]
+	if s&slotRich != 0 {
+		return b.richAt(s &^ slotRich).Run
 	}
-	return &b.chunk(k).cells[i]
+	return int32(s & slotIndex)
+}
+
+// setCell puts a cell of run with these counts, and no signature, in
+// slot i of chunk k. The counts come one by one: a Cell built by the
+// caller and read here in wider words than it was written in would stall
+// the store.
+func (b *Builder) setCell(k, i, run int32, pass, fail, skip uint16) {
+	slot := &b.chunk(k).slots[i]
+	if fail == 0 && run >= 0 && run <= slotIndex {
+		switch {
+		case pass == 1 && skip == 0:
+			*slot = uint32(run)
+			return
+		case pass == 0 && skip == 1:
+			*slot = plainSkip | uint32(run)
+			return
+		}
+	}
+	*slot = b.newRich(Cell{Run: run, Pass: pass, Fail: fail, Skip: skip})
+}
+
+// richCell returns the cell in slot i of chunk k, to be changed in place:
+// a plain one is moved to the rich cells first.
+func (b *Builder) richCell(k, i int32) *Cell {
+	s := &b.chunk(k).slots[i]
+	if *s&slotRich == 0 {
+		*s = b.newRich(b.cellOfSlot(*s))
+	}
+	return b.richAt(*s &^ slotRich)
+}
+
+// newRich keeps c among the rich cells and returns its slot.
+func (b *Builder) newRich(c Cell) uint32 {
+	i := b.richCells
+	if int(i>>richShift) == len(b.rich) {
+		b.rich = append(b.rich, make([]Cell, richBlock))
+	}
+	b.richCells++
+	*b.richAt(uint32(i)) = c
+	return slotRich | uint32(i)
 }
 
 // appendCells appends test t's cells, with runs renumbered by remap, to
 // out.
 func (b *Builder) appendCells(out []Cell, t int32, remap []int32, sigMap []uint16) []Cell {
-	left := b.count[t]
-	for k := b.first[t]; k >= 0 && left > 0; k = b.chunk(k).next {
-		c := b.chunk(k)
-		n := min(left, chunkCells)
-		out = append(out, c.cells[:n]...)
-		// Renumbered where they landed: one copy of the chunk, not an
-		// append per cell.
-		got := out[len(out)-int(n):]
-		for j := range got {
-			got[j].Run = remap[got[j].Run]
-		}
-		if sigMap != nil {
-			for j := range got {
-				got[j].Sig = sigMap[got[j].Sig]
+	n := int(b.count[t])
+	out = slices.Grow(out, n)
+	got := out[len(out) : len(out)+n]
+	j := 0
+	for k := b.first[t]; k >= 0 && j < n; k = b.chunk(k).next {
+		for _, s := range b.chunk(k).slots[:min(n-j, chunkCells)] {
+			// Written where it lands: a Cell (five fields) built in a
+			// variable lives on the stack, and copying it reads back in
+			// wide words what was written in narrow ones, which stalls.
+			x := &got[j]
+			switch {
+			case s < plainSkip:
+				*x = Cell{Run: remap[s], Pass: 1}
+			case s < slotRich:
+				*x = Cell{Run: remap[s&slotIndex], Skip: 1}
+			default:
+				*x = *b.richAt(s &^ slotRich)
+				x.Run = remap[x.Run]
+				if sigMap != nil {
+					x.Sig = sigMap[x.Sig]
+				}
 			}
+			j++
 		}
-		left -= n
 	}
-	return out
+	return out[:len(out)+n]
 }
 
 // joinRun adds to r what another document of the same run says of it: the

@@ -1,0 +1,170 @@
+package history
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestSlotsKeepEveryCell puts cells of every kind in a builder's chains,
+// the plain kinds a slot holds alone (one pass, one skip) and the rest
+// (failures, several attempts, a signature, a run past slotIndex), then
+// changes some in place as commit does (a plain cell made rich), and reads
+// each chain back through appendCells, with runs renumbered and
+// signatures mapped.
+func TestSlotsKeepEveryCell(t *testing.T) {
+	b := NewBuilders(1)[0]
+	rng := rand.New(rand.NewPCG(3, 4))
+	const tests = 40
+	want := make([][]Cell, tests)
+	type at struct{ k, i int32 }
+	var where [tests][]at
+	b.first, b.last, b.count = make([]int32, tests), make([]int32, tests), make([]int32, tests)
+	for ti := range tests {
+		b.first[ti], b.last[ti] = -1, -1
+	}
+	kinds := []Cell{{Pass: 1}, {Skip: 1}, {Pass: 2}, {Fail: 1}, {Pass: 1, Fail: 1}, {Pass: 1, Skip: 1}, {Skip: 2}, {Fail: 3, Skip: 1}, {}}
+	for range 3000 {
+		ti := rng.IntN(tests)
+		c := kinds[rng.IntN(len(kinds))]
+		c.Run = rng.Int32N(1000)
+		n := b.count[ti]
+		k, i := b.last[ti], n%chunkCells
+		if i == 0 {
+			k = b.newChunk()
+			if n == 0 {
+				b.first[ti] = k
+			} else {
+				b.chunk(b.last[ti]).next = k
+			}
+			b.last[ti] = k
+		}
+		b.setCell(k, i, c.Run, c.Pass, c.Fail, c.Skip)
+		b.count[ti]++
+		if got := b.runAt(k, i); got != c.Run {
+			t.Fatalf("runAt: %d, want %d", got, c.Run)
+		}
+		want[ti] = append(want[ti], c)
+		where[ti] = append(where[ti], at{k, i})
+	}
+	// Changed in place, as commit folds a second document of a run and
+	// sets a failure's signature.
+	for ti := range tests {
+		for j := range want[ti] {
+			if rng.IntN(4) != 0 {
+				continue
+			}
+			c := b.richCell(where[ti][j].k, where[ti][j].i)
+			if *c != want[ti][j] {
+				t.Fatalf("richCell of test %d cell %d: %+v, want %+v", ti, j, *c, want[ti][j])
+			}
+			c.Pass++
+			c.Sig = uint16(rng.IntN(3))
+			want[ti][j] = *c
+		}
+	}
+	remap := make([]int32, 1000) // the identity, but for one run
+	for i := range remap {
+		remap[i] = int32(i)
+	}
+	remap[7] = 70
+	sigMap := []uint16{0, 5, 6}
+	for ti := range tests {
+		for _, sm := range [][]uint16{nil, sigMap} {
+			var w []Cell
+			for _, c := range want[ti] {
+				c.Run = remap[c.Run]
+				if sm != nil {
+					c.Sig = sm[c.Sig]
+				}
+				w = append(w, c)
+			}
+			prefix := []Cell{{Run: -1}}
+			got := b.appendCells(prefix, int32(ti), remap, sm)
+			if diff := cmp.Diff(append([]Cell{{Run: -1}}, w...), got); diff != "" {
+				t.Fatalf("test %d, sigMap %v (-want +got):\n%s", ti, sm, diff)
+			}
+		}
+	}
+	// A run past what a plain slot holds is kept as a rich cell.
+	k := b.newChunk()
+	for i, run := range []int32{slotIndex - 1, slotIndex, slotIndex + 1, 1<<31 - 1} {
+		b.setCell(k, int32(i), run, 1, 0, 0)
+		rich := b.chunk(k).slots[i]&slotRich != 0
+		if got := b.runAt(k, int32(i)); got != run || rich != (run > slotIndex) {
+			t.Errorf("a pass in run %d: runAt %d, rich %v", run, got, rich)
+		}
+		if c := *b.richCell(k, int32(i)); c != (Cell{Run: run, Pass: 1}) {
+			t.Errorf("a pass in run %d reads as %+v", run, c)
+		}
+	}
+}
+
+// TestCellsOfEveryKind reads a history whose runs each hold a test in
+// several documents, so that commit folds a plain cell into a rich one,
+// with skips, failures with signatures and reruns, on one builder and on
+// several, and checks every cell against counts taken from the documents.
+func TestCellsOfEveryKind(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	type key struct{ test, run int }
+	want := map[key]Cell{}
+	var srcs []Source
+	for run := range 12 {
+		for part := range 3 {
+			var b strings.Builder
+			fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, run, run)
+			for test := range 30 {
+				if rng.IntN(3) == 0 {
+					continue
+				}
+				c := want[key{test, run}]
+				for range 1 + rng.IntN(2) {
+					switch rng.IntN(6) {
+					case 0:
+						fmt.Fprintf(&b, `<testcase classname="k" name="t%d"><skipped/></testcase>`, test)
+						c.Skip++
+					case 1:
+						fmt.Fprintf(&b, `<testcase classname="k" name="t%d"><failure message="boom %d"/></testcase>`, test, rng.IntN(2))
+						c.Fail++
+					default:
+						fmt.Fprintf(&b, `<testcase classname="k" name="t%d"/>`, test)
+						c.Pass++
+					}
+				}
+				want[key{test, run}] = c
+			}
+			b.WriteString(`</testsuite>`)
+			srcs = append(srcs, stringSource(fmt.Sprintf("r%d-%d.xml", run, part), b.String()))
+		}
+	}
+	for _, workers := range []int{1, 2, 3} {
+		h, err := Load(context.Background(), srcs, Options{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, x := range h.Tests {
+			var test int
+			fmt.Sscanf(x.ID, "k::t%d", &test)
+			for _, c := range x.Cells {
+				var run int
+				fmt.Sscanf(h.Runs[c.Run].RunID, "%d", &run)
+				w := want[key{test, run}]
+				if c.Pass != w.Pass || c.Fail != w.Fail || c.Skip != w.Skip {
+					t.Errorf("%d workers: %s run %d: pass %d fail %d skip %d, want %d %d %d", workers, x.ID, run, c.Pass, c.Fail, c.Skip, w.Pass, w.Fail, w.Skip)
+				}
+				if (c.Sig != 0) != (c.Fail > 0) {
+					t.Errorf("%d workers: %s run %d: signature %d with %d failures", workers, x.ID, run, c.Sig, c.Fail)
+				}
+				n++
+			}
+		}
+		if n != len(want) {
+			t.Errorf("%d workers: %d cells, want %d", workers, n, len(want))
+		}
+	}
+}
