@@ -30,6 +30,9 @@ type Reader struct {
 	file                string
 	intern              map[string]string
 	lastClass, lastFile string
+	// The name and hostname of the last suite: merged reports repeat them
+	// from one <testsuite> to the next.
+	lastSuite, lastHost string
 	pool                []tagMemo // testcase tags read, referred to by index
 	gen                 uint32    // bumped when pool starts over (Case.Memo)
 	memo, prevMemo      []int32   // pool indexes of the testcase tags of this file and the one it follows
@@ -1251,11 +1254,11 @@ func (r *Reader) open(kind elemKind, at int) error {
 		for _, a := range r.spans {
 			switch string(a.name) {
 			case "name":
-				s.Name = r.str(a.value)
+				s.Name = r.strLast(a.value, &r.lastSuite)
 			case "timestamp":
 				s.Timestamp = r.stamp(a.value)
 			case "hostname":
-				s.Hostname = r.str(a.value)
+				s.Hostname = r.strLast(a.value, &r.lastHost)
 			}
 		}
 		r.suite = s
