@@ -1208,8 +1208,15 @@ func merge(builders []*Builder, gather bool) *History {
 	// The builders' tests of each merged test, in builder order: a list
 	// through parts from first[g], ended by -1.
 	type part struct{ b, t, next int32 }
-	var parts []part
+	nparts := 0
+	for _, b := range builders {
+		nparts += len(b.tests)
+	}
+	parts := make([]part, 0, nparts)
 	var first, last []int32
+	if len(builders) > 0 {
+		first, last = make([]int32, 0, len(builders[0].tests)), make([]int32, 0, len(builders[0].tests))
+	}
 	var cells []int // per merged test: its cells, when gathered
 	// Failures by leg and signature, by merged test and run, gathered
 	// only if splitLegs splits a test.
@@ -1257,20 +1264,43 @@ func merge(builders []*Builder, gather bool) *History {
 				cells = append(cells, int(n))
 			}
 		}
-	} else {
+	} else if len(builders) > 1 {
+		// The first builder's tests are merged tests in its order; a test
+		// of another builder is found by its ID in the first's table, and
+		// in at only when the first has no cells of it.
+		b0 := builders[0]
+		h.Tests, cells = make([]*Test, 0, len(b0.tests)), make([]int, 0, len(b0.tests))
+		g0 := make([]int32, len(b0.tests))
+		for i, t := range b0.tests {
+			g0[i] = -1
+			if n := int(b0.count[i]); n > 0 { // 0: made for a document whose cases all went to projects (qualify)
+				g0[i] = int32(len(h.Tests))
+				h.Tests = append(h.Tests, t)
+				cells = append(cells, n)
+				merged(0, i, g0[i])
+				add(g0[i], 0, i)
+			}
+		}
 		at := map[string]int32{}
-		for bi, b := range builders {
+		for bi := 1; bi < len(builders); bi++ {
+			b := builders[bi]
 			for i, t := range b.tests {
 				n := int(b.count[i])
 				if n == 0 {
-					continue // made for a document whose cases all went to projects (qualify)
+					continue
 				}
-				g, ok := at[t.ID]
-				if !ok {
-					g = int32(len(h.Tests))
-					at[t.ID] = g
-					h.Tests = append(h.Tests, t)
-					cells = append(cells, 0)
+				g := int32(-1)
+				if i0, ok := b0.testIdx[t.ID]; ok {
+					g = g0[i0]
+				}
+				if g < 0 {
+					var ok bool
+					if g, ok = at[t.ID]; !ok {
+						g = int32(len(h.Tests))
+						at[t.ID] = g
+						h.Tests = append(h.Tests, t)
+						cells = append(cells, 0)
+					}
 				}
 				merged(bi, i, g)
 				add(g, bi, i)

@@ -168,3 +168,45 @@ func TestCellsOfEveryKind(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeMatchesTestsAcrossBuilders merges builders that each hold some
+// of the tests, a test only in later builders among them, and checks the
+// result against one builder reading every document; Merge of no builders
+// is an empty history.
+func TestMergeMatchesTestsAcrossBuilders(t *testing.T) {
+	doc := func(run int, tests ...string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="c%d"/><property name="run_id" value="%d"/></properties>`, run, run)
+		for i, name := range tests {
+			if i%2 == 0 {
+				fmt.Fprintf(&b, `<testcase classname="k" name="%s"/>`, name)
+			} else {
+				fmt.Fprintf(&b, `<testcase classname="k" name="%s"><failure message="m"/></testcase>`, name)
+			}
+		}
+		return b.String() + `</testsuite>`
+	}
+	docs := [][]Source{
+		{stringSource("a1.xml", doc(1, "a", "b")), stringSource("a2.xml", doc(2, "b", "a"))},
+		{stringSource("b1.xml", doc(3, "c", "b")), stringSource("b2.xml", doc(4, "d"))},
+		{stringSource("c1.xml", doc(5, "d", "e", "c")), stringSource("c2.xml", doc(6, "e"))},
+	}
+	one := NewBuilders(1)
+	many := NewBuilders(len(docs))
+	for i, ds := range docs {
+		for _, d := range ds {
+			one[0].Add(d)
+			many[i].Add(d)
+		}
+	}
+	want, got := Merge(one...), Merge(many...)
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Test{}, Sig{}, order{})); diff != "" {
+		t.Fatalf("(-one builder +three):\n%s", diff)
+	}
+	if len(got.Tests) != 5 {
+		t.Fatalf("%d tests, want 5", len(got.Tests))
+	}
+	if h := Merge(); len(h.Tests) != 0 || len(h.Runs) != 0 {
+		t.Fatalf("Merge of no builders: %d tests, %d runs", len(h.Tests), len(h.Runs))
+	}
+}
