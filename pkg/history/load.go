@@ -818,17 +818,11 @@ func (b *Builder) commit(src Source) {
 			c := b.richCell(k, i)
 			c.Pass, c.Fail, c.Skip = satAdd(c.Pass, p.pass), satAdd(c.Fail, p.fail), satAdd(c.Skip, p.skip)
 		} else {
-			if i = n % chunkCells; i == 0 {
-				k = b.newChunk()
-				if n == 0 {
-					b.first[t] = k
-				} else {
-					b.chunk(b.last[t]).next = k
-				}
-				b.last[t] = k
+			if k, i = b.last[t], n%chunkCells; i == 0 {
+				k = b.linkChunk(t, n)
 			}
-			b.setCell(k, i, res.run, p.pass, p.fail, p.skip)
 			b.count[t]++
+			b.setCell(k, i, res.run, p.pass, p.fail, p.skip)
 		}
 		if withSigs {
 			b.cellOf = append(b.cellOf, int64(k)*chunkCells+int64(i))
@@ -990,6 +984,19 @@ func (b *Builder) newChunk() int32 {
 }
 
 func (b *Builder) chunk(k int32) *cellChunk { return &b.blocks[k>>blockShift][k&(blockChunks-1)] }
+
+// linkChunk takes a chunk for test t, which has n cells, all in full
+// chunks, and makes it t's last.
+func (b *Builder) linkChunk(t, n int32) int32 {
+	k := b.newChunk()
+	if n == 0 {
+		b.first[t] = k
+	} else {
+		b.chunk(b.last[t]).next = k
+	}
+	b.last[t] = k
+	return k
+}
 
 // runAt is the run of the cell in slot i of chunk k.
 func (b *Builder) runAt(k, i int32) int32 {

@@ -35,16 +35,10 @@ func TestSlotsKeepEveryCell(t *testing.T) {
 		n := b.count[ti]
 		k, i := b.last[ti], n%chunkCells
 		if i == 0 {
-			k = b.newChunk()
-			if n == 0 {
-				b.first[ti] = k
-			} else {
-				b.chunk(b.last[ti]).next = k
-			}
-			b.last[ti] = k
+			k = b.linkChunk(int32(ti), n)
 		}
-		b.setCell(k, i, c.Run, c.Pass, c.Fail, c.Skip)
 		b.count[ti]++
+		b.setCell(k, i, c.Run, c.Pass, c.Fail, c.Skip)
 		if got := b.runAt(k, i); got != c.Run {
 			t.Fatalf("runAt: %d, want %d", got, c.Run)
 		}
