@@ -179,7 +179,7 @@ type Builder struct {
 	// -1 before its first cell; count is its cells. A slot is a cell of
 	// one attempt that passed, or one that was skipped, as its run alone
 	// (most cells are one of the two); any other cell is kept in rich,
-	// and its slot says where (see slotOf).
+	// and its slot says where (see slotRich).
 	blocks      [][]cellChunk
 	chunks      int32 // chunks taken
 	rich        [][]Cell
@@ -948,8 +948,8 @@ type cellChunk struct {
 
 // A slot holds a cell of a test's chain. Two kinds of cell, which are
 // nearly all of a history's, are the cell's run and a kind bit: one
-// attempt that passed (plainPass), and one that was skipped (plainSkip).
-// Any other cell (a failure, several attempts, a signature) is slotRich
+// attempt that passed (the run alone), and one that was skipped
+// (plainSkip and the run). Any other cell (a failure, several attempts, a signature) is slotRich
 // and its index in the builder's rich cells; so is a cell of a run past
 // slotIndex. Rich cells are numbered in an int32, as chunks are: 1<<31 of
 // them would take 24 GB.
