@@ -125,6 +125,9 @@ func TestOpenRegular(t *testing.T) {
 		if err != nil || !bytes.Equal(got, body) {
 			t.Errorf("reads of %d bytes: %d bytes, err %v; want %d", size, len(got), err, len(body))
 		}
+		if s, ok := rc.(interface{ Size() int64 }); !ok || s.Size() != int64(len(body)) {
+			t.Errorf("the reader tells no size, or a wrong one (the builder sizes its tables by it)")
+		}
 		rc.Close()
 	}
 

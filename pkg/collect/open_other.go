@@ -15,9 +15,19 @@ func openRegular(f string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi, err := fh.Stat(); err != nil || !fi.Mode().IsRegular() {
+	fi, err := fh.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
 		fh.Close()
 		return nil, fmt.Errorf("%s: not a regular file", f)
 	}
-	return fh, nil
+	return sizedFile{fh, fi.Size()}, nil
 }
+
+// sizedFile is a file that tells its size when opened, which the reader
+// sizes its tables by.
+type sizedFile struct {
+	*os.File
+	size int64
+}
+
+func (f sizedFile) Size() int64 { return f.size }

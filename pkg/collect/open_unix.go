@@ -41,7 +41,7 @@ func openRegular(f string) (io.ReadCloser, error) {
 	if left == 0 {
 		left = -1 // empty, or a size the kernel does not report
 	}
-	return &fdFile{fd: fd, name: f, left: left}, nil
+	return &fdFile{fd: fd, name: f, left: left, size: st.Size}, nil
 }
 
 // fdFile reads a regular file by its descriptor.
@@ -55,7 +55,12 @@ type fdFile struct {
 	// kernel makes as it is read): it is read until the kernel says it
 	// ended.
 	left int64
+	size int64 // as fstat reported it
 }
+
+// Size is the file's size when it was opened, which the reader sizes its
+// tables by.
+func (r *fdFile) Size() int64 { return r.size }
 
 func (r *fdFile) Read(p []byte) (int, error) {
 	if r.fd < 0 {

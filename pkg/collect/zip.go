@@ -272,6 +272,10 @@ type capReader struct {
 	err      error // why reading stopped short
 }
 
+// Size is the entry's declared size, within the per-entry cap: what the
+// reader sizes its tables by, not what it trusts.
+func (c *capReader) Size() int64 { return int64(min(c.declared, uint64(max(c.a.lim.Entry, 0)))) }
+
 func (c *capReader) Read(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err

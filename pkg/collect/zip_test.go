@@ -122,6 +122,14 @@ func TestZipBomb(t *testing.T) {
 	if a.read > declared {
 		t.Errorf("inflated %d bytes of a bomb declaring %d", a.read, declared)
 	}
+	// The size a reader tells (which the builder sizes its tables by) is
+	// the declared one, and never past the per-entry cap.
+	for _, c := range []struct{ declared, entry, want int64 }{{100, 1 << 20, 100}, {1 << 40, 1 << 20, 1 << 20}} {
+		cr := &capReader{a: &archive{lim: ZipLimits{Entry: c.entry}}, declared: uint64(c.declared)}
+		if got := cr.Size(); got != c.want {
+			t.Errorf("declared %d, entry cap %d: Size %d, want %d", c.declared, c.entry, got, c.want)
+		}
+	}
 }
 
 // TestZipCaps drives the caps of capReader directly, below archive/zip's

@@ -3,7 +3,9 @@ package history
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -203,4 +205,61 @@ func TestMergeMatchesTestsAcrossBuilders(t *testing.T) {
 	if h := Merge(); len(h.Tests) != 0 || len(h.Runs) != 0 {
 		t.Fatalf("Merge of no builders: %d tests, %d runs", len(h.Tests), len(h.Runs))
 	}
+}
+
+// sized is a document whose reader tells its size, as a local file's and
+// a zip entry's do.
+type sized struct {
+	io.Reader
+	size int64
+}
+
+func (s sized) Size() int64  { return s.size }
+func (s sized) Close() error { return nil }
+
+// TestFirstDocumentSizesTables: a builder whose first document tells its
+// size sizes its tables for it at once, and so allocates less than one
+// that grows them, with the same history; a size far past the document's
+// (a zip entry may declare any) is bounded.
+func TestFirstDocumentSizesTables(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<testsuite name="s"><properties><property name="commit_sha" value="c1"/><property name="run_id" value="1"/></properties>`)
+	for i := range 3000 {
+		fmt.Fprintf(&b, `<testcase classname="tests.test_module_%02d" name="test_case_%04d" file="tests/test_module_%02d.py" line="%d" time="0.1"/>`, i/100, i, i/100, i)
+	}
+	b.WriteString(`</testsuite>`)
+	doc := b.String()
+	read := func(size int64) (*History, uint64) {
+		src := Source{Name: "a.xml", Open: func() (io.ReadCloser, error) {
+			if size < 0 {
+				return io.NopCloser(strings.NewReader(doc)), nil
+			}
+			return sized{strings.NewReader(doc), size}, nil
+		}}
+		bs := NewBuilders(1)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		bs[0].Add(src)
+		runtime.ReadMemStats(&after)
+		return Merge(bs...), after.TotalAlloc - before.TotalAlloc
+	}
+	grown, grownBytes := read(-1)
+	fit, fitBytes := read(int64(len(doc)))
+	huge, hugeBytes := read(1 << 40)
+	for _, h := range []*History{fit, huge} {
+		if diff := cmp.Diff(grown, h, cmp.AllowUnexported(Test{}, Sig{}, order{})); diff != "" {
+			t.Fatalf("(-grown +sized):\n%s", diff)
+		}
+	}
+	if len(grown.Tests) != 3000 {
+		t.Fatalf("%d tests", len(grown.Tests))
+	}
+	if fitBytes > grownBytes*17/20 {
+		t.Errorf("sized for the document: %d bytes allocated, growing: %d", fitBytes, grownBytes)
+	}
+	if hugeBytes > 16<<20 {
+		t.Errorf("a declared size of 1 TB: %d bytes allocated", hugeBytes)
+	}
+	t.Logf("allocated: growing %d, sized %d, a declared 1 TB %d", grownBytes, fitBytes, hugeBytes)
 }

@@ -454,3 +454,34 @@ func corpusAndSample(t *testing.T) []string {
 	hist, _ := filepath.Glob("../../fixtures/history/*.xml")
 	return append(paths, hist...)
 }
+
+// TestReserveKeepsWhatIsRead: a Reader sized beforehand for many testcases
+// reads every corpus file as a fresh one does, in turn, and Reserve on a
+// Reader that has read a file keeps the tags and strings it remembers.
+func TestReserveKeepsWhatIsRead(t *testing.T) {
+	paths := corpusAndSample(t)
+	reserved := NewReader()
+	reserved.Reserve(5000)
+	for i, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gotErr := parseWith(reserved, p, b)
+		want, wantErr := parseWith(NewReader(), p, b)
+		if gotErr != wantErr || !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+			t.Fatalf("%s: a reserved reader differs from a fresh one: %v / %v\n%s", p, gotErr, wantErr,
+				cmp.Diff(want, got, cmpopts.EquateEmpty()))
+		}
+		if i == 0 {
+			pool, interned := len(reserved.pool), len(reserved.intern)
+			if pool == 0 || interned == 0 {
+				t.Fatalf("%s: remembers %d tags and %d strings", p, pool, interned)
+			}
+			reserved.Reserve(100000)
+			if len(reserved.pool) != pool || len(reserved.intern) != interned {
+				t.Fatalf("Reserve after a file: %d tags and %d strings, had %d and %d", len(reserved.pool), len(reserved.intern), pool, interned)
+			}
+		}
+	}
+}

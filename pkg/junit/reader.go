@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -194,6 +195,17 @@ func NewReader() *Reader {
 		propTags: make(map[string]propMemo),
 		seqs:     make(map[string][]int32),
 	}
+}
+
+// Reserve makes room for about n testcases in the tables a Reader keeps
+// from file to file, the strings it interns and the testcase tags it
+// remembers, when it has read none yet; a Reader that has keeps its tables.
+func (r *Reader) Reserve(n int) {
+	if len(r.pool) > 0 || len(r.intern) > 0 || n <= 0 {
+		return
+	}
+	r.intern = make(map[string]string, n)
+	r.pool, r.memo = slices.Grow(r.pool, n), slices.Grow(r.memo, n)
 }
 
 // Parse reads one JUnit document from src and calls fn for every
