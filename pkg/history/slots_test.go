@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -218,18 +218,20 @@ func (s sized) Size() int64  { return s.size }
 func (s sized) Close() error { return nil }
 
 // TestFirstDocumentSizesTables: a builder whose first document tells its
-// size sizes its tables for it at once, and so allocates less than one
-// that grows them, with the same history; a size far past the document's
-// (a zip entry may declare any) is bounded.
+// size sizes its tables for it at once, by the size (no growth while it is
+// read), bounded for a size far past the document's (a zip entry may
+// declare any), and not at all for a small one; the history is the same
+// as a builder's that grows them.
 func TestFirstDocumentSizesTables(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(`<testsuite name="s"><properties><property name="commit_sha" value="c1"/><property name="run_id" value="1"/></properties>`)
-	for i := range 3000 {
-		fmt.Fprintf(&b, `<testcase classname="tests.test_module_%02d" name="test_case_%04d" file="tests/test_module_%02d.py" line="%d" time="0.1"/>`, i/100, i, i/100, i)
+	doc := func(tests int) string {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="s"><properties><property name="commit_sha" value="c1"/><property name="run_id" value="1"/></properties>`)
+		for i := range tests {
+			fmt.Fprintf(&b, `<testcase classname="tests.test_module_%02d" name="test_case_%04d" file="tests/test_module_%02d.py" line="%d" time="0.1"/>`, i/100, i, i/100, i)
+		}
+		return b.String() + `</testsuite>`
 	}
-	b.WriteString(`</testsuite>`)
-	doc := b.String()
-	read := func(size int64) (*History, uint64) {
+	read := func(doc string, size int64) (*History, *Builder) {
 		src := Source{Name: "a.xml", Open: func() (io.ReadCloser, error) {
 			if size < 0 {
 				return io.NopCloser(strings.NewReader(doc)), nil
@@ -237,29 +239,29 @@ func TestFirstDocumentSizesTables(t *testing.T) {
 			return sized{strings.NewReader(doc), size}, nil
 		}}
 		bs := NewBuilders(1)
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
 		bs[0].Add(src)
-		runtime.ReadMemStats(&after)
-		return Merge(bs...), after.TotalAlloc - before.TotalAlloc
+		return Merge(bs...), bs[0]
 	}
-	grown, grownBytes := read(-1)
-	fit, fitBytes := read(int64(len(doc)))
-	huge, hugeBytes := read(1 << 40)
-	for _, h := range []*History{fit, huge} {
+	reserved := func(n int) int { return cap(slices.Grow([]*Test(nil), n)) }
+	big := doc(3000)
+	grown, _ := read(big, -1)
+	for _, c := range []struct {
+		size    int64
+		wantCap int
+	}{{int64(len(big)), reserved(len(big) / bytesPerCase)}, {1 << 40, reserved(maxReserve)}} {
+		h, b := read(big, c.size)
 		if diff := cmp.Diff(grown, h, cmp.AllowUnexported(Test{}, Sig{}, order{})); diff != "" {
-			t.Fatalf("(-grown +sized):\n%s", diff)
+			t.Fatalf("size %d (-grown +sized):\n%s", c.size, diff)
+		}
+		if got := cap(b.tests); got != c.wantCap || got > 1<<14 {
+			t.Errorf("size %d: room for %d tests after reading, want %d as reserved (it grew, or was not sized), and no more than 16,384", c.size, got, c.wantCap)
 		}
 	}
-	if len(grown.Tests) != 3000 {
-		t.Fatalf("%d tests", len(grown.Tests))
+	if len(grown.Tests) != 3000 || len(big)/bytesPerCase < 3000 {
+		t.Fatalf("%d tests in %d bytes: the document does not exercise sizing", len(grown.Tests), len(big))
 	}
-	if fitBytes > grownBytes*17/20 {
-		t.Errorf("sized for the document: %d bytes allocated, growing: %d", fitBytes, grownBytes)
+	small := doc(10)
+	if _, b := read(small, int64(len(small))); cap(b.tests) >= minReserve {
+		t.Errorf("a document of %d bytes: room for %d tests", len(small), cap(b.tests))
 	}
-	if hugeBytes > 16<<20 {
-		t.Errorf("a declared size of 1 TB: %d bytes allocated", hugeBytes)
-	}
-	t.Logf("allocated: growing %d, sized %d, a declared 1 TB %d", grownBytes, fitBytes, hugeBytes)
 }
