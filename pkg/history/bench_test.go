@@ -106,3 +106,55 @@ func BenchmarkLoadLegs(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
+
+// BenchmarkFirstDocument reads one file of the run layout (2,000 tests)
+// into a new builder: a worker's first document, whose tests and tags are
+// all new. "sized" tells the builder the document's size, as a local file
+// and a zip entry do, so it sizes its tables at once; "growing" does not.
+// For scale, "later" reads the same file into a builder that has read it.
+//
+//	go test -run '^$' -bench FirstDocument -benchmem ./pkg/history
+func BenchmarkFirstDocument(b *testing.B) {
+	dir, err := layouts.Dir(layouts.Run, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	paths, err := layouts.Files(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	data, err := os.ReadFile(paths[0])
+	if err != nil {
+		b.Fatal(err)
+	}
+	open := func(size bool) Source {
+		return Source{Name: "a.xml", Open: func() (io.ReadCloser, error) {
+			if size {
+				return sized{bytes.NewReader(data), int64(len(data))}, nil
+			}
+			return io.NopCloser(bytes.NewReader(data)), nil
+		}}
+	}
+	for _, c := range []struct {
+		name  string
+		sized bool
+	}{{"growing", false}, {"sized", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			src := open(c.sized)
+			for b.Loop() {
+				bs := NewBuilders(1)
+				if bs[0].Add(src); len(bs[0].tests) != 2000 {
+					b.Fatalf("%d tests", len(bs[0].tests))
+				}
+			}
+		})
+	}
+	b.Run("later", func(b *testing.B) {
+		bs := NewBuilders(1)
+		src := open(true)
+		bs[0].Add(src)
+		for b.Loop() {
+			bs[0].Add(src)
+		}
+	})
+}
