@@ -12,7 +12,8 @@ import (
 	"github.com/flakegate/flakegate/fixtures/bench/layouts"
 )
 
-func benchSources(b *testing.B, l layouts.Layout, scale int) []Source {
+// benchPaths lists a benchmark history's files, writing it on first use.
+func benchPaths(b *testing.B, l layouts.Layout, scale int) []string {
 	b.Helper()
 	dir, err := layouts.Dir(l, scale)
 	if err != nil {
@@ -22,6 +23,12 @@ func benchSources(b *testing.B, l layouts.Layout, scale int) []Source {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return paths
+}
+
+func benchSources(b *testing.B, l layouts.Layout, scale int) []Source {
+	b.Helper()
+	paths := benchPaths(b, l, scale)
 	var size int64
 	srcs := make([]Source, len(paths))
 	for i, p := range paths {
@@ -115,15 +122,7 @@ func BenchmarkLoadLegs(b *testing.B) {
 //
 //	go test -run '^$' -bench FirstDocument -benchmem ./pkg/history
 func BenchmarkFirstDocument(b *testing.B) {
-	dir, err := layouts.Dir(layouts.Run, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
-	paths, err := layouts.Files(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	data, err := os.ReadFile(paths[0])
+	data, err := os.ReadFile(benchPaths(b, layouts.Run, 1)[0])
 	if err != nil {
 		b.Fatal(err)
 	}

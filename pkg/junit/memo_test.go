@@ -252,17 +252,24 @@ func TestReuseOverCorpus(t *testing.T) {
 	shared := NewReader()
 	for pass := 0; pass < 2; pass++ {
 		for _, p := range paths {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, gotErr := parseWith(shared, p, b)
-			want, wantErr := parseWith(NewReader(), p, b)
-			if gotErr != wantErr || !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
-				t.Fatalf("%s (pass %d): reused reader differs from a fresh one: %v / %v\n%s", p, pass, gotErr, wantErr,
-					cmp.Diff(want, got, cmpopts.EquateEmpty()))
-			}
+			readsAsFresh(t, shared, p, fmt.Sprintf("pass %d: a reused reader", pass))
 		}
+	}
+}
+
+// readsAsFresh reads file p with r and with a fresh Reader and fails the
+// test, naming r by what, when the two differ.
+func readsAsFresh(t *testing.T, r *Reader, p, what string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gotErr := parseWith(r, p, b)
+	want, wantErr := parseWith(NewReader(), p, b)
+	if gotErr != wantErr || !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
+		t.Fatalf("%s: %s differs from a fresh one: %v / %v\n%s", p, what, gotErr, wantErr,
+			cmp.Diff(want, got, cmpopts.EquateEmpty()))
 	}
 }
 
@@ -463,16 +470,7 @@ func TestReserveKeepsWhatIsRead(t *testing.T) {
 	reserved := NewReader()
 	reserved.Reserve(5000)
 	for i, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, gotErr := parseWith(reserved, p, b)
-		want, wantErr := parseWith(NewReader(), p, b)
-		if gotErr != wantErr || !cmp.Equal(want, got, cmpopts.EquateEmpty()) {
-			t.Fatalf("%s: a reserved reader differs from a fresh one: %v / %v\n%s", p, gotErr, wantErr,
-				cmp.Diff(want, got, cmpopts.EquateEmpty()))
-		}
+		readsAsFresh(t, reserved, p, "a reserved reader")
 		if i == 0 {
 			pool, interned := len(reserved.pool), len(reserved.intern)
 			if pool == 0 || interned == 0 {
