@@ -132,11 +132,7 @@ func Run(ctx context.Context, out string) (*Result, error) {
 		if err := write(f.name+".md", f.what+" (Markdown)", []byte(f.md)); err != nil {
 			return nil, err
 		}
-		page, err := HTML(f.title, f.md)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.name, err)
-		}
-		if err := write(f.name+".html", f.what+" as HTML (GitHub-flavoured Markdown by goldmark; mermaid charts and alerts stay as text)", page); err != nil {
+		if err := write(f.name+".html", f.what+" as HTML (GitHub-flavoured Markdown; mermaid charts and alerts stay as text)", HTML(f.title, f.md)); err != nil {
 			return nil, err
 		}
 	}

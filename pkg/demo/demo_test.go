@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -9,6 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/demo/*.md and the README's demo excerpt from the demo's output")
@@ -130,7 +136,34 @@ func TestDemo(t *testing.T) {
 		}
 	}
 
+	checkPagesAsGoldmark(t, out, res)
 	checkDocs(t, res)
+}
+
+// checkPagesAsGoldmark: each HTML page's body is what goldmark, with GFM
+// and raw HTML kept, makes of the page's Markdown.
+func checkPagesAsGoldmark(t *testing.T, out string, res *Result) {
+	t.Helper()
+	g := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	for name, md := range map[string]string{"comment": res.Comment, "summary-report": res.Report.Summary, "summary-gate": res.Gate.Summary} {
+		var want bytes.Buffer
+		if err := g.Convert([]byte(md), &want); err != nil {
+			t.Fatal(err)
+		}
+		page, err := os.ReadFile(filepath.Join(out, name+".html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, ok := strings.CutPrefix(string(page), pageHead[:strings.Index(pageHead, "<title>")])
+		if !ok {
+			t.Fatalf("%s.html does not begin with the page's head", name)
+		}
+		_, body, _ = strings.Cut(body, "<main>\n")
+		body = strings.TrimSuffix(body, pageTail)
+		if diff := cmp.Diff(want.String(), body); diff != "" {
+			t.Errorf("%s.html: the body differs from goldmark's HTML of %s.md (-goldmark +page):\n%s", name, name, diff)
+		}
+	}
 }
 
 // checkDocs keeps docs/demo and the README's excerpt equal to what the demo

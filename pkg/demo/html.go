@@ -4,37 +4,23 @@ import (
 	"bytes"
 	"fmt"
 	"html"
-	"sync"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/extension"
-	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/flakegate/flakegate/pkg/internal/gfm"
 )
 
-// markdown renders GitHub-flavoured Markdown: tables, strikethrough, task
-// lists and autolinks. Raw HTML is passed through, as GitHub passes the
-// <details>, <summary> and <br> that flakegate writes; the text inside has
-// already been escaped by flakegate's renderer (test names and messages are
-// untrusted), and the demo renders only its own bundled scenario.
-var markdown = sync.OnceValue(func() goldmark.Markdown {
-	return goldmark.New(
-		goldmark.WithExtensions(extension.GFM),
-		goldmark.WithRendererOptions(gmhtml.WithUnsafe()),
-	)
-})
-
 // HTML renders Markdown as a self-contained page styled like GitHub's
-// Markdown body.
-func HTML(title, md string) ([]byte, error) {
-	var body bytes.Buffer
-	if err := markdown().Convert([]byte(md), &body); err != nil {
-		return nil, fmt.Errorf("rendering Markdown: %w", err)
-	}
+// Markdown body. The Markdown is GitHub-flavoured (tables, strikethrough,
+// task lists, autolinks); raw HTML is passed through, as GitHub passes
+// the <details>, <summary> and <br> that flakegate writes. The text inside
+// has already been escaped by flakegate's renderer (test names and
+// messages are untrusted), and the demo renders only its own bundled
+// scenario.
+func HTML(title, md string) []byte {
 	var page bytes.Buffer
 	fmt.Fprintf(&page, pageHead, html.EscapeString(title))
-	page.Write(body.Bytes())
+	page.WriteString(gfm.HTML(md))
 	page.WriteString(pageTail)
-	return page.Bytes(), nil
+	return page.Bytes()
 }
 
 const pageHead = `<!DOCTYPE html>

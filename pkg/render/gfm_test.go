@@ -6,22 +6,29 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/renderer/html"
 
 	"github.com/flakegate/flakegate/pkg/gate"
+	gfmhtml "github.com/flakegate/flakegate/pkg/internal/gfm"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
 // gfm renders Markdown as GitHub does: GFM (tables, strikethrough,
-// autolinks, task lists) with raw HTML kept.
+// autolinks, task lists) with raw HTML kept. The demo's own renderer
+// (pkg/internal/gfm) must give the same HTML for every document the
+// tests render, the fuzzer's hostile names and messages included.
 func gfm(t *testing.T, md string) string {
 	t.Helper()
 	var out bytes.Buffer
 	g := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(html.WithUnsafe()))
 	if err := g.Convert([]byte(md), &out); err != nil {
 		t.Fatal(err)
+	}
+	if got := gfmhtml.HTML(md); got != out.String() {
+		t.Errorf("pkg/internal/gfm renders this Markdown unlike goldmark:\n%s\n(-goldmark +gfm):\n%s", md, cmp.Diff(out.String(), got))
 	}
 	return out.String()
 }
