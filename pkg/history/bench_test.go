@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/flakegate/flakegate/fixtures/bench/layouts"
+	"github.com/flakegate/flakegate/pkg/internal/par"
 )
 
 // benchPaths lists a benchmark history's files, writing it on first use.
@@ -156,4 +157,28 @@ func BenchmarkFirstDocument(b *testing.B) {
 			bs[0].Add(src)
 		}
 	})
+}
+
+// BenchmarkMerge joins the builders of the run layout read on two cores, as
+// Load does: each test's cells gathered from both builders, put in order of
+// run, and counted. The builders are read once.
+//
+//	go test -run '^$' -bench Merge -count 6 ./pkg/history
+func BenchmarkMerge(b *testing.B) {
+	srcs := benchSources(b, layouts.Run, 1)
+	units := plan(srcs, 2)
+	builders := newBuilders(2, defaultLimits)
+	par.Each(len(units), 2, func(worker, k int) {
+		for _, i := range units[k] {
+			builders[worker].Add(srcs[i])
+		}
+	})
+	b.SetBytes(0)
+	cpu := cpuTime()
+	for b.Loop() {
+		if h := Merge(builders...); len(h.Tests) != 2000 || len(h.Runs) != 180 {
+			b.Fatal(len(h.Tests), len(h.Runs))
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }

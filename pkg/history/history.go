@@ -210,18 +210,69 @@ func (h *History) newFinisher(mu *sync.Mutex) *finisher {
 
 func (f *finisher) finish(t *Test) {
 	f.scratch = sortCells(t.Cells, f.scratch)
-	t.Cells = foldCells(t.Cells, t.Sigs)
+	t.Cells = f.foldCount(t.Cells, t.Sigs)
 	sortSigs(t)
-	for _, c := range t.Cells {
-		if c.Pass+c.Fail > 0 {
-			f.tests[c.Run]++
+}
+
+// gatherDense moves the filled places of byRun, in order of run, to out
+// (whose capacity holds them), counting each run's tests as finish does,
+// and leaves byRun empty (Run -1) again. Fields are copied one by one, as
+// scatterCells wrote them: a whole Cell read back soon after narrower
+// writes would stall on them.
+func (f *finisher) gatherDense(byRun, out []Cell, filled int) []Cell {
+	out = out[:filled]
+	n := 0
+	for r := 0; n < filled; r++ {
+		x := &byRun[r]
+		if x.Run < 0 {
+			continue
 		}
-		if c.Fail > 0 && c.Pass == 0 {
-			f.failed[c.Run]++
+		o := &out[n]
+		o.Run, o.Pass, o.Fail, o.Skip, o.Sig = x.Run, x.Pass, x.Fail, x.Skip, x.Sig
+		f.count(o)
+		x.Run = -1
+		n++
+	}
+	return out
+}
+
+// foldCount is foldCells, counting each run's tests, failed tests and
+// repeated tests as it goes: one pass over the cells instead of two. A
+// cell is counted when the next one is of another run, once it can no
+// longer fold.
+func (f *finisher) foldCount(cells []Cell, sigs []Sig) []Cell {
+	n := 0
+	for i := range cells {
+		c := &cells[i]
+		if n > 0 && cells[n-1].Run == c.Run {
+			o := &cells[n-1]
+			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
+			o.Sig = leastSig(sigs, o.Sig, c.Sig)
+			continue
 		}
-		if int(c.Pass)+int(c.Fail) > 1 {
-			f.repeated[c.Run]++
+		if n > 0 {
+			f.count(&cells[n-1])
 		}
+		if n != i {
+			cells[n] = *c
+		}
+		n++
+	}
+	if n > 0 {
+		f.count(&cells[n-1])
+	}
+	return cells[:n]
+}
+
+func (f *finisher) count(c *Cell) {
+	if c.Pass+c.Fail > 0 {
+		f.tests[c.Run]++
+	}
+	if c.Fail > 0 && c.Pass == 0 {
+		f.failed[c.Run]++
+	}
+	if int(c.Pass)+int(c.Fail) > 1 {
+		f.repeated[c.Run]++
 	}
 }
 
@@ -236,8 +287,11 @@ func (f *finisher) flush() {
 }
 
 // sortCells sorts cells by run, in place. Cells arrive as a few ascending
-// runs, one per builder, so it merges those runs through scratch instead of
-// sorting from scratch. It returns the scratch buffer for reuse.
+// runs, one per builder, so it merges those runs instead of sorting from
+// scratch: each following run is copied to scratch and merged with what
+// precedes it from the back, so that only the cells that move are
+// written. Of cells of one run, those of the earlier builder stay first.
+// It returns the scratch buffer for reuse.
 func sortCells(cells, scratch []Cell) []Cell {
 	runs := 1
 	for i := 1; i < len(cells); i++ {
@@ -252,7 +306,6 @@ func sortCells(cells, scratch []Cell) []Cell {
 		slices.SortFunc(cells, func(a, b Cell) int { return cmp.Compare(a.Run, b.Run) })
 		return scratch
 	}
-	// Merge the first run with each following run in turn.
 	end := 1
 	for end < len(cells) && cells[end].Run >= cells[end-1].Run {
 		end++
@@ -262,20 +315,19 @@ func sortCells(cells, scratch []Cell) []Cell {
 		for next < len(cells) && cells[next].Run >= cells[next-1].Run {
 			next++
 		}
-		a, b := cells[:end], cells[end:next]
-		scratch = scratch[:0]
-		i, j := 0, 0
-		for i < len(a) && j < len(b) {
-			if b[j].Run < a[i].Run {
-				scratch = append(scratch, b[j])
-				j++
+		b := append(scratch[:0], cells[end:next]...)
+		i, j, k := end-1, len(b)-1, next-1
+		for j >= 0 {
+			if i >= 0 && cells[i].Run > b[j].Run {
+				cells[k] = cells[i]
+				i--
 			} else {
-				scratch = append(scratch, a[i])
-				i++
+				cells[k] = b[j]
+				j--
 			}
+			k--
 		}
-		scratch = append(append(scratch, a[i:]...), b[j:]...)
-		copy(cells, scratch)
+		scratch = b
 		end = next
 	}
 	return scratch

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -179,6 +180,61 @@ func TestPlan(t *testing.T) {
 	} {
 		if diff := cmp.Diff(c.units, names(c.srcs, plan(c.srcs, c.workers))); diff != "" {
 			t.Errorf("%s: units (-want +got):\n%s", c.name, diff)
+		}
+	}
+}
+
+// TestDenseAndSparseGather: Merge puts a test's cells in order by their
+// runs' places when the test has cells in an eighth of the runs or more,
+// and sorts them otherwise. A history with both kinds of tests, each run
+// in two documents (one a test's second attempt, read by another
+// builder), merges as it does when the cells are put in order after
+// gathering, on two and on three builders.
+func TestDenseAndSparseGather(t *testing.T) {
+	const runs = 40
+	var docs []string
+	for r := range runs {
+		for half := range 2 {
+			var b strings.Builder
+			fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="commit_sha" value="c%02d"/><property name="run_id" value="%d"/></properties>`, r/2, r)
+			if half == 0 {
+				fmt.Fprintf(&b, `<testcase classname="m" name="dense"/>`) // every run
+				if r%3 == 0 {
+					fmt.Fprintf(&b, `<testcase classname="m" name="third"><failure message="x%d"/></testcase>`, r%2) // a third of them
+				}
+				if r == 7 || r == 31 {
+					b.WriteString(`<testcase classname="m" name="sparse"><skipped/></testcase>`) // two of them
+				}
+			} else {
+				b.WriteString(`<testcase classname="m" name="dense"><failure message="again"/></testcase>`) // a second attempt, folded
+				if r == 31 {
+					b.WriteString(`<testcase classname="m" name="sparse"/>`)
+				}
+			}
+			b.WriteString(`</testsuite>`)
+			docs = append(docs, b.String())
+		}
+	}
+	srcs := docSources(docs, nil)
+	for _, n := range []int{2, 3} {
+		read := func() []*Builder {
+			bs := NewBuilders(n)
+			for i := range srcs {
+				bs[(i/2+i%2)%n].Add(srcs[len(srcs)-1-i]) // a run's two documents in two builders, latest first
+			}
+			return bs
+		}
+		want, got := merge(read(), false), merge(read(), true)
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(Test{}, Sig{}, order{})); diff != "" {
+			t.Fatalf("%d builders (-in order after gathering +as gathered):\n%s", n, diff)
+		}
+		if len(got.Runs) != runs || len(got.Tests) != 3 {
+			t.Fatalf("%d builders: %d runs, %d tests", n, len(got.Runs), len(got.Tests))
+		}
+		for _, ts := range got.Tests {
+			if ts.ID == "m::dense" && (len(ts.Cells) != runs || ts.Cells[0].Pass != 1 || ts.Cells[0].Fail != 1) {
+				t.Fatalf("%d builders: dense test's cells %v, want one a run, each a pass and a failure", n, ts.Cells[:2])
+			}
 		}
 	}
 }

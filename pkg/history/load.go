@@ -1118,6 +1118,46 @@ func (b *Builder) appendCells(out []Cell, t int32, remap []int32, sigMap []uint1
 	return out[:len(out)+n]
 }
 
+// scatterCells writes test t's cells at their runs' places in byRun (Run
+// -1 where no cell is yet), folding a cell into one of the same run
+// already there, and returns how many places it filled. Fields are
+// written one by one, as gatherDense reads them.
+func (b *Builder) scatterCells(byRun []Cell, t int32, remap []int32, sigMap []uint16, sigs []Sig) int {
+	n := int(b.count[t])
+	filled := 0
+	j := 0
+	for k := b.first[t]; k >= 0 && j < n; k = b.chunk(k).next {
+		for _, s := range b.chunk(k).slots[:min(n-j, chunkCells)] {
+			j++
+			// Scalars, not a Cell: a Cell (five fields) lives on the
+			// stack, and reading it back stalls on its narrow writes.
+			var run int32
+			var pass, fail, skip, sig uint16
+			switch {
+			case s < plainSkip:
+				run, pass = remap[s], 1
+			case s < slotRich:
+				run, skip = remap[s&slotIndex], 1
+			default:
+				r := b.richAt(s &^ slotRich)
+				run, pass, fail, skip, sig = remap[r.Run], r.Pass, r.Fail, r.Skip, r.Sig
+				if sigMap != nil {
+					sig = sigMap[sig]
+				}
+			}
+			x := &byRun[run]
+			if x.Run < 0 {
+				x.Run, x.Pass, x.Fail, x.Skip, x.Sig = run, pass, fail, skip, sig
+				filled++
+				continue
+			}
+			x.Pass, x.Fail, x.Skip = satAdd(x.Pass, pass), satAdd(x.Fail, fail), satAdd(x.Skip, skip)
+			x.Sig = leastSig(sigs, x.Sig, sig)
+		}
+	}
+	return filled
+}
+
 // joinRun adds to r what another document of the same run says of it: the
 // run began at the earliest time stated, and is named by the least source,
 // whichever document was read first.
@@ -1362,6 +1402,7 @@ func merge(builders []*Builder, gather bool) *History {
 	slab := make([]Cell, total)
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		var f *finisher
+		var byRun []Cell // a cell's place by run, for dense tests
 		if ordered {
 			f = h.newFinisher(&finMu)
 			defer f.flush()
@@ -1376,30 +1417,49 @@ func merge(builders []*Builder, gather bool) *History {
 			out := slab[off : off : off+cells[g]]
 			off += cells[g]
 			ord := builders[head.b].order[head.t]
+			// A test with cells in an eighth of the runs or more (most
+			// tests) has them put in order of run by place, not sorted.
+			dense := ordered && cells[g]*8 >= len(h.Runs)
+			if dense && byRun == nil {
+				byRun = make([]Cell, len(h.Runs))
+				for r := range byRun {
+					byRun[r].Run = -1
+				}
+			}
+			filled := 0
 			for k := first[g]; k >= 0; k = parts[k].next {
 				pt := parts[k]
 				b := builders[pt.b]
-				if k == first[g] {
-					out = b.appendCells(out, pt.t, remaps[pt.b], nil)
-					continue
-				}
-				o := b.tests[pt.t]
 				var sigMap []uint16
-				if len(o.Sigs) > 0 {
-					sigMap = make([]uint16, len(o.Sigs)+1)
-					for j, sg := range o.Sigs {
-						sigMap[j+1] = addSig(t, sg)
+				if k != first[g] {
+					o := b.tests[pt.t]
+					if len(o.Sigs) > 0 {
+						sigMap = make([]uint16, len(o.Sigs)+1)
+						for j, sg := range o.Sigs {
+							sigMap[j+1] = addSig(t, sg)
+						}
+					}
+					t.OtherFailures += o.OtherFailures
+					if o.File != "" && (t.File == "" || placeBefore(b.order[pt.t], location{o.File, o.Line}, ord, location{t.File, t.Line})) {
+						t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
 					}
 				}
-				out = b.appendCells(out, pt.t, remaps[pt.b], sigMap)
-				t.OtherFailures += o.OtherFailures
-				if o.File != "" && (t.File == "" || placeBefore(b.order[pt.t], location{o.File, o.Line}, ord, location{t.File, t.Line})) {
-					t.File, t.Line, ord = o.File, o.Line, b.order[pt.t]
+				if dense {
+					filled += b.scatterCells(byRun, pt.t, remaps[pt.b], sigMap, t.Sigs)
+				} else {
+					out = b.appendCells(out, pt.t, remaps[pt.b], sigMap)
 				}
 			}
-			t.Cells, t.placed = out, ord
-			if f != nil {
+			t.placed = ord
+			switch {
+			case dense:
+				t.Cells = f.gatherDense(byRun, out, filled)
+				sortSigs(t)
+			case f != nil:
+				t.Cells = out
 				f.finish(t)
+			default:
+				t.Cells = out
 			}
 		}
 	})
