@@ -217,8 +217,7 @@ func (f *finisher) finish(t *Test) {
 // gatherDense moves the filled places of byRun, in order of run, to out
 // (whose capacity holds them), counting each run's tests as finish does,
 // and leaves byRun empty (Run -1) again. Fields are copied one by one, as
-// scatterCells wrote them: a whole Cell read back soon after narrower
-// writes would stall on them.
+// scatterCells wrote them.
 func (f *finisher) gatherDense(byRun, out []Cell, filled int) []Cell {
 	out = out[:filled]
 	n := 0

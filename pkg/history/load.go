@@ -1129,8 +1129,8 @@ func (b *Builder) scatterCells(byRun []Cell, t int32, remap []int32, sigMap []ui
 	for k := b.first[t]; k >= 0 && j < n; k = b.chunk(k).next {
 		for _, s := range b.chunk(k).slots[:min(n-j, chunkCells)] {
 			j++
-			// Scalars, not a Cell: a Cell (five fields) lives on the
-			// stack, and reading it back stalls on its narrow writes.
+			// Scalars, not a Cell: Go keeps a Cell (five fields) on the
+			// stack.
 			var run int32
 			var pass, fail, skip, sig uint16
 			switch {
