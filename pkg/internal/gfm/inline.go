@@ -58,6 +58,20 @@ func (q *seq) remove(n *node) {
 	n.prev, n.next = nil, nil
 }
 
+// wrap moves the nodes after from, up to end (nil: to the last), into n,
+// and puts n after from.
+func (q *seq) wrap(n, from, end *node) {
+	var kids seq
+	for c := from.next; c != nil && c != end; {
+		next := c.next
+		q.remove(c)
+		kids.add(c)
+		c = next
+	}
+	n.first, n.last = kids.first, kids.last
+	q.insertAfter(from, n)
+}
+
 func (q *seq) insertAfter(at, n *node) {
 	n.prev, n.next = at, at.next
 	if at.next != nil {
@@ -311,15 +325,7 @@ func (p *inliner) closeBracket(i, start int) int {
 	if br.image {
 		link.kind = kImage
 	}
-	var kids seq
-	for c := br.n.next; c != nil; {
-		next := c.next
-		p.q.remove(c)
-		kids.add(c)
-		c = next
-	}
-	link.first, link.last = kids.first, kids.last
-	p.q.insertAfter(br.n, link)
+	p.q.wrap(link, br.n, nil)
 	p.q.remove(br.n)
 	if !br.image {
 		for _, o := range p.brackets {
@@ -464,16 +470,7 @@ func (p *inliner) emphasis(bottom *delim) {
 		case consume == 2:
 			k = kStrong
 		}
-		em := &node{kind: k}
-		var kids seq
-		for c := opener.n.next; c != nil && c != closer.n; {
-			next := c.next
-			p.q.remove(c)
-			kids.add(c)
-			c = next
-		}
-		em.first, em.last = kids.first, kids.last
-		p.q.insertAfter(opener.n, em)
+		p.q.wrap(&node{kind: k}, opener.n, closer.n)
 		for d := opener.next; d != nil && d != closer; {
 			next := d.next
 			p.unlink(d)

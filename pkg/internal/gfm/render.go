@@ -26,28 +26,16 @@ func render(b *strings.Builder, n *node) {
 			b.WriteString(`<a href="`)
 			writeRaw(b, escapeURL(resolve(n.s)))
 			b.WriteByte('"')
-			if n.titled {
-				b.WriteString(` title="`)
-				writeText(b, n.title)
-				b.WriteByte('"')
-			}
-			b.WriteByte('>')
+			writeTitle(b, n)
 			render(b, n.first)
 			b.WriteString("</a>")
 		case kImage:
 			b.WriteString(`<img src="`)
 			writeRaw(b, escapeURL(resolve(n.s)))
 			b.WriteString(`" alt="`)
-			var alt strings.Builder
-			plain(&alt, n.first)
-			b.WriteString(alt.String())
+			plain(b, n.first)
 			b.WriteByte('"')
-			if n.titled {
-				b.WriteString(` title="`)
-				writeText(b, n.title)
-				b.WriteByte('"')
-			}
-			b.WriteByte('>')
+			writeTitle(b, n)
 		case kAuto:
 			b.WriteString(`<a href="`)
 			writeRaw(b, escapeURL(n.s))
@@ -61,6 +49,17 @@ func render(b *strings.Builder, n *node) {
 			b.WriteString("</" + tag + ">")
 		}
 	}
+}
+
+// writeTitle ends a link's or image's open tag with its title, if it has
+// one.
+func writeTitle(b *strings.Builder, n *node) {
+	if n.titled {
+		b.WriteString(` title="`)
+		writeText(b, n.title)
+		b.WriteByte('"')
+	}
+	b.WriteByte('>')
 }
 
 // plain writes the text of nodes, as an image's alt text.
