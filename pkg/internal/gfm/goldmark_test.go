@@ -83,3 +83,20 @@ func TestAgreesWithGoldmark(t *testing.T) {
 		agrees(t, md, md)
 	}
 }
+
+// FuzzHTML renders any text: whatever it is, the renderer neither panics
+// nor loops, and on the Markdown that flakegate's renderer writes it
+// agrees with goldmark (FuzzUntrustedTextKeepsStructure in pkg/render).
+//
+//	go test -run '^$' -fuzz FuzzHTML -fuzztime 2m ./pkg/internal/gfm
+func FuzzHTML(f *testing.F) {
+	for _, s := range []string{"# h\n\n| a |\n|---|\n| b |\n", "- a\n  - b\n> c\n", "**a *b* c**", "[a](b \"c\") <d> `e`", "```\nx\n", "<details>\n\nx\n", "1. a\n\n2. b", "\\\n&#x0; &lt;"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		if len(md) > 4096 {
+			return
+		}
+		HTML(md)
+	})
+}
