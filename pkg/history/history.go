@@ -235,10 +235,11 @@ func (f *finisher) gatherDense(byRun, out []Cell, filled int) []Cell {
 	return out
 }
 
-// foldCount is foldCells, counting each run's tests, failed tests and
-// repeated tests as it goes: one pass over the cells instead of two. A
-// cell is counted when the next one is of another run, once it can no
-// longer fold.
+// foldCount merges adjacent cells of the same run (one run's documents
+// may have been read by different builders; of their signatures it keeps
+// the least by hash, whichever cell comes first) and counts each run's
+// tests, failed tests and repeated tests as it goes. A cell is counted
+// when the next one is of another run, once it can no longer fold.
 func (f *finisher) foldCount(cells []Cell, sigs []Sig) []Cell {
 	n := 0
 	for i := range cells {

@@ -1483,20 +1483,3 @@ func oneLegEach(legs []runLeg) bool {
 	}
 	return true
 }
-
-// foldCells merges adjacent cells of the same run: one run's documents may
-// have been read by different builders. Of their signatures it keeps the
-// least by hash (commit), whichever cell comes first.
-func foldCells(cells []Cell, sigs []Sig) []Cell {
-	out := cells[:0]
-	for _, c := range cells {
-		if n := len(out); n > 0 && out[n-1].Run == c.Run {
-			o := &out[n-1]
-			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
-			o.Sig = leastSig(sigs, o.Sig, c.Sig)
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
-}
