@@ -317,11 +317,7 @@ func quoteLine(l string) (string, bool) {
 	if in >= 4 || in >= len(l) || l[in] != '>' {
 		return "", false
 	}
-	s := l[in+1:]
-	if strings.HasPrefix(s, " ") {
-		s = s[1:]
-	}
-	return s, true
+	return strings.TrimPrefix(l[in+1:], " "), true
 }
 
 func quote(b *strings.Builder, lines []string, i int) int {

@@ -58,13 +58,7 @@ func delimiterRow(l string) []string {
 
 // cells splits a row at its pipes, those not escaped with a backslash.
 func cells(l string) []string {
-	l = strings.TrimSpace(l)
-	if strings.HasPrefix(l, "|") {
-		l = l[1:]
-	}
-	if strings.HasSuffix(l, "|") {
-		l = l[:len(l)-1]
-	}
+	l = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(l), "|"), "|")
 	var out []string
 	for pos := 0; pos < len(l); {
 		end := pos
