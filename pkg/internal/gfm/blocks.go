@@ -7,15 +7,21 @@ import (
 
 // blocks renders lines as blocks. In a tight list item (tight) a
 // paragraph is its text alone, without <p>; in a list item (item) a
-// first paragraph may begin with a task's check box.
-func blocks(b *strings.Builder, lines []string, tight, item bool) {
+// first paragraph may begin with a task's check box. It reports whether a
+// blank line came between two of the blocks, which makes the list of an
+// item with them loose.
+func blocks(b *strings.Builder, lines []string, tight, item bool) (blankBetween bool) {
 	afterText := false // a tight paragraph ends without a line break, unless a block follows
+	seen, blank := false, false
 	for i := 0; i < len(lines); {
 		l := lines[i]
 		if isBlank(l) {
+			blank = blank || seen
 			i++
 			continue
 		}
+		blankBetween = blankBetween || blank
+		seen, blank = true, false
 		if afterText {
 			b.WriteByte('\n')
 			afterText = false
@@ -54,6 +60,7 @@ func blocks(b *strings.Builder, lines []string, tight, item bool) {
 		}
 		i, afterText = paragraph(b, lines, i, tight, first)
 	}
+	return blankBetween
 }
 
 // interrupts reports whether l starts a block that ends a paragraph.
@@ -91,7 +98,7 @@ func heading(b *strings.Builder, level int, text string) {
 
 // atxHeading reads "## text ##".
 func atxHeading(l string) (level int, text string, ok bool) {
-	s := l[indent(l):]
+	s := body(l)
 	for level < len(s) && s[level] == '#' {
 		level++
 	}
@@ -114,7 +121,7 @@ func atxHeading(l string) (level int, text string, ok bool) {
 
 // isBreak reports a thematic break: three or more of one of - * _.
 func isBreak(l string) bool {
-	s := l[indent(l):]
+	s := body(l)
 	if s == "" || (s[0] != '-' && s[0] != '*' && s[0] != '_') {
 		return false
 	}
@@ -136,7 +143,7 @@ func setext(l string) int {
 	if indent(l) >= 4 {
 		return 0
 	}
-	s := strings.TrimRight(l[indent(l):], " \t")
+	s := strings.TrimRight(body(l), " \t")
 	if s == "" || strings.Trim(s, s[:1]) != "" {
 		return 0
 	}
@@ -150,11 +157,10 @@ func setext(l string) int {
 }
 
 func fenceOpen(l string) (c byte, n int, info string, ok bool) {
-	in := indent(l)
-	if in >= 4 {
+	if indent(l) >= 4 {
 		return 0, 0, "", false
 	}
-	s := l[in:]
+	s := body(l)
 	if s == "" || (s[0] != '`' && s[0] != '~') {
 		return 0, 0, "", false
 	}
@@ -189,7 +195,7 @@ func fencedCode(b *strings.Builder, lines []string, i int, c byte, n int, info s
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		if indent(l) < 4 {
-			s := strings.TrimRight(l[indent(l):], " \t")
+			s := strings.TrimRight(body(l), " \t")
 			k := 0
 			for k < len(s) && s[k] == c {
 				k++
@@ -224,12 +230,7 @@ func indentedCode(b *strings.Builder, lines []string, i int) int {
 	}
 	b.WriteString("<pre><code>")
 	for _, l := range lines[i:end] {
-		if len(l) >= 4 {
-			l = l[4:]
-		} else {
-			l = ""
-		}
-		writeRaw(b, l)
+		writeRaw(b, stripCols(l, 0, 4))
 		b.WriteByte('\n')
 	}
 	b.WriteString("</code></pre>\n")
@@ -242,11 +243,10 @@ var blockTags = strings.Fields(`address article aside base basefont blockquote b
 // htmlStart returns the kind (1 to 7) of HTML block l starts, or 0. Kind
 // 7 cannot interrupt a paragraph (inPara).
 func htmlStart(l string, inPara bool) int {
-	in := indent(l)
-	if in >= 4 {
+	if indent(l) >= 4 {
 		return 0
 	}
-	s := l[in:]
+	s := body(l)
 	if !strings.HasPrefix(s, "<") {
 		return 0
 	}
@@ -313,11 +313,17 @@ func htmlBlock(b *strings.Builder, lines []string, i, kind int) int {
 
 // quoteLine returns l without its block quote marker.
 func quoteLine(l string) (string, bool) {
-	in := indent(l)
-	if in >= 4 || in >= len(l) || l[in] != '>' {
+	s := body(l)
+	if indent(l) >= 4 || !strings.HasPrefix(s, ">") {
 		return "", false
 	}
-	return strings.TrimPrefix(l[in+1:], " "), true
+	// The marker may be followed by a space, which may be a tab's first
+	// column.
+	col := indent(l) + 1
+	if strings.HasPrefix(s[1:], " ") || strings.HasPrefix(s[1:], "\t") {
+		return inner(s[1:], col, 1), true
+	}
+	return inner(s[1:], col, 0), true
 }
 
 func quote(b *strings.Builder, lines []string, i int) int {
@@ -378,7 +384,8 @@ type marker struct {
 	ordered bool
 	char    byte // - + * or . )
 	start   int
-	width   int // the indent of the item's content
+	width   int    // the indent of the item's content, in columns
+	first   string // the content on the marker's line
 	empty   bool
 }
 
@@ -387,7 +394,7 @@ func listMarker(l string) (marker, bool) {
 	if in >= 4 {
 		return marker{}, false
 	}
-	s := l[in:]
+	s := body(l)
 	var m marker
 	k := 0
 	switch {
@@ -415,11 +422,12 @@ func listMarker(l string) (marker, bool) {
 		m.width = in + k + 1
 		return m, true
 	}
-	sp := indent(rest)
+	sp := blankCols(rest, in+k) - (in + k)
 	if sp > 4 {
 		sp = 1
 	}
 	m.width = in + k + sp
+	m.first = inner(rest, in+k, sp)
 	return m, true
 }
 
@@ -429,15 +437,11 @@ func list(b *strings.Builder, lines []string, i int) int {
 	var items [][]string
 	loose := false
 	for i < len(lines) {
-		m, ok := listMarker(lines[i])
-		if !ok || m.ordered != first.ordered || m.char != first.char || isBreak(lines[i]) {
+		if !sameList(first, lines[i]) {
 			break
 		}
-		l := lines[i]
-		item := []string{l[min(m.width, len(l)):]}
-		if m.empty {
-			item = []string{""}
-		}
+		m, _ := listMarker(lines[i])
+		item := []string{m.first}
 		i++
 		for i < len(lines) {
 			l := lines[i]
@@ -449,7 +453,7 @@ func list(b *strings.Builder, lines []string, i int) int {
 				}
 				item = append(item, "")
 			case indent(l) >= m.width:
-				item = append(item, l[m.width:])
+				item = append(item, inner(l, 0, m.width))
 			case !isBlank(item[len(item)-1]) && lazyTarget(item) && !interrupts(l) && !startsItem(l):
 				item = append(item, l)
 			default:
@@ -463,13 +467,15 @@ func list(b *strings.Builder, lines []string, i int) int {
 		for n > 1 && isBlank(item[n-1]) {
 			n--
 		}
-		if n < len(item) && i < len(lines) {
-			if nm, ok := listMarker(lines[i]); ok && nm.ordered == first.ordered && nm.char == first.char && !isBreak(lines[i]) {
+		if n < len(item) {
+			if i < len(lines) && sameList(first, lines[i]) {
 				loose = true
+			} else {
+				i -= len(item) - n // the list's last blank lines are its parent's
 			}
 		}
 		item = item[:n]
-		if blankBetweenBlocks(item) {
+		if blocks(&strings.Builder{}, item, false, true) {
 			loose = true
 		}
 		items = append(items, item)
@@ -498,6 +504,12 @@ func list(b *strings.Builder, lines []string, i int) int {
 	return i
 }
 
+// sameList reports whether l begins an item of the list first began.
+func sameList(first marker, l string) bool {
+	m, ok := listMarker(l)
+	return ok && m.ordered == first.ordered && m.char == first.char && !isBreak(l)
+}
+
 func startsItem(l string) bool {
 	_, ok := listMarker(l)
 	return ok
@@ -518,51 +530,6 @@ func startsWithText(item []string) bool {
 		return true
 	}
 	return false
-}
-
-// blankBetweenBlocks reports whether an item holds two blocks with a
-// blank line between them, which makes its list loose.
-func blankBetweenBlocks(item []string) bool {
-	inFence := false
-	var fc byte
-	var fn int
-	for k, l := range item {
-		if inFence {
-			s := strings.TrimSpace(l)
-			if len(s) >= fn && strings.Trim(s, string(fc)) == "" {
-				inFence = false
-			}
-			continue
-		}
-		if c, n, _, ok := fenceOpen(l); ok {
-			inFence, fc, fn = true, c, n
-			continue
-		}
-		if isBlank(l) && k > 0 && k < len(item)-1 && indent(item[k+1]) < 4 {
-			// A blank line inside a nested list's item does not count.
-			if _, ok := listMarker(item[k+1]); ok || indent(item[k+1]) == 0 {
-				if !nestedListContinues(item, k) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// nestedListContinues reports whether the blank line at item[k] lies
-// between two items of a nested list, which loosens that list, not this.
-func nestedListContinues(item []string, k int) bool {
-	prev := ""
-	for j := k - 1; j >= 0; j-- {
-		if !isBlank(item[j]) {
-			prev = item[j]
-			break
-		}
-	}
-	_, prevItem := listMarker(prev)
-	_, nextItem := listMarker(item[k+1])
-	return prevItem && nextItem
 }
 
 // paragraph renders the paragraph, or the setext heading or table,

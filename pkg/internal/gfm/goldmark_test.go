@@ -79,6 +79,13 @@ func TestAgreesWithGoldmark(t *testing.T) {
 		"text <!-- c --> more <?p ?> <![CDATA[x]]> <!X y>",
 		"a ~~b~~c ~~ d ~~ ~e~",
 		"Café — “quotes” ✓ ≈ 😀 *ünï*",
+		// Tabs: kept in HTML blocks and code, read as columns elsewhere.
+		"<pre>\njava.lang.AssertionError: expected\n\tat org.Foo.bar(Foo.java:12)\n  \tat b\n</pre>\n",
+		"```\n\tcode\n```\n", "\tindented\n", "\t\tdouble\n", "  \tmixed\n", "<details>\n\tx\n</details>\n",
+		"- a\n\tb\n", "-\tfoo\n", "1.\tbar\n", "- a\n\t- b\n", "- a\n\n\t\tcode\n", "> \tq\n", "> \t\tcode\n", ">\tfoo\n",
+		"a stack trace\n\tat org.Foo.bar(Foo.java:12)\n", "| a |\n|---|\n|\tb\t|\n", "# h\t#\n", "a\t\n b\n", "a \\\nb  \nc \t\nd", "c\t \nd", "c  \t\nd", "c \t \nd", "**a**\t\nb", "`x` \ny", "b   \nc", "b \t  \nc", "`x`  \ny",
+		// Blank lines: between an item's blocks, after a nested list.
+		"- a\n  - b\n\n  c\n- d\n", "- a\n\n  b\n", "1. a\n\n   ```\n   x\n\n   y\n   ```\n2. b\n", "- a\n- b\n\n\npara\n",
 	} {
 		agrees(t, md, md)
 	}

@@ -133,23 +133,32 @@ func (p *inliner) text(from, to int) {
 func (p *inliner) parse() {
 	s := p.s
 	start := 0   // of the text not yet added
+	line := 0    // where the line begins
 	head := true // at a line's start or after an inline: the autolinker looks here
 	for i := 0; i < len(s); {
 		c := s[i]
 		at := head
 		head = false
 		if c == '\n' {
-			// A soft break, or a hard one after two spaces or a backslash.
+			// A soft break, or a hard one after a backslash or two spaces
+			// (the line's last characters, as goldmark reads them).
 			end := i
 			hard := false
-			if end > start && s[end-1] == '\\' && (end-2 < start || s[end-2] != '\\') {
-				end--
+			switch {
+			case end-line >= 1 && s[end-1] == '\\' && (end-line == 1 || s[end-2] != '\\'):
 				hard = true
-				p.text(start, end)
-			} else {
-				t := strings.TrimRight(s[start:end], " ")
-				hard = len(s[start:end])-len(t) >= 2
-				p.text(start, start+len(t))
+				p.text(start, max(start, end-1))
+			default:
+				if end-line >= 2 && s[end-1] == ' ' && s[end-2] == ' ' {
+					hard = true
+					end -= 2
+				}
+				// goldmark trims the last text of the line, which begins
+				// at its last blank: one blank.
+				if end > start && (s[end-1] == ' ' || s[end-1] == '\t') {
+					end--
+				}
+				p.text(start, max(start, end))
 			}
 			if hard {
 				p.q.add(&node{kind: kHard})
@@ -160,7 +169,7 @@ func (p *inliner) parse() {
 			for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 				i++
 			}
-			start, head = i, true
+			start, line, head = i, i, true
 			continue
 		}
 		if c == '\\' {
