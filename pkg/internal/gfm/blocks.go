@@ -363,7 +363,7 @@ func lazyTarget(lines []string) bool {
 			if m.empty {
 				return false
 			}
-			last = last[m.width:]
+			last = m.first
 			continue
 		}
 		break

@@ -84,6 +84,7 @@ func TestAgreesWithGoldmark(t *testing.T) {
 		"```\n\tcode\n```\n", "\tindented\n", "\t\tdouble\n", "  \tmixed\n", "<details>\n\tx\n</details>\n",
 		"- a\n\tb\n", "-\tfoo\n", "1.\tbar\n", "- a\n\t- b\n", "- a\n\n\t\tcode\n", "> \tq\n", "> \t\tcode\n", ">\tfoo\n",
 		"a stack trace\n\tat org.Foo.bar(Foo.java:12)\n", "| a |\n|---|\n|\tb\t|\n", "# h\t#\n", "a\t\n b\n", "a \\\nb  \nc \t\nd", "c\t \nd", "c  \t\nd", "c \t \nd", "**a**\t\nb", "`x` \ny", "b   \nc", "b \t  \nc", "`x`  \ny",
+		"-\tx\ny\n", "> -\tx\ny\n", "1.\tx\ny\n", // a lazy line after an item whose marker a tab follows
 		// Blank lines: between an item's blocks, after a nested list.
 		"- a\n  - b\n\n  c\n- d\n", "- a\n\n  b\n", "1. a\n\n   ```\n   x\n\n   y\n   ```\n2. b\n", "- a\n- b\n\n\npara\n",
 	} {
@@ -97,7 +98,7 @@ func TestAgreesWithGoldmark(t *testing.T) {
 //
 //	go test -run '^$' -fuzz FuzzHTML -fuzztime 2m ./pkg/internal/gfm
 func FuzzHTML(f *testing.F) {
-	for _, s := range []string{"# h\n\n| a |\n|---|\n| b |\n", "- a\n  - b\n> c\n", "**a *b* c**", "[a](b \"c\") <d> `e`", "```\nx\n", "<details>\n\nx\n", "1. a\n\n2. b", "\\\n&#x0; &lt;"} {
+	for _, s := range []string{"# h\n\n| a |\n|---|\n| b |\n", "- a\n  - b\n> c\n", "**a *b* c**", "[a](b \"c\") <d> `e`", "```\nx\n", "<details>\n\nx\n", "1. a\n\n2. b", "\\\n&#x0; &lt;", "-\tx\ny", "> \t-\t\tz\n\tw"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, md string) {
