@@ -238,7 +238,16 @@ func indentedCode(b *strings.Builder, lines []string, i int) int {
 }
 
 // blockTags are the HTML block start tags (CommonMark's kind 6).
-var blockTags = strings.Fields(`address article aside base basefont blockquote body caption center col colgroup dd details dialog dir div dl dt fieldset figcaption figure footer form frame frameset h1 h2 h3 h4 h5 h6 head header hr html iframe legend li link main menu menuitem nav noframes ol optgroup option p param search section summary table tbody td tfoot th thead title tr track ul`)
+var blockTags = []string{
+	"address", "article", "aside", "base", "basefont", "blockquote", "body",
+	"caption", "center", "col", "colgroup", "dd", "details", "dialog", "dir",
+	"div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form",
+	"frame", "frameset", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header",
+	"hr", "html", "iframe", "legend", "li", "link", "main", "menu",
+	"menuitem", "nav", "noframes", "ol", "optgroup", "option", "p", "param",
+	"search", "section", "summary", "table", "tbody", "td", "tfoot", "th",
+	"thead", "title", "tr", "track", "ul",
+}
 
 // htmlStart returns the kind (1 to 7) of HTML block l starts, or 0. Kind
 // 7 cannot interrupt a paragraph (inPara).
@@ -291,7 +300,19 @@ func htmlStart(l string, inPara bool) int {
 }
 
 func htmlBlock(b *strings.Builder, lines []string, i, kind int) int {
-	ends := map[int][]string{1: {"</pre>", "</script>", "</style>", "</textarea>"}, 2: {"-->"}, 3: {"?>"}, 4: {">"}, 5: {"]]>"}}[kind]
+	var ends []string
+	switch kind {
+	case 1:
+		ends = []string{"</pre>", "</script>", "</style>", "</textarea>"}
+	case 2:
+		ends = []string{"-->"}
+	case 3:
+		ends = []string{"?>"}
+	case 4:
+		ends = []string{">"}
+	case 5:
+		ends = []string{"]]>"}
+	}
 	for ; i < len(lines); i++ {
 		l := lines[i]
 		if kind >= 6 && isBlank(l) {

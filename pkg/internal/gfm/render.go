@@ -160,7 +160,7 @@ func reference(s string) (string, int) {
 	if j == 1 || j >= len(s) || s[j] != ';' {
 		return "", 0
 	}
-	if r, ok := entities[s[1:j]]; ok {
+	if r, ok := entity(s[1:j]); ok {
 		var b strings.Builder
 		writeRaw(&b, r)
 		return b.String(), j + 1
@@ -180,11 +180,49 @@ func escapeRune(r rune) string {
 	return string(r)
 }
 
-// entities are the named references flakegate's Markdown may hold.
-var entities = map[string]string{
-	"amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u00a0",
-	"copy": "©", "reg": "®", "hellip": "…", "mdash": "—", "ndash": "–", "middot": "·",
-	"times": "×", "rarr": "→", "larr": "←", "check": "✓", "cross": "✗", "bull": "•",
+// entity is the character a named reference stands for, of those
+// flakegate's Markdown may hold (a switch, not a map, so that nothing is
+// built at start-up).
+func entity(name string) (string, bool) {
+	switch name {
+	case "amp":
+		return "&", true
+	case "lt":
+		return "<", true
+	case "gt":
+		return ">", true
+	case "quot":
+		return "\"", true
+	case "apos":
+		return "'", true
+	case "nbsp":
+		return "\u00a0", true
+	case "copy":
+		return "©", true
+	case "reg":
+		return "®", true
+	case "hellip":
+		return "…", true
+	case "mdash":
+		return "—", true
+	case "ndash":
+		return "–", true
+	case "middot":
+		return "·", true
+	case "times":
+		return "×", true
+	case "rarr":
+		return "→", true
+	case "larr":
+		return "←", true
+	case "check":
+		return "✓", true
+	case "cross":
+		return "✗", true
+	case "bull":
+		return "•", true
+	}
+	return "", false
 }
 
 // resolve undoes backslash escapes and character references in a link
