@@ -245,9 +245,7 @@ func (f *finisher) foldCount(cells []Cell, sigs []Sig) []Cell {
 	for i := range cells {
 		c := &cells[i]
 		if n > 0 && cells[n-1].Run == c.Run {
-			o := &cells[n-1]
-			o.Pass, o.Fail, o.Skip = satAdd(o.Pass, c.Pass), satAdd(o.Fail, c.Fail), satAdd(o.Skip, c.Skip)
-			o.Sig = leastSig(sigs, o.Sig, c.Sig)
+			cells[n-1].fold(c.Pass, c.Fail, c.Skip, c.Sig, sigs)
 			continue
 		}
 		if n > 0 {
@@ -262,6 +260,13 @@ func (f *finisher) foldCount(cells []Cell, sigs []Sig) []Cell {
 		f.count(&cells[n-1])
 	}
 	return cells[:n]
+}
+
+// fold adds to c another cell of its run: its attempts, and of the two
+// signatures the least by hash.
+func (c *Cell) fold(pass, fail, skip, sig uint16, sigs []Sig) {
+	c.Pass, c.Fail, c.Skip = satAdd(c.Pass, pass), satAdd(c.Fail, fail), satAdd(c.Skip, skip)
+	c.Sig = leastSig(sigs, c.Sig, sig)
 }
 
 func (f *finisher) count(c *Cell) {

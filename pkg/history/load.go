@@ -1151,8 +1151,7 @@ func (b *Builder) scatterCells(byRun []Cell, t int32, remap []int32, sigMap []ui
 				filled++
 				continue
 			}
-			x.Pass, x.Fail, x.Skip = satAdd(x.Pass, pass), satAdd(x.Fail, fail), satAdd(x.Skip, skip)
-			x.Sig = leastSig(sigs, x.Sig, sig)
+			x.fold(pass, fail, skip, sig, sigs)
 		}
 	}
 	return filled

@@ -68,16 +68,7 @@ func interrupts(l string) bool {
 	if indent(l) >= 4 {
 		return false
 	}
-	if _, _, _, ok := fenceOpen(l); ok {
-		return true
-	}
-	if htmlStart(l, true) > 0 {
-		return true
-	}
-	if _, _, ok := atxHeading(l); ok {
-		return true
-	}
-	if isBreak(l) {
+	if startsLeaf(l, true) {
 		return true
 	}
 	if _, ok := quoteLine(l); ok {
@@ -389,16 +380,23 @@ func lazyTarget(lines []string) bool {
 		}
 		break
 	}
-	if _, _, _, ok := fenceOpen(last); ok {
-		return false
+	return !startsLeaf(last, false)
+}
+
+// startsLeaf reports whether l begins a fenced code block, an HTML block
+// (of a kind that can interrupt a paragraph, inPara), a heading or a
+// thematic break: a line that is no paragraph's.
+func startsLeaf(l string, inPara bool) bool {
+	if _, _, _, ok := fenceOpen(l); ok {
+		return true
 	}
-	if htmlStart(last, false) > 0 {
-		return false
+	if htmlStart(l, inPara) > 0 {
+		return true
 	}
-	if _, _, ok := atxHeading(last); ok {
-		return false
+	if _, _, ok := atxHeading(l); ok {
+		return true
 	}
-	return !isBreak(last)
+	return isBreak(l)
 }
 
 type marker struct {
