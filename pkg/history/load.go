@@ -10,7 +10,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
+	"github.com/flakegate/flakegate/pkg/internal/hugepage"
 	"github.com/flakegate/flakegate/pkg/internal/par"
 	"github.com/flakegate/flakegate/pkg/junit"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -1010,6 +1012,18 @@ func (b *Builder) cellOfSlot(s uint32) Cell {
 	return Cell{Run: int32(s), Pass: 1}
 }
 
+// newCells returns n zeroed cells for a merged history: the largest
+// allocation of a run, written once by Merge, so a large one is taken on
+// huge pages (hugepage.Bytes; a Cell holds no pointers).
+func newCells(n int) []Cell {
+	size := int(unsafe.Sizeof(Cell{}))
+	if n < hugepage.Min/size {
+		return make([]Cell, n)
+	}
+	b := hugepage.Bytes(n * size)
+	return unsafe.Slice((*Cell)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
 func (b *Builder) richAt(i uint32) *Cell { return &b.rich[i>>richShift][i&(richBlock-1)] }
 
 // newChunk takes a chunk and returns its number.
@@ -1398,7 +1412,7 @@ func merge(builders []*Builder, gather bool) *History {
 	for _, n := range cells {
 		total += n
 	}
-	slab := make([]Cell, total)
+	slab := newCells(total)
 	par.Parts(len(h.Tests), 256, func(lo, hi int) {
 		var f *finisher
 		var byRun []Cell // a cell's place by run, for dense tests

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flakegate/flakegate/pkg/internal/hugepage"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/synth"
 )
@@ -214,5 +216,29 @@ func TestDefaultFillsWhatDocumentsLeaveOut(t *testing.T) {
 	want := map[string]string{"bare.xml": "given/9", "own.xml": "own/9", "ci.xml": "ci/5"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+}
+
+// TestNewCells: a merged history's cells, below and above the size taken
+// on huge pages, are zeroed, of the length asked, and hold what is written
+// to them through a collection.
+func TestNewCells(t *testing.T) {
+	for _, n := range []int{0, 1, hugepage.Min/12 - 1, hugepage.Min / 12, hugepage.Min/12*3 + 7} {
+		cells := newCells(n)
+		if len(cells) != n || cap(cells) != n {
+			t.Fatalf("newCells(%d): len %d, cap %d", n, len(cells), cap(cells))
+		}
+		for i := range cells {
+			if cells[i] != (Cell{}) {
+				t.Fatalf("newCells(%d)[%d] = %+v, want zero", n, i, cells[i])
+			}
+			cells[i] = Cell{Run: int32(i), Pass: uint16(i), Fail: 1, Skip: 2, Sig: uint16(i >> 16)}
+		}
+		runtime.GC()
+		for i := range cells {
+			if want := (Cell{Run: int32(i), Pass: uint16(i), Fail: 1, Skip: 2, Sig: uint16(i >> 16)}); cells[i] != want {
+				t.Fatalf("newCells(%d)[%d] = %+v after a collection, want %+v", n, i, cells[i], want)
+			}
+		}
 	}
 }
