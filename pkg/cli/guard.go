@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/binary"
 	"io"
 	"unicode"
@@ -33,7 +34,8 @@ func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
 // Write filters p. It reports len(p) when the underlying writer took
 // everything.
 func (g *guard) Write(p []byte) (int, error) {
-	if (!g.start || g.colons == 0) && len(g.part) == 0 {
+	total := len(p)
+	if g.whole() {
 		// Whole lines that pass unchanged, the bulk of a report, are
 		// written as they are, with the end of a line begun in the last
 		// write and the blanks held from it.
@@ -48,17 +50,43 @@ func (g *guard) Write(p []byte) (int, error) {
 				return 0, err
 			}
 			g.start = true
-			if n == len(p) {
-				return n, nil
-			}
-			if _, err := g.filter(p[n:]); err != nil {
-				return 0, err
-			}
-			return len(p), nil
+			p = p[n:]
 		}
 	}
-	return g.filter(p)
+	if len(p) == 0 {
+		return total, nil
+	}
+	// A line that must be filtered, or the unfinished end of the write: only
+	// that line is filtered, and the lines after it are looked at whole
+	// again, so that a line of other text does not slow the rest of a
+	// report. What passes is gathered and written once.
+	g.buf = g.buf[:0]
+	for len(p) > 0 {
+		if g.whole() {
+			if n := cleanLines(p, !g.start); n > 0 {
+				g.buf = append(append(g.buf, g.lead...), p[:n]...)
+				g.lead = g.lead[:0]
+				g.start = true
+				p = p[n:]
+				continue
+			}
+		}
+		k := bytes.IndexByte(p, '\n')
+		if k < 0 {
+			k = len(p) - 1
+		}
+		g.filterInto(p[:k+1])
+		p = p[k+1:]
+	}
+	if _, err := g.w.Write(g.buf); err != nil {
+		return 0, err
+	}
+	return total, nil
 }
+
+// whole reports whether the guard may look at whole lines: it holds no
+// colon of a line's start and no part of a character.
+func (g *guard) whole() bool { return (!g.start || g.colons == 0) && len(g.part) == 0 }
 
 // cleanLines returns the length of the longest prefix of p made of lines,
 // each ended by a line feed, that the guard passes unchanged: printable
@@ -115,7 +143,16 @@ func printable8(w uint64) bool {
 // filter is Write byte by byte, holding what starts a line until it shows
 // whether the line would start a workflow command.
 func (g *guard) filter(p []byte) (int, error) {
-	n := len(p)
+	g.buf = g.buf[:0]
+	g.filterInto(p)
+	if _, err := g.w.Write(g.buf); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// filterInto is filter, adding what passes to buf.
+func (g *guard) filterInto(p []byte) {
 	if len(g.part) > 0 {
 		g.joined = append(append(g.joined[:0], g.part...), p...)
 		p, g.part = g.joined, g.part[:0]
@@ -134,7 +171,6 @@ func (g *guard) filter(p []byte) (int, error) {
 			break
 		}
 	}
-	g.buf = g.buf[:0]
 	for i := 0; i < len(p); {
 		if !g.start {
 			// Printable ASCII inside a line, the bulk of any output, is
@@ -198,10 +234,6 @@ func (g *guard) filter(p []byte) (int, error) {
 		}
 		g.buf = utf8.AppendRune(g.buf, r)
 	}
-	if _, err := g.w.Write(g.buf); err != nil {
-		return 0, err
-	}
-	return n, nil
 }
 
 // flushLead writes the held blanks and colon, with a backslash in front

@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -107,32 +111,76 @@ func TestGuardWholeLines(t *testing.T) {
 	}
 }
 
+// countWrites counts the writes it is given.
+type countWrites struct {
+	bytes.Buffer
+	n int
+}
+
+func (c *countWrites) Write(p []byte) (int, error) {
+	c.n++
+	return c.Buffer.Write(p)
+}
+
+// TestGuardWritesOnce: a write whose lines are all other text (names in
+// another script, a control character) reaches the writer as one write,
+// not one a line, and lines that pass unchanged around it are kept.
+func TestGuardWritesOnce(t *testing.T) {
+	var in, want strings.Builder
+	for i := range 1000 {
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&in, "  \"name\": \"tëst %d\",\n", i)
+			fmt.Fprintf(&want, "  \"name\": \"tëst %d\",\n", i)
+		case 1:
+			fmt.Fprintf(&in, "  \"message\": \"\x1b[31mred %d\",\n", i)
+			fmt.Fprintf(&want, "  \"message\": \"[31mred %d\",\n", i)
+		default:
+			fmt.Fprintf(&in, "  \"plain\": %d,\n", i)
+			fmt.Fprintf(&want, "  \"plain\": %d,\n", i)
+		}
+	}
+	var out countWrites
+	g := newGuard(&out)
+	if n, err := g.Write([]byte(in.String())); n != in.Len() || err != nil {
+		t.Fatalf("Write = %d, %v; want %d, nil", n, err, in.Len())
+	}
+	if out.n != 1 {
+		t.Errorf("%d writes reached the writer, want 1", out.n)
+	}
+	if out.String() != want.String() {
+		t.Errorf("guard wrote\n%.300s…\nwant\n%.300s…", out.String(), want.String())
+	}
+}
+
+// cleanLinesSlow is cleanLines's rule a byte at a time.
+func cleanLinesSlow(p []byte, midLine bool) int {
+	n := 0
+	for i := 0; ; midLine = false {
+		j := i
+		if !midLine {
+			for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
+				j++
+			}
+			if j < len(p) && p[j] == ':' {
+				return n
+			}
+		}
+		for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
+			j++
+		}
+		if j == len(p) || p[j] != '\n' {
+			return n
+		}
+		i = j + 1
+		n = i
+	}
+}
+
 // TestCleanLinesAgreesWithByteLoop compares cleanLines, which reads eight
 // bytes at a time, with the same rule a byte at a time, on random texts
 // made mostly of the bytes at the edges of the rule.
 func TestCleanLinesAgreesWithByteLoop(t *testing.T) {
-	slow := func(p []byte, midLine bool) int {
-		n := 0
-		for i := 0; ; midLine = false {
-			j := i
-			if !midLine {
-				for j < len(p) && (p[j] == ' ' || p[j] == '\t') {
-					j++
-				}
-				if j < len(p) && p[j] == ':' {
-					return n
-				}
-			}
-			for j < len(p) && (p[j] >= 0x20 && p[j] < 0x7f || p[j] == '\t') {
-				j++
-			}
-			if j == len(p) || p[j] != '\n' {
-				return n
-			}
-			i = j + 1
-			n = i
-		}
-	}
 	edges := []byte{0x00, 0x09, 0x0a, 0x0d, 0x1f, 0x20, 0x21, ':', 'a', '~', 0x7e, 0x7f, 0x80, 0x9b, 0xc2, 0xff}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20000 {
@@ -150,7 +198,7 @@ func TestCleanLinesAgreesWithByteLoop(t *testing.T) {
 			}
 		}
 		for _, mid := range []bool{false, true} {
-			if got, want := cleanLines(p, mid), slow(p, mid); got != want {
+			if got, want := cleanLines(p, mid), cleanLinesSlow(p, mid); got != want {
 				t.Fatalf("cleanLines(%q, %v) = %d, want %d", p, mid, got, want)
 			}
 		}
@@ -167,4 +215,85 @@ func TestCleanLinesAgreesWithByteLoop(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCleanLines holds cleanLines to the rule read a byte at a time.
+//
+//	go test -run '^$' -fuzz FuzzCleanLines -fuzztime 1m ./pkg/cli
+func FuzzCleanLines(f *testing.F) {
+	for _, s := range []string{"", "a\n", "  :x\n", "ab\ncd\n\t::\n", "{\n  \"k\": 1\n}\n", "x\x7f\n", "é\n", "        \t:\n", "\n\n\x1b[1m\n"} {
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
+	}
+	f.Fuzz(func(t *testing.T, p []byte, mid bool) {
+		if got, want := cleanLines(p, mid), cleanLinesSlow(p, mid); got != want {
+			t.Fatalf("cleanLines(%q, %v) = %d, want %d", p, mid, got, want)
+		}
+	})
+}
+
+// BenchmarkGuard passes the benchmark history's JSON report (1.9 MB)
+// through the guard in the JSON writer's pieces of 256 KB: as it is, and
+// with one test name of other text (non-ASCII) near its start, which only
+// that line's filtering should cost.
+//
+//	go test -run '^$' -bench Guard -count 6 ./pkg/cli
+func BenchmarkGuard(b *testing.B) {
+	paths, _ := benchFiles(b)
+	var report bytes.Buffer
+	args := append([]string{"analyze", "--format", "json"}, paths...)
+	if code := Main(context.Background(), Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &report, Stderr: io.Discard}); code != 0 {
+		b.Fatalf("analyze: exit %d", code)
+	}
+	plain := report.Bytes()
+	i := bytes.Index(plain, []byte(`"name": "`))
+	other := slices.Concat(plain[:i], []byte(`"name": "Ünïcödé ✓", "was": "`), plain[i:])
+	for _, c := range []struct {
+		name string
+		doc  []byte
+	}{{"ascii", plain}, {"one-other-line", other}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.doc)))
+			for b.Loop() {
+				g := newGuard(io.Discard)
+				for p := c.doc; len(p) > 0; {
+					k := min(len(p), 256<<10)
+					if _, err := g.Write(p[:k]); err != nil {
+						b.Fatal(err)
+					}
+					p = p[k:]
+				}
+			}
+		})
+	}
+}
+
+// FuzzGuard: any text, written in any pieces, comes out as the byte-by-byte
+// filter writes it whole.
+//
+//	go test -run '^$' -fuzz FuzzGuard -fuzztime 1m ./pkg/cli
+func FuzzGuard(f *testing.F) {
+	for _, s := range []string{"plain\n", "x\n::error::a\n", "  \t::x\n", "tëst\nok\n\x1b[1m\n  :\n", "é", "\xe2\x80\xae\n::\n", "a\r\n\xc2\x9b\n"} {
+		f.Add([]byte(s), uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
+		var want bytes.Buffer
+		ref := newGuard(&want)
+		ref.filter(in)
+		ref.flush()
+		var got bytes.Buffer
+		g := newGuard(&got)
+		rng := rand.New(rand.NewPCG(seed, 0))
+		for rest := in; len(rest) > 0; {
+			k := 1 + rng.IntN(len(rest))
+			if n, err := g.Write(rest[:k]); n != k || err != nil {
+				t.Fatalf("Write = %d, %v", n, err)
+			}
+			rest = rest[k:]
+		}
+		g.flush()
+		if got.String() != want.String() {
+			t.Fatalf("guard(%q) in pieces = %q, filtered whole %q", in, got.String(), want.String())
+		}
+	})
 }
