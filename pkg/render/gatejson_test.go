@@ -83,7 +83,7 @@ func TestGateJSONMatchesEncodingJSON(t *testing.T) {
 		var r gate.Result
 		f.fill(reflect.ValueOf(&r).Elem(), 0)
 		if i%10 == 0 {
-			// Many tests: several chunks and waves.
+			// Many tests: more chunks than buffers.
 			r.Tests = make([]gate.TestResult, 1+f.rng.IntN(2500))
 			for k := range r.Tests {
 				f.fill(reflect.ValueOf(&r.Tests[k]).Elem(), 1)
@@ -120,6 +120,19 @@ func TestGateJSONRefusesWhatEncodingJSONRefuses(t *testing.T) {
 		}
 		if err := GateJSON(&bytes.Buffer{}, &r); err == nil {
 			t.Error("GateJSON accepted a NaN or an infinity")
+		}
+	}
+	// A refused value in any chunk, the first or one written after
+	// several buffers were reused, is refused, naming its test.
+	for _, bad := range []int{0, 255, 256, 2100, 2999} {
+		r := gate.Result{Tests: make([]gate.TestResult, 3000)}
+		for i := range r.Tests {
+			r.Tests[i].Name = fmt.Sprintf("t%d", i)
+		}
+		r.Tests[bad].P0.Mean = math.NaN()
+		err := GateJSON(&bytes.Buffer{}, &r)
+		if want := fmt.Sprintf("%q", r.Tests[bad].Name); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("NaN in test %d of 3,000: error %v, want one naming %s", bad, err, want)
 		}
 	}
 	if err := GateJSON(&bytes.Buffer{}, nil); err == nil {
