@@ -61,3 +61,31 @@ func TestAppendTestMatchesEncodingJSON(t *testing.T) {
 		t.Error("NaN accepted")
 	}
 }
+
+// TestAppendFloatMatchesEncodingJSON: every float appendFloat writes, whole
+// numbers (the integer path) and fractions alike, is what encoding/json
+// writes, at the edges of the integer path and of the exponent forms.
+func TestAppendFloatMatchesEncodingJSON(t *testing.T) {
+	fs := []float64{0, math.Copysign(0, -1), 1, -1, 60, 0.5, -0.25, 1e14, 1e15 - 1, 1e15, -1e15 + 1, -1e15, 1e15 + 0.5,
+		1 << 53, 1<<53 + 2, 1e20, 1e21, 1e-6, 1e-7, 5e-324, math.MaxFloat64, -math.MaxFloat64, 0.1 + 0.2, 2.0 / 3}
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 20000 {
+		switch rng.IntN(3) {
+		case 0:
+			fs = append(fs, float64(rng.Int64N(2e15)-1e15))
+		case 1:
+			fs = append(fs, math.Float64frombits(rng.Uint64()))
+		default:
+			fs = append(fs, float64(rng.IntN(1000))/float64(1+rng.IntN(1000)))
+		}
+	}
+	for _, f := range fs {
+		want, err := json.Marshal(f)
+		if err != nil {
+			continue // NaN and infinities: refused before appendFloat
+		}
+		if got := appendFloat(nil, f); string(got) != string(want) {
+			t.Errorf("appendFloat(%v) = %s, encoding/json %s", f, got, want)
+		}
+	}
+}
