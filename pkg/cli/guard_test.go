@@ -81,7 +81,7 @@ func TestHostileNameCLI(t *testing.T) {
 }
 
 // TestGuardWholeLines: the guard writes whole clean lines as they are and
-// filters the rest byte by byte, and a character cut between writes waits
+// filters the other lines byte by byte, and a character cut between writes waits
 // for its rest; for any text and any cut into writes the output is what
 // filtering the text in one write gives.
 func TestGuardWholeLines(t *testing.T) {
@@ -92,22 +92,7 @@ func TestGuardWholeLines(t *testing.T) {
 		for range rng.IntN(20) {
 			in = append(in, pieces[rng.IntN(len(pieces))]...)
 		}
-		var want bytes.Buffer
-		ref := newGuard(&want)
-		ref.filter(in)
-		ref.flush()
-
-		var got bytes.Buffer
-		g := newGuard(&got)
-		for rest := in; len(rest) > 0; {
-			k := 1 + rng.IntN(len(rest))
-			g.Write(rest[:k])
-			rest = rest[k:]
-		}
-		g.flush()
-		if got.String() != want.String() {
-			t.Fatalf("guard(%q) in pieces = %q, filtered byte by byte %q", in, got.String(), want.String())
-		}
+		checkPieces(t, in, rng)
 	}
 }
 
@@ -277,23 +262,29 @@ func FuzzGuard(f *testing.F) {
 		f.Add([]byte(s), uint64(1))
 	}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
-		var want bytes.Buffer
-		ref := newGuard(&want)
-		ref.filter(in)
-		ref.flush()
-		var got bytes.Buffer
-		g := newGuard(&got)
-		rng := rand.New(rand.NewPCG(seed, 0))
-		for rest := in; len(rest) > 0; {
-			k := 1 + rng.IntN(len(rest))
-			if n, err := g.Write(rest[:k]); n != k || err != nil {
-				t.Fatalf("Write = %d, %v", n, err)
-			}
-			rest = rest[k:]
-		}
-		g.flush()
-		if got.String() != want.String() {
-			t.Fatalf("guard(%q) in pieces = %q, filtered whole %q", in, got.String(), want.String())
-		}
+		checkPieces(t, in, rand.New(rand.NewPCG(seed, 0)))
 	})
+}
+
+// checkPieces writes in to a guard in pieces cut at random and compares the
+// output with the byte-by-byte filter's of the whole.
+func checkPieces(t *testing.T, in []byte, rng *rand.Rand) {
+	t.Helper()
+	var want bytes.Buffer
+	ref := newGuard(&want)
+	ref.filter(in)
+	ref.flush()
+	var got bytes.Buffer
+	g := newGuard(&got)
+	for rest := in; len(rest) > 0; {
+		k := 1 + rng.IntN(len(rest))
+		if n, err := g.Write(rest[:k]); n != k || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		rest = rest[k:]
+	}
+	g.flush()
+	if got.String() != want.String() {
+		t.Fatalf("guard(%q) in pieces = %q, filtered whole %q", in, got.String(), want.String())
+	}
 }
