@@ -63,10 +63,11 @@ func (g *guard) Write(p []byte) (int, error) {
 	g.buf = g.buf[:0]
 	for len(p) > 0 {
 		if g.whole() {
-			if n := cleanLines(p, !g.start); n > 0 {
-				g.buf = append(append(g.buf, g.lead...), p[:n]...)
-				g.lead = g.lead[:0]
-				g.start = true
+			// Lines pass whole here only after a line filtered to its
+			// end (the first turn finds what Write's start did not), so
+			// a line begins and no blanks are held.
+			if n := cleanLines(p, false); n > 0 {
+				g.buf = append(g.buf, p[:n]...)
 				p = p[n:]
 				continue
 			}
