@@ -34,6 +34,29 @@ func TestBytes(t *testing.T) {
 	}
 }
 
+// TestAdvise: huge pages are asked for only for a buffer of Min or more
+// that spans two of them, so that a kernel's 512 MB huge pages (64 KB base
+// pages) never pad a history's buffer by a gigabyte.
+func TestAdvise(t *testing.T) {
+	for _, c := range []struct {
+		n, size int
+		want    bool
+	}{
+		{Min, 2 << 20, true},
+		{Min - 1, 2 << 20, false},
+		{Min, 0, false},
+		{64 << 20, 2 << 20, true},
+		{Min, 4 << 20, false},
+		{8 << 20, 4 << 20, true},
+		{100 << 20, 512 << 20, false},
+		{1 << 30, 512 << 20, true},
+	} {
+		if got := advise(c.n, c.size); got != c.want {
+			t.Errorf("advise(%d, %d) = %v, want %v", c.n, c.size, got, c.want)
+		}
+	}
+}
+
 // TestAdvised checks, on a kernel with transparent huge pages, that a large
 // buffer begins on a huge page and lies in a mapping advised for them (the
 // "hg" flag of /proc/self/smaps).
