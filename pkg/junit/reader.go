@@ -778,8 +778,9 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 }
 
 // timeThenEnd reads what follows a remembered tag prefix: white space, an
-// optional time attribute whose value needs no decoding, and "/>". It
-// returns the offset of the '>' and the time value (nil when absent).
+// optional time attribute whose value needs no decoding, and the end of a
+// testcase with no content (caseEnd). It returns the offset of the last
+// '>' and the time value (nil when absent).
 func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
 	// The common form, ` time="V"/>` with V of seven bytes at most, is
 	// read a word at a time: find V's closing quote, and check that no
@@ -791,8 +792,10 @@ func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
 			e := bits.TrailingZeros64(q) / 8 // V's length
 			bad := zeroBytes(w^'<'*ones8) | zeroBytes(w^'&'*ones8)
 			end := v + e // the closing quote
-			if bad&(1<<(8*e)-1) == 0 && len(b) > end+2 && b[end+1] == '/' && b[end+2] == '>' {
-				return end + 2, b[v:end], true
+			if bad&(1<<(8*e)-1) == 0 {
+				if gt, ok := caseEnd(b, end+1); ok {
+					return gt, b[v:end], true
+				}
 			}
 		}
 	}
@@ -826,10 +829,32 @@ func timeThenEndSlow(b []byte) (gt int, val []byte, ok bool) {
 		for i = e + 1; i < len(b) && isSpace(b[i]); i++ {
 		}
 	}
-	if i+1 < len(b) && b[i] == '/' && b[i+1] == '>' {
-		return i + 1, val, true
+	if gt, ok := caseEnd(b, i); ok {
+		return gt, val, true
 	}
 	return 0, nil, false
+}
+
+// caseEnd reads the end of a testcase with no content at b[i]: "/>", or
+// ">", white space and "</testcase>", as Jest, Vitest and Playwright write
+// every test that passed. It returns the offset of the last '>'.
+func caseEnd(b []byte, i int) (gt int, ok bool) {
+	if i+1 >= len(b) {
+		return 0, false
+	}
+	if b[i] == '/' {
+		return i + 1, b[i+1] == '>'
+	}
+	if b[i] != '>' {
+		return 0, false
+	}
+	for i++; i < len(b) && isSpace(b[i]); i++ {
+	}
+	const end = "</testcase>"
+	if len(b)-i < len(end) || string(b[i:i+len(end)]) != end {
+		return 0, false
+	}
+	return i + len(end) - 1, true
 }
 
 const (
