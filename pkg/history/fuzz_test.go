@@ -170,8 +170,10 @@ func fuzzDocs(data []byte) (docs []string, part []int, names []string) {
 			fmt.Fprintf(&b, `<testsuite name="%s" hostname="%s"%s>`, suite, host, stamp)
 			tag := fuzzTags[c&7]
 			switch (c >> 3) & 7 {
-			case 0, 1: // the tag as it was: a plain pass
+			case 0: // the tag as it was: a plain pass
 				fmt.Fprintf(&b, `<testcase %s time="%d"/>`, tag, k+1)
+			case 1: // a plain pass with its attributes after the time
+				fmt.Fprintf(&b, `<testcase time="%d" %s/>`, k+1, tag)
 			case 2: // a plain pass as Jest, Vitest and Playwright write it
 				fmt.Fprintf(&b, "<testcase %s time=\"%d\">\n    </testcase>", tag, k+1)
 			case 3:

@@ -315,8 +315,9 @@ func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 // done again from the bytes of the file before (repeatCase,
 // repeatProperty), not scanned; so too when every testcase that passed is
 // written as Jest, Vitest and Playwright write it, an empty
-// <testcase ...></testcase> across two lines, which reads as the same
-// cases. A change that turned the fast paths off would still parse
+// <testcase ...></testcase> across two lines, and when attributes follow
+// the time, as TestNG, mocha-junit-reporter and minitest write them; each
+// form reads as the same cases. A change that turned the fast paths off would still parse
 // correctly; this test notices it.
 func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	paths, _ := filepath.Glob("../../fixtures/history/*.xml")
@@ -324,7 +325,8 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 		t.Fatalf("%d sample files", len(paths))
 	}
 	selfClosing := regexp.MustCompile(`(<testcase [^>]*[^/])/>`)
-	var forms [2][][]byte
+	timeFirst := regexp.MustCompile(`(<testcase classname="[^"]*" name="[^"]*")( file="[^"]*" line="[^"]*")( time="[^"]*")`)
+	var forms [3][][]byte
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -332,11 +334,14 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 		}
 		forms[0] = append(forms[0], b)
 		forms[1] = append(forms[1], selfClosing.ReplaceAll(b, []byte("$1>\n    </testcase>")))
+		forms[2] = append(forms[2], timeFirst.ReplaceAll(b, []byte("$1$3$2")))
 	}
-	if bytes.Equal(bytes.Join(forms[0], nil), bytes.Join(forms[1], nil)) {
-		t.Fatal("the sample has no self-closing testcase to rewrite")
+	for k := 1; k < len(forms); k++ {
+		if bytes.Equal(bytes.Join(forms[0], nil), bytes.Join(forms[k], nil)) {
+			t.Fatalf("form %d: the sample has no testcase to rewrite", k)
+		}
 	}
-	var read [2][]string
+	var read [3][]string
 	for k, docs := range forms {
 		r := NewReader()
 		cases, repeats := 0, 0
@@ -367,21 +372,25 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 			t.Errorf("form %d: %d tags repeated for %d testcases after the first file", k, repeats, cases)
 		}
 	}
-	if diff := cmp.Diff(read[0], read[1]); diff != "" {
-		t.Errorf("empty testcases across two lines read unlike self-closing ones (-self-closing +two lines):\n%s", diff)
+	for k := 1; k < len(forms); k++ {
+		if diff := cmp.Diff(read[0], read[k]); diff != "" {
+			t.Errorf("form %d reads unlike the sample (-sample +form %d):\n%s", k, k, diff)
+		}
 	}
 }
 
 // TestTimeThenEndFastPath compares timeThenEnd, which reads the common
-// ` time="V"/>` (or ` time="V">` and an end tag) a word at a time, with the
-// byte-at-a-time reading, on random tails made mostly of the bytes that
-// matter to either.
+// ` time="V"/>` (or ` time="V">` and an end tag, and remembered attributes
+// after the time) a word at a time, with the byte-at-a-time reading, on
+// random tails made mostly of the bytes that matter to either.
 func TestTimeThenEndFastPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	alphabet := []byte(` "'</>&=time0123456789.e-x` + "\t\n")
-	fast, twoLines := 0, 0
+	fast, twoLines, suffixed := 0, 0, 0
+	suffixes := []string{"", "", ` classname="c"`, ` classname="c" file="f"`}
 	for range 200000 {
 		var b []byte
+		suffix := suffixes[rng.IntN(len(suffixes))]
 		if rng.IntN(2) == 0 {
 			b = append(b, ` time="`...)
 		}
@@ -393,29 +402,37 @@ func TestTimeThenEndFastPath(t *testing.T) {
 				b = append(b, byte('0'+rng.IntN(10)))
 			}
 		}
+		if rng.IntN(4) != 0 {
+			b = append(b, '"')
+			b = append(b, suffix[:len(suffix)-rng.IntN(min(2, len(suffix)+1))]...)
+			b = append(b, []string{"", " ", "\n\t"}[rng.IntN(3)]...)
+		}
 		switch rng.IntN(4) {
 		case 0, 1:
-			b = append(b, `"/>`...)
+			b = append(b, `/>`...)
 		case 2:
 			// The end of an empty testcase across two lines, cut anywhere.
-			end := "\">\n" + strings.Repeat(" \t", rng.IntN(3)) + "</testcase>"
+			end := ">\n" + strings.Repeat(" \t", rng.IntN(3)) + "</testcase>"
 			b = append(b, end[:len(end)-rng.IntN(3)]...)
 		}
 		b = append(b, `   <testcase name="x"/>`[:rng.IntN(24)]...)
-		gt, val, ok := timeThenEnd(b)
-		sgt, sval, sok := timeThenEndSlow(b)
+		gt, val, ok := timeThenEnd(b, suffix)
+		sgt, sval, sok := timeThenEndSlow(b, suffix)
 		if gt != sgt || string(val) != string(sval) || ok != sok {
-			t.Fatalf("%q: fast (%d, %q, %v), slow (%d, %q, %v)", b, gt, val, ok, sgt, sval, sok)
+			t.Fatalf("%q, suffix %q: fast (%d, %q, %v), slow (%d, %q, %v)", b, suffix, gt, val, ok, sgt, sval, sok)
 		}
 		if ok && len(b) >= 15 && string(b[:7]) == ` time="` {
 			fast++
 			if b[gt-1] != '/' {
 				twoLines++
 			}
+			if suffix != "" {
+				suffixed++
+			}
 		}
 	}
-	if fast < 10000 || twoLines < 1000 {
-		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>", fast, twoLines)
+	if fast < 10000 || twoLines < 1000 || suffixed < 1000 {
+		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>, %d with attributes after the time", fast, twoLines, suffixed)
 	}
 }
 

@@ -728,7 +728,7 @@ func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 	if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
 		return false, nil
 	}
-	gt, val, ok := timeThenEnd(b[len(p):])
+	gt, val, ok := timeThenEnd(b[len(p):], m.suffix)
 	if !ok {
 		return false, nil
 	}
@@ -778,10 +778,11 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 }
 
 // timeThenEnd reads what follows a remembered tag prefix: white space, an
-// optional time attribute whose value needs no decoding, and the end of a
-// testcase with no content (caseEnd). It returns the offset of the last
+// optional time attribute whose value needs no decoding, the remembered
+// attributes after it (suffix, only with a time attribute), and the end of
+// a testcase with no content (caseEnd). It returns the offset of the last
 // '>' and the time value (nil when absent).
-func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
+func timeThenEnd(b []byte, suffix string) (gt int, val []byte, ok bool) {
 	// The common form, ` time="V"/>` with V of seven bytes at most, is
 	// read a word at a time: find V's closing quote, and check that no
 	// '<' or '&' comes before it.
@@ -792,19 +793,19 @@ func timeThenEnd(b []byte) (gt int, val []byte, ok bool) {
 			e := bits.TrailingZeros64(q) / 8 // V's length
 			bad := zeroBytes(w^'<'*ones8) | zeroBytes(w^'&'*ones8)
 			end := v + e // the closing quote
-			if bad&(1<<(8*e)-1) == 0 {
-				if gt, ok := caseEnd(b, end+1); ok {
+			if bad&(1<<(8*e)-1) == 0 && len(b)-end-1 > len(suffix) && string(b[end+1:end+1+len(suffix)]) == suffix {
+				if gt, ok := caseEnd(b, end+1+len(suffix)); ok {
 					return gt, b[v:end], true
 				}
 			}
 		}
 	}
-	return timeThenEndSlow(b)
+	return timeThenEndSlow(b, suffix)
 }
 
 // timeThenEndSlow is timeThenEnd a byte at a time, for any white space
 // and value.
-func timeThenEndSlow(b []byte) (gt int, val []byte, ok bool) {
+func timeThenEndSlow(b []byte, suffix string) (gt int, val []byte, ok bool) {
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -826,8 +827,14 @@ func timeThenEndSlow(b []byte) (gt int, val []byte, ok bool) {
 			return 0, nil, false
 		}
 		val = b[v:e]
-		for i = e + 1; i < len(b) && isSpace(b[i]); i++ {
+		i = e + 1
+		if len(b)-i < len(suffix) || string(b[i:i+len(suffix)]) != suffix {
+			return 0, nil, false
 		}
+		for i += len(suffix); i < len(b) && isSpace(b[i]); i++ {
+		}
+	} else if suffix != "" {
+		return 0, nil, false
 	}
 	if gt, ok := caseEnd(b, i); ok {
 		return gt, val, true
@@ -886,9 +893,13 @@ type caseAttrs struct {
 	// prefixEnd ends the part of this tag that a later file may reuse: the
 	// white space before the time attribute, which differs from run to run,
 	// or the end of the attributes. 0 when the tag cannot be reused (an
-	// attribute after time, or an entity reference).
+	// entity reference).
 	prefixEnd int
 	afterTime bool
+	// With attributes after time (TestNG, mocha-junit-reporter, minitest),
+	// timeEnd is the offset just after the time value and suffixEnd the end
+	// of the attributes: the bytes between them are reused too.
+	timeEnd, suffixEnd int
 }
 
 // maxPool bounds the testcase tags a Reader remembers.
@@ -914,6 +925,7 @@ const (
 // match the tag at the same place in the previous file.
 type tagMemo struct {
 	prefix            string
+	suffix            string // the attributes after time, when any
 	name, class, file string
 	line              int
 	disabled          bool
@@ -1001,6 +1013,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	// mask is cleared: the fields it does not name are stale.
 	ca := &r.ca
 	ca.isCase, ca.set, ca.hit, ca.prefixEnd, ca.afterTime = isCase, 0, nil, 0, false
+	ca.timeEnd, ca.suffixEnd = 0, 0
 	if i == len(b) {
 		return 0, 0, errMore
 	}
@@ -1013,10 +1026,12 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			r.follow(b)
 		}
 		// The same bytes as a tag already read mean the same attributes:
-		// skip to where they end.
+		// skip to where they end. Not for a tag with attributes after its
+		// time: what they said (one may even restate one of the prefix)
+		// would be taken for this tag's.
 		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
 			m := &r.pool[r.prevMemo[j]]
-			if p := m.prefix; p != "" && len(b) > len(p) && string(b[:len(p)]) == p {
+			if p := m.prefix; p != "" && m.suffix == "" && len(b) > len(p) && string(b[:len(p)]) == p {
 				r.ca.hit, r.ca.hitIdx, r.ca.hitNext, i = m, r.prevMemo[j], j+1, len(p)
 				checked = i
 				break
@@ -1101,6 +1116,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 			case "time":
 				r.ca.time, r.ca.set = v, r.ca.set|caTime
 				r.ca.prefixEnd, r.ca.afterTime = sp, false
+				r.ca.timeEnd = i + e + 2
 			case "status":
 				r.ca.status, r.ca.set = v, r.ca.set|caStatus
 			}
@@ -1141,13 +1157,14 @@ func indexQuote(b []byte, q byte) int {
 	return -1
 }
 
-// endCase fixes where a testcase tag's reusable part ends: before its time
-// attribute, or at the end of its attributes when it has none.
+// endCase fixes where a testcase tag's reusable parts end: before its time
+// attribute and, when attributes follow it, at the end of the attributes;
+// or at the end of the attributes when it has no time.
 func (r *Reader) endCase(end int) {
 	switch {
 	case !r.ca.isCase:
 	case r.ca.afterTime:
-		r.ca.prefixEnd = 0
+		r.ca.suffixEnd = end
 	case r.ca.set&caTime == 0:
 		r.ca.prefixEnd = end
 	}
@@ -1346,9 +1363,12 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if len(r.pool) >= maxPool {
 			return nil // remembered tags are full until the next file
 		}
-		m.prefix = ""
-		if ca.prefixEnd > 0 && ca.prefixEnd <= maxMemoPrefix {
+		m.prefix, m.suffix = "", ""
+		if ca.prefixEnd > 0 && ca.prefixEnd <= maxMemoPrefix && ca.suffixEnd-ca.timeEnd <= maxMemoPrefix {
 			m.prefix = string(r.buf[r.pos : r.pos+ca.prefixEnd])
+			if ca.suffixEnd > 0 {
+				m.suffix = string(r.buf[r.pos+ca.timeEnd : r.pos+ca.suffixEnd])
+			}
 		}
 		r.pool = append(r.pool, m)
 		r.memo = append(r.memo, int32(len(r.pool)-1))
