@@ -204,15 +204,16 @@ func fuzzDocs(data []byte) (docs []string, part []int, names []string) {
 }
 
 // fuzzTags are eight testcase attribute sets that differ from one
-// another in one attribute or two.
+// another in one attribute or two, some with character references: the
+// last two are one test, spelled two ways.
 var fuzzTags = [8]string{
 	`classname="k" name="t" file="k.py" line="3"`,
 	`classname="k" name="t" file="k.py" line="4"`,
 	`classname="k" name="t" file="j.py" line="3"`,
 	`classname="j" name="t" file="k.py" line="3"`,
-	`classname="k" name="u" file="k.py" line="3"`,
+	`classname="k" name="u&lt;" file="k.py" line="3"`,
 	`name="t" file="k.py" line="3"`,
-	`name="t"`,
+	`classname="&#107;" name="t"`,
 	`classname="k" name="t"`,
 }
 

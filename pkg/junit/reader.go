@@ -892,8 +892,7 @@ type caseAttrs struct {
 	hitNext int   // the position after hit in prevMemo, for the cursor
 	// prefixEnd ends the part of this tag that a later file may reuse: the
 	// white space before the time attribute, which differs from run to run,
-	// or the end of the attributes. 0 when the tag cannot be reused (an
-	// entity reference).
+	// or the end of the attributes.
 	prefixEnd int
 	afterTime bool
 	// With attributes after time (TestNG, mocha-junit-reporter, minitest),
@@ -1199,7 +1198,8 @@ func (r *Reader) values(tag []byte, at, checked int) error {
 	if bytes.IndexByte(tag[checked:], '&') < 0 {
 		return nil
 	}
-	r.ca.prefixEnd = 0 // decoded values are not the tag's bytes
+	// A testcase tag stays reusable: the same bytes decode the same way,
+	// and the remembered fields are the decoded values.
 	for k, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
 		if r.ca.set&(1<<k) != 0 && bytes.IndexByte(*f, '&') >= 0 {
 			v, err := r.decode(*f, at)
