@@ -213,3 +213,35 @@ func TestLongNamesMemory(t *testing.T) {
 		t.Errorf("the reader keeps a %d MiB window after the long tags", len(r.buf)>>20)
 	}
 }
+
+// TestLongSuffixNotRemembered: a testcase tag whose attributes after its
+// time are longer than a remembered tag may be is read, not remembered,
+// and so not repeated: what a Reader keeps per tag stays bounded whichever
+// side of the time the long attribute is on.
+func TestLongSuffixNotRemembered(t *testing.T) {
+	for _, n := range []int{maxMemoPrefix - 40, maxMemoPrefix + 1} {
+		name := strings.Repeat("n", n)
+		doc := fmt.Sprintf(`<testsuite><testcase classname="c" time="1" name="%s"/><testcase classname="c" time="2" name="b"/></testsuite>`, name)
+		r := NewReader()
+		want, _ := parseWith(NewReader(), "f.xml", []byte(doc))
+		for i := range 2 {
+			got, err := parseWith(r, "f.xml", []byte(doc))
+			if err != "" || len(got) != 2 || !cmp.Equal(got, want) {
+				t.Fatalf("%d: read %d: %d cases, %q; a fresh Reader: %d", n, i, len(got), err, len(want))
+			}
+		}
+		for _, m := range r.pool {
+			if len(m.prefix)+len(m.suffix) > 2*maxMemoPrefix || len(m.suffix) > maxMemoPrefix {
+				t.Errorf("%d: a tag of %d+%d bytes is remembered", n, len(m.prefix), len(m.suffix))
+			}
+		}
+		// The short tag repeats; the long one only when within bounds.
+		repeats := 2
+		if n > maxMemoPrefix {
+			repeats = 1
+		}
+		if r.repeats != repeats {
+			t.Errorf("%d: %d tags repeated, want %d", n, r.repeats, repeats)
+		}
+	}
+}
