@@ -169,13 +169,20 @@ func fuzzDocs(data []byte) (docs []string, part []int, names []string) {
 			}
 			fmt.Fprintf(&b, `<testsuite name="%s" hostname="%s"%s>`, suite, host, stamp)
 			tag := fuzzTags[c&7]
+			// Every other testcase of cases 1 and 2 has a timestamp of its
+			// own, which differs from document to document (cargo-nextest,
+			// unittest-xml-reporting).
+			ts := ""
+			if k%2 == 1 {
+				ts = fmt.Sprintf(` timestamp="2026-11-%02dT00:00:%02d"`, 1+len(docs), k)
+			}
 			switch (c >> 3) & 7 {
 			case 0: // the tag as it was: a plain pass
 				fmt.Fprintf(&b, `<testcase %s time="%d"/>`, tag, k+1)
 			case 1: // a plain pass with its attributes after the time
-				fmt.Fprintf(&b, `<testcase time="%d" %s/>`, k+1, tag)
+				fmt.Fprintf(&b, `<testcase time="%d" %s%s/>`, k+1, tag, ts)
 			case 2: // a plain pass as Jest, Vitest and Playwright write it
-				fmt.Fprintf(&b, "<testcase %s time=\"%d\">\n    </testcase>", tag, k+1)
+				fmt.Fprintf(&b, "<testcase %s%s time=\"%d\">\n    </testcase>", tag, ts, k+1)
 			case 3:
 				fmt.Fprintf(&b, `<testcase %s time="1"><failure message="boom at 0x%d"/></testcase>`, tag, c&1) // one signature, two messages
 			case 4:

@@ -277,6 +277,73 @@ func readsAsFresh(t *testing.T, r *Reader, p, what string) {
 // TestPropertyReuseMatchesFreshParse: a Reader reuses the self-closing
 // <property> tags it read before when their bytes match; whatever it read
 // before, the run properties each case gets are a fresh Reader's.
+// TestTimestampReuseMatchesFreshParse: testcase tags that differ from
+// remembered ones only in a timestamp's value repeat them; a value a fresh
+// Reader refuses ('<') or leaves undecoded (references), a quote that
+// ends it early, two timestamps, or one that moves, read as a fresh
+// Reader reads them.
+func TestTimestampReuseMatchesFreshParse(t *testing.T) {
+	doc := func(before, after string) string {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="s">`)
+		for i := range 3 {
+			fmt.Fprintf(&b, `<testcase classname="c" name="t%d"%s time="0.%d"%s/>`, i, before, i, after)
+			fmt.Fprintf(&b, "<testcase classname=\"c\" name=\"u%d\" time=\"1\"%s>\n</testcase>", i, after)
+		}
+		b.WriteString(`</testsuite>`)
+		return b.String()
+	}
+	var docs [][]byte
+	for _, v := range []string{
+		`2026-11-02T10:00:00`, `2026-11-03T11:30:00.123+00:00`, ``, `x<y`, `&bogus;`, `&#49;`, `a'b`,
+	} {
+		stamp := ` timestamp="` + v + `"`
+		docs = append(docs, []byte(doc(stamp, "")), []byte(doc("", stamp)), []byte(doc("", ` file="f"`+stamp+` line="3"`)))
+	}
+	docs = append(docs,
+		[]byte(doc(` timestamp="1"`, ` timestamp="2"`)),
+		[]byte(doc(` timestamp='2026-11-02T10:00:00'`, "")),
+		[]byte(doc("", ` timestamp="2026-11-02T10:00:00" timestamp="2026-11-02T10:00:01"`)),
+		[]byte(doc(` timestamp="2026-11-02T10:00:00`, "")),
+	)
+	checkReuse(t, docs)
+	// With another timestamp, every tag of a document repeats.
+	r := NewReader()
+	parseWith(r, "a.xml", docs[0])
+	before := r.repeats
+	parseWith(r, "b.xml", docs[3])
+	if got := r.repeats - before; got != 6 {
+		t.Errorf("%d of 6 tags repeated with another timestamp", got)
+	}
+}
+
+// TestTimestampHoleCarried: a tag that starts as a remembered one with a
+// timestamp and goes on otherwise (an attribute added before the time) is
+// remembered with its own timestamp left out, so the next run's tags,
+// with other timestamps, repeat it.
+func TestTimestampHoleCarried(t *testing.T) {
+	doc := func(run int, extra string) []byte {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="s">`)
+		for i := range 4 {
+			fmt.Fprintf(&b, `<testcase classname="c" name="t%d" timestamp="2026-11-0%dT10:00:0%d"%s time="0.%d"/>`, i, run+1, i, extra, run)
+		}
+		b.WriteString(`</testsuite>`)
+		return []byte(b.String())
+	}
+	r := NewReader()
+	parseWith(r, "a.xml", doc(0, ""))
+	parseWith(r, "a.xml", doc(1, ` file="c.py"`)) // each tag a hit, then read on
+	before := r.repeats
+	got, err := parseWith(r, "a.xml", doc(2, ` file="c.py"`))
+	if want, wantErr := parseWith(NewReader(), "a.xml", doc(2, ` file="c.py"`)); err != wantErr || !cmp.Equal(got, want) {
+		t.Fatalf("reused: %v, %q; fresh: %v, %q", got, err, want, wantErr)
+	}
+	if n := r.repeats - before; n != 4 {
+		t.Errorf("%d of 4 tags repeated in the third run", n)
+	}
+}
+
 func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 	suite := func(n int) string {
 		return fmt.Sprintf(`<testsuite name="s%d" timestamp="2026-10-01T00:0%d:00"><properties>`+
@@ -317,8 +384,9 @@ func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 // written as Jest, Vitest and Playwright write it, an empty
 // <testcase ...></testcase> across two lines, when attributes follow the
 // time, as TestNG, mocha-junit-reporter and minitest write them, and when
-// names hold character references (Jest's &quot;); each form reads as the
-// same cases. A change that turned the fast paths off would still parse
+// names hold character references (Jest's &quot;), and when each testcase
+// has a timestamp of its own (cargo-nextest, unittest-xml-reporting); each
+// form reads as the same cases. A change that turned the fast paths off would still parse
 // correctly; this test notices it.
 func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	paths, _ := filepath.Glob("../../fixtures/history/*.xml")
@@ -330,7 +398,22 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	// Form 3 spells characters of the names as character references,
 	// which decode to the sample's names.
 	refs := strings.NewReplacer(`name="test_case_`, `name="test&#95;case&#x5f;`, `classname="tests.`, `classname="tests&#46;`)
-	var forms [4][][]byte
+	// Forms 4 and 5 give each testcase a timestamp of its own, before the
+	// time as cargo-nextest writes it and after it as unittest-xml-reporting
+	// does.
+	attrTime := regexp.MustCompile(` time="[^"]*"`)
+	stamped := func(b []byte, file, before int) []byte {
+		k := 0
+		return attrTime.ReplaceAllFunc(b, func(t []byte) []byte {
+			k++
+			stamp := fmt.Sprintf(` timestamp="2026-11-%02dT10:%02d:%02d.%03d+00:00"`, 1+file%28, file%60, k%60, k%1000)
+			if before == 1 {
+				return append([]byte(stamp), t...)
+			}
+			return append(append([]byte(nil), t...), stamp...)
+		})
+	}
+	var forms [6][][]byte
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -340,13 +423,15 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 		forms[1] = append(forms[1], selfClosing.ReplaceAll(b, []byte("$1>\n    </testcase>")))
 		forms[2] = append(forms[2], timeFirst.ReplaceAll(b, []byte("$1$3$2")))
 		forms[3] = append(forms[3], []byte(refs.Replace(string(b))))
+		forms[4] = append(forms[4], stamped(b, len(forms[4]), 1))
+		forms[5] = append(forms[5], stamped(b, len(forms[5]), 0))
 	}
 	for k := 1; k < len(forms); k++ {
 		if bytes.Equal(bytes.Join(forms[0], nil), bytes.Join(forms[k], nil)) {
 			t.Fatalf("form %d: the sample has no testcase to rewrite", k)
 		}
 	}
-	var read [4][]string
+	var read [6][]string
 	for k, docs := range forms {
 		r := NewReader()
 		cases, repeats := 0, 0
@@ -386,16 +471,31 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 
 // TestTimeThenEndFastPath compares timeThenEnd, which reads the common
 // ` time="V"/>` (or ` time="V">` and an end tag, and remembered attributes
-// after the time) a word at a time, with the byte-at-a-time reading, on
-// random tails made mostly of the bytes that matter to either.
+// after the time, a timestamp's value among them) a word at a time, with
+// the byte-at-a-time reading, on random tails made mostly of the bytes
+// that matter to either.
 func TestTimeThenEndFastPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	alphabet := []byte(` "'</>&=time0123456789.e-x` + "\t\n")
-	fast, twoLines, suffixed := 0, 0, 0
-	suffixes := []string{"", "", ` classname="c"`, ` classname="c" file="f"`}
+	fast, twoLines, suffixed, holes := 0, 0, 0, 0
+	suffixes := []struct {
+		s    string
+		hole int32
+	}{{"", 0}, {"", 0}, {` classname="c"`, 0}, {` classname="c" file="f"`, 0},
+		{` timestamp="" file="f"`, 12}, {` file="f" timestamp=''`, 21}}
 	for range 200000 {
 		var b []byte
-		suffix := suffixes[rng.IntN(len(suffixes))]
+		sf := suffixes[rng.IntN(len(suffixes))]
+		suffix := sf.s
+		if sf.hole > 0 {
+			// The value in the hole: a timestamp, or bytes that may end it
+			// early or need decoding.
+			v := []byte("2026-11-02T10:00:00")
+			for n := rng.IntN(3); n > 0; n-- {
+				v[rng.IntN(len(v))] = alphabet[rng.IntN(len(alphabet))]
+			}
+			suffix = sf.s[:sf.hole] + string(v[:rng.IntN(len(v)+1)]) + sf.s[sf.hole:]
+		}
 		if rng.IntN(2) == 0 {
 			b = append(b, ` time="`...)
 		}
@@ -421,10 +521,10 @@ func TestTimeThenEndFastPath(t *testing.T) {
 			b = append(b, end[:len(end)-rng.IntN(3)]...)
 		}
 		b = append(b, `   <testcase name="x"/>`[:rng.IntN(24)]...)
-		gt, val, ok := timeThenEnd(b, suffix)
-		sgt, sval, sok := timeThenEndSlow(b, suffix)
+		gt, val, ok := timeThenEnd(b, sf.s, sf.hole)
+		sgt, sval, sok := timeThenEndSlow(b, sf.s, sf.hole)
 		if gt != sgt || string(val) != string(sval) || ok != sok {
-			t.Fatalf("%q, suffix %q: fast (%d, %q, %v), slow (%d, %q, %v)", b, suffix, gt, val, ok, sgt, sval, sok)
+			t.Fatalf("%q, suffix %q (hole at %d): fast (%d, %q, %v), slow (%d, %q, %v)", b, sf.s, sf.hole, gt, val, ok, sgt, sval, sok)
 		}
 		if ok && len(b) >= 15 && string(b[:7]) == ` time="` {
 			fast++
@@ -434,10 +534,13 @@ func TestTimeThenEndFastPath(t *testing.T) {
 			if suffix != "" {
 				suffixed++
 			}
+			if sf.hole > 0 {
+				holes++
+			}
 		}
 	}
-	if fast < 10000 || twoLines < 1000 || suffixed < 1000 {
-		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>, %d with attributes after the time", fast, twoLines, suffixed)
+	if fast < 10000 || twoLines < 1000 || suffixed < 1000 || holes < 1000 {
+		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>, %d with attributes after the time, %d with a timestamp", fast, twoLines, suffixed, holes)
 	}
 }
 

@@ -723,12 +723,15 @@ func (r *Reader) repeatRest(fn func(*Case) error) error {
 func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 	k := r.prevMemo[j]
 	m := &r.pool[k]
-	p := m.prefix
 	b := r.buf[at:r.end]
-	if p == "" || len(b) <= len(p) || string(b[:len(p)]) != p {
+	if m.prefix == "" {
 		return false, nil
 	}
-	gt, val, ok := timeThenEnd(b[len(p):], m.suffix)
+	n, ok := matchHole(b, m.prefix, m.prefixHole)
+	if !ok {
+		return false, nil
+	}
+	gt, val, ok := timeThenEnd(b[n:], m.suffix, m.suffixHole)
 	if !ok {
 		return false, nil
 	}
@@ -739,12 +742,12 @@ func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 		r.memo = append(r.memo, k)
 		r.totals.Testcases++
 		r.totals.Passed++
-		r.pos = at + len(p) + gt + 1
+		r.pos = at + n + gt + 1
 		return true, nil
 	}
 	r.resetCase()
 	r.caseFromMemo(m, k, j+1, val)
-	r.pos = at + len(p) + gt + 1
+	r.pos = at + n + gt + 1
 	return true, r.finishCase(fn)
 }
 
@@ -779,10 +782,11 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 
 // timeThenEnd reads what follows a remembered tag prefix: white space, an
 // optional time attribute whose value needs no decoding, the remembered
-// attributes after it (suffix, only with a time attribute), and the end of
-// a testcase with no content (caseEnd). It returns the offset of the last
-// '>' and the time value (nil when absent).
-func timeThenEnd(b []byte, suffix string) (gt int, val []byte, ok bool) {
+// attributes after it (suffix, only with a time attribute, with a hole at
+// hole as matchHole says), and the end of a testcase with no content
+// (caseEnd). It returns the offset of the last '>' and the time value (nil
+// when absent).
+func timeThenEnd(b []byte, suffix string, hole int32) (gt int, val []byte, ok bool) {
 	// The common form, ` time="V"/>` with V of seven bytes at most, is
 	// read a word at a time: find V's closing quote, and check that no
 	// '<' or '&' comes before it.
@@ -793,19 +797,21 @@ func timeThenEnd(b []byte, suffix string) (gt int, val []byte, ok bool) {
 			e := bits.TrailingZeros64(q) / 8 // V's length
 			bad := zeroBytes(w^'<'*ones8) | zeroBytes(w^'&'*ones8)
 			end := v + e // the closing quote
-			if bad&(1<<(8*e)-1) == 0 && len(b)-end-1 > len(suffix) && string(b[end+1:end+1+len(suffix)]) == suffix {
-				if gt, ok := caseEnd(b, end+1+len(suffix)); ok {
-					return gt, b[v:end], true
+			if bad&(1<<(8*e)-1) == 0 {
+				if n, ok := matchHole(b[end+1:], suffix, hole); ok {
+					if gt, ok := caseEnd(b, end+1+n); ok {
+						return gt, b[v:end], true
+					}
 				}
 			}
 		}
 	}
-	return timeThenEndSlow(b, suffix)
+	return timeThenEndSlow(b, suffix, hole)
 }
 
 // timeThenEndSlow is timeThenEnd a byte at a time, for any white space
 // and value.
-func timeThenEndSlow(b []byte, suffix string) (gt int, val []byte, ok bool) {
+func timeThenEndSlow(b []byte, suffix string, hole int32) (gt int, val []byte, ok bool) {
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -828,10 +834,11 @@ func timeThenEndSlow(b []byte, suffix string) (gt int, val []byte, ok bool) {
 		}
 		val = b[v:e]
 		i = e + 1
-		if len(b)-i < len(suffix) || string(b[i:i+len(suffix)]) != suffix {
+		n, ok := matchHole(b[i:], suffix, hole)
+		if !ok {
 			return 0, nil, false
 		}
-		for i += len(suffix); i < len(b) && isSpace(b[i]); i++ {
+		for i += n; i < len(b) && isSpace(b[i]); i++ {
 		}
 	} else if suffix != "" {
 		return 0, nil, false
@@ -864,6 +871,46 @@ func caseEnd(b []byte, i int) (gt int, ok bool) {
 	return i + len(end) - 1, true
 }
 
+// matchHole reports whether b begins with the remembered bytes s and how
+// many bytes of b they take. With hole > 0, s is a tag's bytes with the
+// value of its testcase timestamp attribute cut out at hole (s[hole-1] is
+// its opening quote, s[hole] its closing one): a timestamp differs from run
+// to run and says nothing flakegate keeps, so any value matches that a
+// fresh read accepts, which is any without '<' (the value of an attribute
+// not kept is not decoded).
+func matchHole(b []byte, s string, hole int32) (n int, ok bool) {
+	if hole == 0 {
+		return len(s), len(b) >= len(s) && string(b[:len(s)]) == s
+	}
+	h := int(hole)
+	if len(b) < h || string(b[:h]) != s[:h] {
+		return 0, false
+	}
+	e := bytes.IndexByte(b[h:], s[h-1])
+	if e < 0 {
+		return 0, false
+	}
+	if bytes.IndexByte(b[h:h+e], '<') >= 0 {
+		return 0, false
+	}
+	rest := s[h:]
+	if len(b)-h-e < len(rest) || string(b[h+e:h+e+len(rest)]) != rest {
+		return 0, false
+	}
+	return len(s) + e, true
+}
+
+// cutHole is the bytes of a tag remembered for matchHole: b, the part of
+// the tag from offset from, with the value at at..end of the tag cut out
+// when it lies within b.
+func cutHole(b []byte, from, at, end int) (string, int32) {
+	if at <= from || end > from+len(b) {
+		return string(b), 0
+	}
+	at, end = at-from, end-from
+	return string(b[:at]) + string(b[end:]), int32(at)
+}
+
 const (
 	ones8  = 0x0101010101010101
 	highs8 = 0x8080808080808080
@@ -890,6 +937,7 @@ type caseAttrs struct {
 	hit     *tagMemo
 	hitIdx  int32 // hit's index in the pool
 	hitNext int   // the position after hit in prevMemo, for the cursor
+	hitLen  int   // the bytes of this tag that hit's prefix took (matchHole)
 	// prefixEnd ends the part of this tag that a later file may reuse: the
 	// white space before the time attribute, which differs from run to run,
 	// or the end of the attributes.
@@ -899,6 +947,10 @@ type caseAttrs struct {
 	// timeEnd is the offset just after the time value and suffixEnd the end
 	// of the attributes: the bytes between them are reused too.
 	timeEnd, suffixEnd int
+	// A testcase timestamp attribute (cargo-nextest, unittest-xml-reporting)
+	// differs from run to run: with one, its value is at stampAt..stampEnd,
+	// and remembered bytes leave it out (matchHole).
+	stampAt, stampEnd, stamps int
 }
 
 // maxPool bounds the testcase tags a Reader remembers.
@@ -923,11 +975,14 @@ const (
 // the same order with only the time changed, so most tags of a history
 // match the tag at the same place in the previous file.
 type tagMemo struct {
-	prefix            string
-	suffix            string // the attributes after time, when any
-	name, class, file string
-	line              int
-	disabled          bool
+	prefix string
+	suffix string // the attributes after time, when any
+	// Where a timestamp's value was cut out of prefix or suffix (matchHole);
+	// 0 when it was not.
+	prefixHole, suffixHole int32
+	name, class, file      string
+	line                   int
+	disabled               bool
 }
 
 // errMore asks scanTag's caller to read more input and scan again.
@@ -1012,7 +1067,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 	// mask is cleared: the fields it does not name are stale.
 	ca := &r.ca
 	ca.isCase, ca.set, ca.hit, ca.prefixEnd, ca.afterTime = isCase, 0, nil, 0, false
-	ca.timeEnd, ca.suffixEnd = 0, 0
+	ca.timeEnd, ca.suffixEnd, ca.stamps = 0, 0, 0
 	if i == len(b) {
 		return 0, 0, errMore
 	}
@@ -1030,8 +1085,15 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 		// would be taken for this tag's.
 		for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
 			m := &r.pool[r.prevMemo[j]]
-			if p := m.prefix; p != "" && m.suffix == "" && len(b) > len(p) && string(b[:len(p)]) == p {
-				r.ca.hit, r.ca.hitIdx, r.ca.hitNext, i = m, r.prevMemo[j], j+1, len(p)
+			if m.prefix == "" || m.suffix != "" {
+				continue
+			}
+			if n, ok := matchHole(b, m.prefix, m.prefixHole); ok && len(b) > n {
+				r.ca.hit, r.ca.hitIdx, r.ca.hitNext, r.ca.hitLen, i = m, r.prevMemo[j], j+1, n, n
+				if h := int(m.prefixHole); h > 0 {
+					// This tag's timestamp, in the part skipped.
+					r.ca.stampAt, r.ca.stampEnd, r.ca.stamps = h, h+n-len(m.prefix), 1
+				}
 				checked = i
 				break
 			}
@@ -1116,6 +1178,8 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 				r.ca.time, r.ca.set = v, r.ca.set|caTime
 				r.ca.prefixEnd, r.ca.afterTime = sp, false
 				r.ca.timeEnd = i + e + 2
+			case "timestamp":
+				r.ca.stampAt, r.ca.stampEnd, r.ca.stamps = i+1, i+1+e, r.ca.stamps+1
 			case "status":
 				r.ca.status, r.ca.set = v, r.ca.set|caStatus
 			}
@@ -1135,7 +1199,16 @@ func (r *Reader) follow(b []byte) {
 	if k < 0 {
 		return
 	}
-	if seq, ok := r.seqs[string(b[:k])]; ok {
+	key := b[:k]
+	// A timestamp's value is not part of a remembered prefix (cutHole).
+	const stamp = ` timestamp=`
+	if i := bytes.Index(key, []byte(stamp)); i >= 0 && i+len(stamp) < len(key) {
+		v := i + len(stamp) + 1
+		if e := bytes.IndexByte(key[v:], key[v-1]); e >= 0 {
+			key = append(append(make([]byte, 0, len(key)), key[:v]...), key[v+e:]...)
+		}
+	}
+	if seq, ok := r.seqs[string(key)]; ok {
 		r.prevMemo, r.cursor = seq, 0
 	}
 }
@@ -1325,7 +1398,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 		r.inCase, r.caseLvl = true, depth
 		r.resetCase()
 		ca := &r.ca
-		if h := ca.hit; h != nil && ca.prefixEnd == len(h.prefix) &&
+		if h := ca.hit; h != nil && ca.prefixEnd == ca.hitLen &&
 			ca.set&^caTime == 0 {
 			// The tag as read before, but for its time.
 			var timeAttr []byte
@@ -1363,11 +1436,16 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if len(r.pool) >= maxPool {
 			return nil // remembered tags are full until the next file
 		}
-		m.prefix, m.suffix = "", ""
+		m.prefix, m.suffix, m.prefixHole, m.suffixHole = "", "", 0, 0
 		if ca.prefixEnd > 0 && ca.prefixEnd <= maxMemoPrefix && ca.suffixEnd-ca.timeEnd <= maxMemoPrefix {
-			m.prefix = string(r.buf[r.pos : r.pos+ca.prefixEnd])
+			at, end := 0, 0 // no hole
+			if ca.stamps == 1 {
+				at, end = ca.stampAt, ca.stampEnd
+			}
+			tag := r.buf[r.pos:]
+			m.prefix, m.prefixHole = cutHole(tag[:ca.prefixEnd], 0, at, end)
 			if ca.suffixEnd > 0 {
-				m.suffix = string(r.buf[r.pos+ca.timeEnd : r.pos+ca.suffixEnd])
+				m.suffix, m.suffixHole = cutHole(tag[ca.timeEnd:ca.suffixEnd], ca.timeEnd, at, end)
 			}
 		}
 		r.pool = append(r.pool, m)

@@ -67,35 +67,43 @@ func mustDur(s string) time.Duration {
 
 // TestFollowsTheFileOfTheSameClass: with a file per class, a file's
 // testcase tags are known from the same class's file of the previous run,
-// not only from the file read last, so they are not scanned again.
+// not only from the file read last, so they are not scanned again; so too
+// when each testcase has a timestamp of its own before its time, as
+// cargo-nextest writes it.
 func TestFollowsTheFileOfTheSameClass(t *testing.T) {
-	file := func(class string, run int) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, `<testsuite name=%q>`, class)
-		for k := range 20 {
-			fmt.Fprintf(&b, `<testcase name="t%d" classname=%q time="0.%d"/>`, k, class, run)
+	for _, stamped := range []bool{false, true} {
+		file := func(class string, run int) string {
+			var b strings.Builder
+			fmt.Fprintf(&b, `<testsuite name=%q>`, class)
+			for k := range 20 {
+				stamp := ""
+				if stamped {
+					stamp = fmt.Sprintf(` timestamp="2026-11-0%dT10:00:%02d.%03d+00:00"`, run+1, k, run*7)
+				}
+				fmt.Fprintf(&b, `<testcase name="t%d" classname=%q%s time="0.%d"/>`, k, class, stamp, run)
+			}
+			return b.String() + `</testsuite>`
 		}
-		return b.String() + `</testsuite>`
-	}
-	r := NewReader()
-	var ids []string
-	for run := range 3 {
-		for _, class := range []string{"A", "B", "C"} {
-			if _, err := r.Parse(class, strings.NewReader(file(class, run)), func(c *Case) error {
-				ids = append(ids, c.ID())
-				return nil
-			}); err != nil {
-				t.Fatal(err)
+		r := NewReader()
+		var ids []string
+		for run := range 3 {
+			for _, class := range []string{"A", "B", "C"} {
+				if _, err := r.Parse(class, strings.NewReader(file(class, run)), func(c *Case) error {
+					ids = append(ids, c.ID())
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-	}
-	if len(ids) != 3*3*20 || ids[len(ids)-1] != "C::t19" {
-		t.Fatalf("%d cases, last %q", len(ids), ids[len(ids)-1])
-	}
-	// Every testcase tag of runs 2 and 3 matched a remembered one: only
-	// run 1's 60 tags were remembered.
-	if len(r.pool) != 3*20 {
-		t.Errorf("%d testcase tags remembered", len(r.pool))
+		if len(ids) != 3*3*20 || ids[len(ids)-1] != "C::t19" {
+			t.Fatalf("stamped %v: %d cases, last %q", stamped, len(ids), ids[len(ids)-1])
+		}
+		// Every testcase tag of runs 2 and 3 matched a remembered one: only
+		// run 1's 60 tags were remembered.
+		if len(r.pool) != 3*20 {
+			t.Errorf("stamped %v: %d testcase tags remembered", stamped, len(r.pool))
+		}
 	}
 }
 
