@@ -39,15 +39,16 @@ func layoutSources(t testing.TB, spec synth.Spec, l layouts.Layout) []Source {
 }
 
 // TestLayoutsGiveOneHistory: the same results written one file per run (its
-// passes self-closing or across two lines), one file per class, one file
-// per 7 tests or a suite per 7 tests in one file per run give the same
-// tests, runs and cells; and cell lists are sized by runs, not by files.
+// passes self-closing or across two lines, attributes after the time, a
+// timestamp on each testcase), one file per class, one file per 7 tests or
+// a suite per 7 tests in one file per run give the same tests, runs and
+// cells; and cell lists are sized by runs, not by files.
 func TestLayoutsGiveOneHistory(t *testing.T) {
 	spec := synth.Bench()
 	spec.Commits, spec.Tests = 8, 120
 	want := load1(t, layoutSources(t, spec, layouts.Run))
 	runs := len(want.Runs)
-	for _, l := range []layouts.Layout{layouts.Jest, layouts.Mocha, layouts.Class, layouts.Small, layouts.Suites} {
+	for _, l := range []layouts.Layout{layouts.Jest, layouts.Mocha, layouts.Nextest, layouts.Class, layouts.Small, layouts.Suites} {
 		t.Run(string(l), func(t *testing.T) {
 			srcs := layoutSources(t, spec, l)
 			for _, workers := range []int{1, 3} {
