@@ -469,6 +469,35 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	}
 }
 
+// TestCaseEnd: the ends of an empty testcase that the repeat path takes,
+// and the offset of each one's last '>'; anything else is not taken.
+func TestCaseEnd(t *testing.T) {
+	for _, tc := range []struct {
+		in string
+		gt int
+		ok bool
+	}{
+		{`/>`, 1, true},
+		{` />`, 2, true},
+		{"\n\t/>x", 3, true},
+		{`></testcase>`, 11, true},
+		{" >\n    </testcase>", 17, true},
+		{`/`, 0, false},
+		{` /`, 0, false},
+		{`/ >`, 0, false},
+		{`>`, 0, false},
+		{`><failure/></testcase>`, 0, false},
+		{`></testcas>`, 0, false},
+		{`x/>`, 0, false},
+		{``, 0, false},
+		{`   `, 0, false},
+	} {
+		if gt, ok := caseEnd([]byte(tc.in), 0); ok != tc.ok || ok && gt != tc.gt {
+			t.Errorf("caseEnd(%q) = %d, %v; want %d, %v", tc.in, gt, ok, tc.gt, tc.ok)
+		}
+	}
+}
+
 // TestTimeThenEndFastPath compares timeThenEnd, which reads the common
 // ` time="V"/>` (or ` time="V">` and an end tag, and remembered attributes
 // after the time, a timestamp's value among them) a word at a time, with

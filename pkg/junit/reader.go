@@ -849,10 +849,15 @@ func timeThenEndSlow(b []byte, suffix string, hole int32) (gt int, val []byte, o
 	return 0, nil, false
 }
 
-// caseEnd reads the end of a testcase with no content at b[i]: "/>", or
-// ">", white space and "</testcase>", as Jest, Vitest and Playwright write
-// every test that passed. It returns the offset of the last '>'.
+// caseEnd reads the end of a testcase with no content at b[i], after any
+// white space: "/>" (" />" as some pytest versions, xunit.net's logger
+// and Android's runner write it), or ">", white space and "</testcase>",
+// as Jest, Vitest and Playwright write every test that passed. It returns
+// the offset of the last '>'.
 func caseEnd(b []byte, i int) (gt int, ok bool) {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
 	if i+1 >= len(b) {
 		return 0, false
 	}
