@@ -177,7 +177,11 @@ func fuzzDocs(data []byte) (docs []string, part []int, names []string) {
 				ts = fmt.Sprintf(` timestamp="2026-11-%02dT00:00:%02d"`, 1+len(docs), k)
 			}
 			switch (c >> 3) & 7 {
-			case 0: // the tag as it was: a plain pass
+			case 0: // the tag as it was: a plain pass, every third with empty output as Cucumber writes it
+				if k%3 == 2 {
+					fmt.Fprintf(&b, "<testcase %s time=\"%d\">\n<system-out><![CDATA[]]></system-out></testcase>", tag, k+1)
+					break
+				}
 				fmt.Fprintf(&b, `<testcase %s time="%d"/>`, tag, k+1)
 			case 1: // a plain pass with its attributes after the time
 				fmt.Fprintf(&b, `<testcase time="%d" %s%s/>`, k+1, tag, ts)

@@ -49,6 +49,9 @@ const (
 	// maxMemoPrefix bounds the bytes of a testcase tag remembered for reuse
 	// by the next file; a longer tag is read afresh each time.
 	maxMemoPrefix = 1 << 10
+	// maxMemoBody bounds the content of a testcase remembered with its tag
+	// (rememberBody).
+	maxMemoBody = 512
 	// maxIdleBuf bounds the buffers a Reader keeps between files: one that
 	// grew past it for a long tag is let go.
 	maxIdleBuf = 1 << 20

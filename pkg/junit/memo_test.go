@@ -344,6 +344,49 @@ func TestTimestampHoleCarried(t *testing.T) {
 	}
 }
 
+// TestBodyReuseMatchesFreshParse: a testcase whose content repeats a
+// remembered one is a repeat; content that differs, says something (an
+// outcome, a rerun, properties that name another run), is malformed, or
+// would nest too deep where it now is reads as a fresh Reader reads it.
+func TestBodyReuseMatchesFreshParse(t *testing.T) {
+	const out = "<system-out><![CDATA[]]></system-out><system-err/>"
+	doc := func(depth int, bodies ...string) string {
+		var b strings.Builder
+		b.WriteString(strings.Repeat(`<testsuite name="s">`, depth))
+		for i, body := range bodies {
+			fmt.Fprintf(&b, "<testcase classname=\"c\" name=\"t%d\" time=\"0.%d\">%s</testcase>\n", i, i, body)
+		}
+		b.WriteString(strings.Repeat(`</testsuite>`, depth))
+		return b.String()
+	}
+	base := []string{out, out, "<webLink></webLink>", out}
+	var docs [][]byte
+	for _, v := range [][]string{
+		base,
+		{out, out + "<failure message=\"m\"/>", "<webLink></webLink>", out},
+		{out, "<flakyFailure message=\"once\"/>" + out, "<webLink></webLink>", out},
+		{out, `<properties><property name="run_id" value="9"/></properties>`, "<webLink></webLink>", out},
+		{out, "<system-out>&bogus;</system-out>", "<webLink></webLink>", out},
+		{out, "<system-out>&amp;</system-out>", "<webLink></webLink>", out},
+		{out, "<system-out><![CDATA[x]]></system-out><system-err/>", "<webLink>", out},
+		{"<skipped/>", out, "<webLink></webLink>", out},
+		{"<a><b><c/></b></a>", "<a><b><c/></b></a>", "<a><b><c/></b></a>", "<a><b><c/></b></a>"},
+	} {
+		docs = append(docs, []byte(doc(1, v...)), []byte(doc(MaxDepth-3, v...)))
+	}
+	checkReuse(t, docs)
+	// The same contents, again: every tag repeats.
+	r := NewReader()
+	parseWith(r, "a.xml", docs[0])
+	before := r.repeats
+	if _, err := parseWith(r, "b.xml", docs[0]); err != "" {
+		t.Fatal(err)
+	}
+	if n := r.repeats - before; n != 4 {
+		t.Errorf("%d of 4 testcases with remembered contents repeated", n)
+	}
+}
+
 func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 	suite := func(n int) string {
 		return fmt.Sprintf(`<testsuite name="s%d" timestamp="2026-10-01T00:0%d:00"><properties>`+
@@ -385,8 +428,9 @@ func TestPropertyReuseMatchesFreshParse(t *testing.T) {
 // <testcase ...></testcase> across two lines, when attributes follow the
 // time, as TestNG, mocha-junit-reporter and minitest write them, and when
 // names hold character references (Jest's &quot;), and when each testcase
-// has a timestamp of its own (cargo-nextest, unittest-xml-reporting); each
-// form reads as the same cases. A change that turned the fast paths off would still parse
+// has a timestamp of its own (cargo-nextest, unittest-xml-reporting), and
+// when each pass holds empty output elements (Cucumber); each form reads as
+// the same cases. A change that turned the fast paths off would still parse
 // correctly; this test notices it.
 func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 	paths, _ := filepath.Glob("../../fixtures/history/*.xml")
@@ -413,7 +457,10 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 			return append(append([]byte(nil), t...), stamp...)
 		})
 	}
-	var forms [6][][]byte
+	// Form 6 gives each testcase that passed an empty <system-out> and
+	// <system-err>, as Cucumber writes them.
+	cucumber := []byte("$1>\n      <system-out><![CDATA[]]></system-out>\n      <system-err><![CDATA[]]></system-err>\n    </testcase>")
+	var forms [7][][]byte
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -425,13 +472,14 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 		forms[3] = append(forms[3], []byte(refs.Replace(string(b))))
 		forms[4] = append(forms[4], stamped(b, len(forms[4]), 1))
 		forms[5] = append(forms[5], stamped(b, len(forms[5]), 0))
+		forms[6] = append(forms[6], selfClosing.ReplaceAll(b, cucumber))
 	}
 	for k := 1; k < len(forms); k++ {
 		if bytes.Equal(bytes.Join(forms[0], nil), bytes.Join(forms[k], nil)) {
 			t.Fatalf("form %d: the sample has no testcase to rewrite", k)
 		}
 	}
-	var read [6][]string
+	var read [7][]string
 	for k, docs := range forms {
 		r := NewReader()
 		cases, repeats := 0, 0
@@ -472,28 +520,36 @@ func TestRepeatsTakeNearlyEveryTag(t *testing.T) {
 // TestCaseEnd: the ends of an empty testcase that the repeat path takes,
 // and the offset of each one's last '>'; anything else is not taken.
 func TestCaseEnd(t *testing.T) {
+	const body = "\n  <system-out><![CDATA[]]></system-out>\n</testcase>"
 	for _, tc := range []struct {
-		in string
-		gt int
-		ok bool
+		in, body string
+		gt       int
+		ok       bool
 	}{
-		{`/>`, 1, true},
-		{` />`, 2, true},
-		{"\n\t/>x", 3, true},
-		{`></testcase>`, 11, true},
-		{" >\n    </testcase>", 17, true},
-		{`/`, 0, false},
-		{` /`, 0, false},
-		{`/ >`, 0, false},
-		{`>`, 0, false},
-		{`><failure/></testcase>`, 0, false},
-		{`></testcas>`, 0, false},
-		{`x/>`, 0, false},
-		{``, 0, false},
-		{`   `, 0, false},
+		{">" + body, body, len(body), true},
+		{" >" + body + "<", body, len(body) + 1, true},
+		{">" + body[:len(body)-1], body, 0, false},
+		{">" + strings.Replace(body, "[]", "[x]", 1), body, 0, false},
+		{"></testcase>", body, 11, true},
+		{`/>`, body, 1, true},
+		{">" + body, "", 0, false},
+		{`/>`, "", 1, true},
+		{` />`, "", 2, true},
+		{"\n\t/>x", "", 3, true},
+		{`></testcase>`, "", 11, true},
+		{" >\n    </testcase>", "", 17, true},
+		{`/`, "", 0, false},
+		{` /`, "", 0, false},
+		{`/ >`, "", 0, false},
+		{`>`, "", 0, false},
+		{`><failure/></testcase>`, "", 0, false},
+		{`></testcas>`, "", 0, false},
+		{`x/>`, "", 0, false},
+		{``, "", 0, false},
+		{`   `, "", 0, false},
 	} {
-		if gt, ok := caseEnd([]byte(tc.in), 0); ok != tc.ok || ok && gt != tc.gt {
-			t.Errorf("caseEnd(%q) = %d, %v; want %d, %v", tc.in, gt, ok, tc.gt, tc.ok)
+		if gt, ok := caseEnd([]byte(tc.in), 0, tc.body); ok != tc.ok || ok && gt != tc.gt {
+			t.Errorf("caseEnd(%q, %q) = %d, %v; want %d, %v", tc.in, tc.body, gt, ok, tc.gt, tc.ok)
 		}
 	}
 }
@@ -506,7 +562,7 @@ func TestCaseEnd(t *testing.T) {
 func TestTimeThenEndFastPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	alphabet := []byte(` "'</>&=time0123456789.e-x` + "\t\n")
-	fast, twoLines, suffixed, holes := 0, 0, 0, 0
+	fast, twoLines, suffixed, holes, bodies := 0, 0, 0, 0, 0
 	suffixes := []struct {
 		s    string
 		hole int32
@@ -541,19 +597,27 @@ func TestTimeThenEndFastPath(t *testing.T) {
 			b = append(b, suffix[:len(suffix)-rng.IntN(min(2, len(suffix)+1))]...)
 			b = append(b, []string{"", " ", "\n\t"}[rng.IntN(3)]...)
 		}
-		switch rng.IntN(4) {
+		body := ""
+		if rng.IntN(3) == 0 {
+			body = "\n<system-out/>\n</testcase>"
+		}
+		switch rng.IntN(5) {
 		case 0, 1:
 			b = append(b, `/>`...)
 		case 2:
 			// The end of an empty testcase across two lines, cut anywhere.
 			end := ">\n" + strings.Repeat(" \t", rng.IntN(3)) + "</testcase>"
 			b = append(b, end[:len(end)-rng.IntN(3)]...)
+		case 3:
+			// A remembered content, cut anywhere.
+			end := ">\n<system-out/>\n</testcase>"
+			b = append(b, end[:len(end)-rng.IntN(3)]...)
 		}
 		b = append(b, `   <testcase name="x"/>`[:rng.IntN(24)]...)
-		gt, val, ok := timeThenEnd(b, sf.s, sf.hole)
-		sgt, sval, sok := timeThenEndSlow(b, sf.s, sf.hole)
+		gt, val, ok := timeThenEnd(b, sf.s, sf.hole, body)
+		sgt, sval, sok := timeThenEndSlow(b, sf.s, sf.hole, body)
 		if gt != sgt || string(val) != string(sval) || ok != sok {
-			t.Fatalf("%q, suffix %q (hole at %d): fast (%d, %q, %v), slow (%d, %q, %v)", b, sf.s, sf.hole, gt, val, ok, sgt, sval, sok)
+			t.Fatalf("%q, suffix %q (hole at %d), body %q: fast (%d, %q, %v), slow (%d, %q, %v)", b, sf.s, sf.hole, body, gt, val, ok, sgt, sval, sok)
 		}
 		if ok && len(b) >= 15 && string(b[:7]) == ` time="` {
 			fast++
@@ -566,10 +630,13 @@ func TestTimeThenEndFastPath(t *testing.T) {
 			if sf.hole > 0 {
 				holes++
 			}
+			if body != "" && b[gt-1] == 'e' {
+				bodies++
+			}
 		}
 	}
-	if fast < 10000 || twoLines < 1000 || suffixed < 1000 || holes < 1000 {
-		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>, %d with attributes after the time, %d with a timestamp", fast, twoLines, suffixed, holes)
+	if fast < 10000 || twoLines < 1000 || suffixed < 1000 || holes < 1000 || bodies < 1000 {
+		t.Errorf("only %d inputs took the common form, %d of them ending in </testcase>, %d with attributes after the time, %d with a timestamp, %d with a remembered content", fast, twoLines, suffixed, holes, bodies)
 	}
 }
 

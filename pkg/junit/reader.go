@@ -56,6 +56,12 @@ type Reader struct {
 	curDirty bool // cur's Detail or Props may be set
 	inCase   bool
 	caseLvl  int // depth of the open <testcase>
+	// The open testcase's content: where it starts, as an offset in the
+	// input (-1 for none), and the deepest element in it, below the
+	// testcase (rememberBody).
+	bodyAt   int64
+	bodyDeep int
+	base     int64 // the offset in the input of buf[0]
 
 	// outcome element being read (direct child of the testcase)
 	outLvl    int // 0 when none
@@ -229,7 +235,7 @@ func (r *Reader) Parse(name string, src io.Reader, fn func(*Case) error) (Totals
 }
 
 func (r *Reader) reset(name string, src io.Reader) {
-	r.pos, r.end, r.eof, r.rerr, r.lines = 0, 0, false, nil, 0
+	r.pos, r.end, r.eof, r.rerr, r.lines, r.base = 0, 0, false, nil, 0, 0
 	r.src, r.file = src, name
 	r.stack = r.stack[:0]
 	r.nameArena = r.nameArena[:0]
@@ -290,6 +296,7 @@ func (r *Reader) fill(keep int) bool {
 		n := copy(r.buf, r.buf[keep:r.end])
 		r.pos -= keep
 		r.end = n
+		r.base += int64(keep)
 	}
 	if len(r.buf)-r.end < readChunk {
 		nb := make([]byte, max(2*len(r.buf), r.end+readChunk))
@@ -656,6 +663,9 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	kind := elemKindOf(name)
 	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: n, kind: kind})
 	r.nameArena = append(r.nameArena, name...)
+	if r.inCase && len(r.stack)-r.caseLvl > r.bodyDeep {
+		r.bodyDeep = len(r.stack) - r.caseLvl
+	}
 	r.propRead.ok = false
 	if err := r.open(kind, at); err != nil {
 		return err
@@ -675,6 +685,9 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	if selfClose {
 		top := r.stack[len(r.stack)-1]
 		return r.close(top, fn)
+	}
+	if kind == elemCase && r.inCase && r.caseLvl == len(r.stack) {
+		r.bodyAt = r.base + int64(r.pos)
 	}
 	return nil
 }
@@ -731,7 +744,11 @@ func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	gt, val, ok := timeThenEnd(b[n:], m.suffix, m.suffixHole)
+	body := m.body
+	if body != "" && len(r.stack)+1+int(m.bodyDeep) > MaxDepth {
+		body = "" // its elements would be nested too deep here
+	}
+	gt, val, ok := timeThenEnd(b[n:], m.suffix, m.suffixHole, body)
 	if !ok {
 		return false, nil
 	}
@@ -780,13 +797,38 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 	return fn(&r.cur)
 }
 
+// rememberBody keeps the content of the testcase being closed with the
+// tag it was read from, when the content is short and left the case a
+// plain pass (Cucumber writes an empty <system-out> and <system-err> in
+// every testcase, Flank an empty <webLink>): the next file's same tag with
+// the same content is then a repeat too (caseEnd). Content that says
+// anything kept (an outcome, a rerun, properties) is not remembered.
+func (r *Reader) rememberBody() {
+	k := r.cur.memo
+	// An outcome or properties set curDirty.
+	if k < 0 || r.cur.memoGen != r.gen || r.bodyAt < r.base ||
+		r.curDirty || len(r.cur.Reruns) > 0 {
+		return
+	}
+	body := r.buf[r.bodyAt-r.base : r.pos]
+	if len(body) > maxMemoBody || bytes.IndexByte(body, '<') == len(body)-len("</testcase>") {
+		return // too long, or empty: caseEnd reads that without a memo
+	}
+	if m := &r.pool[k]; m.prefix != "" {
+		if string(body) != m.body {
+			m.body = string(body)
+		}
+		m.bodyDeep = uint8(r.bodyDeep)
+	}
+}
+
 // timeThenEnd reads what follows a remembered tag prefix: white space, an
 // optional time attribute whose value needs no decoding, the remembered
 // attributes after it (suffix, only with a time attribute, with a hole at
-// hole as matchHole says), and the end of a testcase with no content
-// (caseEnd). It returns the offset of the last '>' and the time value (nil
-// when absent).
-func timeThenEnd(b []byte, suffix string, hole int32) (gt int, val []byte, ok bool) {
+// hole as matchHole says), and the end of a testcase with no content or
+// with the content body (caseEnd). It returns the offset of the last '>'
+// and the time value (nil when absent).
+func timeThenEnd(b []byte, suffix string, hole int32, body string) (gt int, val []byte, ok bool) {
 	// The common form, ` time="V"/>` with V of seven bytes at most, is
 	// read a word at a time: find V's closing quote, and check that no
 	// '<' or '&' comes before it.
@@ -799,19 +841,19 @@ func timeThenEnd(b []byte, suffix string, hole int32) (gt int, val []byte, ok bo
 			end := v + e // the closing quote
 			if bad&(1<<(8*e)-1) == 0 {
 				if n, ok := matchHole(b[end+1:], suffix, hole); ok {
-					if gt, ok := caseEnd(b, end+1+n); ok {
+					if gt, ok := caseEnd(b, end+1+n, body); ok {
 						return gt, b[v:end], true
 					}
 				}
 			}
 		}
 	}
-	return timeThenEndSlow(b, suffix, hole)
+	return timeThenEndSlow(b, suffix, hole, body)
 }
 
 // timeThenEndSlow is timeThenEnd a byte at a time, for any white space
 // and value.
-func timeThenEndSlow(b []byte, suffix string, hole int32) (gt int, val []byte, ok bool) {
+func timeThenEndSlow(b []byte, suffix string, hole int32, body string) (gt int, val []byte, ok bool) {
 	i := 0
 	for i < len(b) && isSpace(b[i]) {
 		i++
@@ -843,7 +885,7 @@ func timeThenEndSlow(b []byte, suffix string, hole int32) (gt int, val []byte, o
 	} else if suffix != "" {
 		return 0, nil, false
 	}
-	if gt, ok := caseEnd(b, i); ok {
+	if gt, ok := caseEnd(b, i, body); ok {
 		return gt, val, true
 	}
 	return 0, nil, false
@@ -852,9 +894,10 @@ func timeThenEndSlow(b []byte, suffix string, hole int32) (gt int, val []byte, o
 // caseEnd reads the end of a testcase with no content at b[i], after any
 // white space: "/>" (" />" as some pytest versions, xunit.net's logger
 // and Android's runner write it), or ">", white space and "</testcase>",
-// as Jest, Vitest and Playwright write every test that passed. It returns
-// the offset of the last '>'.
-func caseEnd(b []byte, i int) (gt int, ok bool) {
+// as Jest, Vitest and Playwright write every test that passed; or ">" and
+// body, a remembered content that ends with "</testcase>" (rememberBody).
+// It returns the offset of the last '>'.
+func caseEnd(b []byte, i int, body string) (gt int, ok bool) {
 	for i < len(b) && isSpace(b[i]) {
 		i++
 	}
@@ -866,6 +909,9 @@ func caseEnd(b []byte, i int) (gt int, ok bool) {
 	}
 	if b[i] != '>' {
 		return 0, false
+	}
+	if body != "" && len(b)-i-1 >= len(body) && string(b[i+1:i+1+len(body)]) == body {
+		return i + len(body), true
 	}
 	for i++; i < len(b) && isSpace(b[i]); i++ {
 	}
@@ -985,9 +1031,14 @@ type tagMemo struct {
 	// Where a timestamp's value was cut out of prefix or suffix (matchHole);
 	// 0 when it was not.
 	prefixHole, suffixHole int32
-	name, class, file      string
-	line                   int
-	disabled               bool
+	// body is the content of the element this tag opened, through its
+	// </testcase>, when it is short and left the case a plain pass
+	// (rememberBody); bodyDeep is how deep its elements nest.
+	body              string
+	bodyDeep          uint8
+	name, class, file string
+	line              int
+	disabled          bool
 }
 
 // errMore asks scanTag's caller to read more input and scan again.
@@ -1401,6 +1452,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 			return nil
 		}
 		r.inCase, r.caseLvl = true, depth
+		r.bodyAt, r.bodyDeep = -1, 0
 		r.resetCase()
 		ca := &r.ca
 		if h := ca.hit; h != nil && ca.prefixEnd == ca.hitLen &&
@@ -1781,6 +1833,7 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 		}
 		r.outLvl, r.outKind, r.capturing = 0, outNone, false
 	case f.kind == elemCase && r.inCase && r.caseLvl == depth:
+		r.rememberBody()
 		if err := r.finishCase(fn); err != nil {
 			return err
 		}
