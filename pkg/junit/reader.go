@@ -740,7 +740,10 @@ func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 	if m.prefix == "" {
 		return false, nil
 	}
-	n, ok := matchHole(b, m.prefix, m.prefixHole)
+	n, ok := len(m.prefix), hasPrefix(b, m.prefix)
+	if m.prefixHole != 0 {
+		n, ok = matchAround(b, m.prefix, int(m.prefixHole))
+	}
 	if !ok {
 		return false, nil
 	}
@@ -840,7 +843,11 @@ func timeThenEnd(b []byte, suffix string, hole int32, body string) (gt int, val 
 			bad := zeroBytes(w^'<'*ones8) | zeroBytes(w^'&'*ones8)
 			end := v + e // the closing quote
 			if bad&(1<<(8*e)-1) == 0 {
-				if n, ok := matchHole(b[end+1:], suffix, hole); ok {
+				n, ok := len(suffix), hasPrefix(b[end+1:], suffix)
+				if hole != 0 {
+					n, ok = matchAround(b[end+1:], suffix, int(hole))
+				}
+				if ok {
 					if gt, ok := caseEnd(b, end+1+n, body); ok {
 						return gt, b[v:end], true
 					}
@@ -930,10 +937,19 @@ func caseEnd(b []byte, i int, body string) (gt int, ok bool) {
 // fresh read accepts, which is any without '<' (the value of an attribute
 // not kept is not decoded).
 func matchHole(b []byte, s string, hole int32) (n int, ok bool) {
-	if hole == 0 {
-		return len(s), len(b) >= len(s) && string(b[:len(s)]) == s
+	if hole != 0 {
+		return matchAround(b, s, int(hole))
 	}
-	h := int(hole)
+	return len(s), hasPrefix(b, s)
+}
+
+// hasPrefix is matchHole without a hole, for the hot paths: it inlines.
+func hasPrefix(b []byte, s string) bool {
+	return len(s) <= len(b) && string(b[:len(s)]) == s
+}
+
+// matchAround is matchHole with a hole at h.
+func matchAround(b []byte, s string, h int) (n int, ok bool) {
 	if len(b) < h || string(b[:h]) != s[:h] {
 		return 0, false
 	}
