@@ -780,3 +780,88 @@ func TestConformanceFilesRepeat(t *testing.T) {
 		t.Errorf("only %d corpus files checked", checked)
 	}
 }
+
+// TestResyncReorderedTags: when a run's suites, or its tests, come in
+// another order than the run before's (Jest with several workers,
+// pytest-xdist), each tag is still found among the previous file's and
+// repeated; the cases read as a fresh Reader reads them, in this file's
+// order, however the files before were ordered.
+func TestResyncReorderedTags(t *testing.T) {
+	suite := func(name string, tests []int, run int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "<testsuite name=%q>\n", name)
+		for _, k := range tests {
+			fmt.Fprintf(&b, "  <testcase classname=%q name=\"t%d\" time=\"0.%d\"/>\n", name, k, run)
+		}
+		return b.String() + "</testsuite>\n"
+	}
+	doc := func(run int, suites []string, order [][]int) []byte {
+		var b strings.Builder
+		b.WriteString("<testsuites>\n")
+		for i, s := range suites {
+			b.WriteString(suite(s, order[i], run))
+		}
+		return []byte(b.String() + "</testsuites>\n")
+	}
+	inOrder := [][]int{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}
+	shuffled := [][]int{{3, 1, 0, 2}, {2, 0, 3, 1}, {1, 3, 2, 0}, {0, 2, 1, 3}}
+	docs := [][]byte{
+		doc(1, []string{"a", "b", "c", "d"}, inOrder),
+		doc(2, []string{"c", "a", "d", "b"}, inOrder),  // suites finished in another order
+		doc(3, []string{"d", "c", "b", "a"}, shuffled), // and tests too
+		doc(4, []string{"b", "d", "a", "c"}, inOrder),
+		doc(5, []string{"x", "y"}, inOrder), // other tests
+		doc(6, []string{"a", "b", "c", "d"}, shuffled),
+	}
+	r := NewReader()
+	for i, d := range docs {
+		before := r.repeats
+		got, gotErr := parseWith(r, fmt.Sprintf("r%d.xml", i), d)
+		want, wantErr := parseWith(NewReader(), fmt.Sprintf("r%d.xml", i), d)
+		if gotErr != wantErr || !cmp.Equal(got, want, cmpopts.EquateEmpty()) {
+			t.Fatalf("doc %d reads unlike a fresh read: %q, %q\n%s", i, gotErr, wantErr, cmp.Diff(want, got, cmpopts.EquateEmpty()))
+		}
+		if repeated := r.repeats - before; i >= 1 && i <= 3 && repeated != 16 {
+			t.Errorf("doc %d: %d of 16 tags repeated", i, repeated)
+		}
+	}
+	// A tag in its place whose case has an outcome this time does not
+	// set off a search: in a history in order, nothing is indexed.
+	failing := bytes.Replace(docs[0], []byte(`name="t2" time="0.1"/>`), []byte(`name="t2" time="0.1"><failure/></testcase>`), 1)
+	if bytes.Equal(failing, docs[0]) {
+		t.Fatal("no testcase made to fail")
+	}
+	// Nor does a test run again after it failed, whose tag comes twice
+	// (pytest-rerunfailures): the second is the one before the cursor.
+	retried := bytes.Replace(failing, []byte("<failure/></testcase>\n"), []byte("<failure/></testcase>\n  <testcase classname=\"a\" name=\"t2\" time=\"0.1\"/>\n"), 1)
+	if bytes.Equal(retried, failing) {
+		t.Fatal("no testcase retried")
+	}
+	r = NewReader()
+	parseWith(r, "a.xml", docs[0])
+	parseWith(r, "b.xml", failing)
+	before := r.repeats
+	parseWith(r, "c.xml", retried)
+	if n := r.repeats - before; n != 16 {
+		t.Errorf("%d of the 16 plain passes of a file with a retried test repeated", n)
+	}
+	parseWith(r, "d.xml", docs[0])
+	if r.indexed != 0 {
+		t.Errorf("%d tags indexed for a history in order", r.indexed)
+	}
+	// So too when Repeat takes the cases it is offered, as the history's
+	// Builder does.
+	taken := 0
+	r = NewReader()
+	r.Repeat = func(int32, uint32, *Suite, string) bool { taken++; return true }
+	for i, d := range docs[:4] {
+		taken = 0
+		if _, err := r.Parse("r.xml", bytes.NewReader(d), func(*Case) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if i > 0 && taken != 16 {
+			t.Errorf("doc %d: Repeat offered %d of 16 cases", i, taken)
+		}
+	}
+	checkReuse(t, docs)
+}

@@ -43,6 +43,16 @@ type Reader struct {
 	// tag starts another file read before: with a file per class, the
 	// class's file of the previous run.
 	seqs map[string][]int32
+	// byPrefix finds a remembered testcase tag by its prefix (resync): it
+	// holds the first indexed tags of pool, indexed when first needed.
+	// keyBuf holds a key memoKey built. prevPos is each remembered tag's
+	// place in prevMemo (-1 if none), built when first needed for the
+	// prevMemo that prevPosOf points to.
+	byPrefix  map[string]int32
+	indexed   int
+	keyBuf    []byte
+	prevPos   []int32
+	prevPosOf *int32
 
 	// element stack: names live in nameArena, one entry per open element
 	stack     []frame
@@ -200,6 +210,7 @@ func NewReader() *Reader {
 		intern:   make(map[string]string),
 		propTags: make(map[string]propMemo),
 		seqs:     make(map[string][]int32),
+		byPrefix: make(map[string]int32),
 	}
 }
 
@@ -265,9 +276,11 @@ func (r *Reader) reset(name string, src io.Reader) {
 		// A history whose tags keep changing: start over.
 		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], nil
 		clear(r.seqs)
+		clear(r.byPrefix)
+		r.indexed = 0
 		r.gen++ // the indexes of remembered tags mean other tags now
 	}
-	r.cursor = 0
+	r.cursor, r.prevPosOf = 0, nil
 	if len(r.intern) > 1<<16 {
 		r.intern = make(map[string]string)
 	}
@@ -704,6 +717,14 @@ func (r *Reader) repeatCase(fn func(*Case) error) (bool, error) {
 		return false, nil
 	}
 	for j := r.cursor; j < r.cursor+2 && j < len(r.prevMemo); j++ {
+		if ok, err := r.repeatAt(r.pos, j, fn); ok {
+			if err != nil {
+				return true, err
+			}
+			return true, r.repeatRest(fn)
+		}
+	}
+	if j, ok := r.resync(r.pos); ok {
 		if ok, err := r.repeatAt(r.pos, j, fn); ok {
 			if err != nil {
 				return true, err
@@ -1266,23 +1287,91 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 // repeat, from its first testcase tag b: the file that began with the same
 // bytes up to the time attribute.
 func (r *Reader) follow(b []byte) {
+	key, ok := r.memoKey(b)
+	if !ok {
+		return
+	}
+	if seq, ok := r.seqs[string(key)]; ok {
+		r.prevMemo, r.cursor, r.prevPosOf = seq, 0, nil
+	}
+}
+
+// memoKey is the prefix a tag starting at b would be remembered by, when
+// it has a time attribute: its bytes up to the time, with a timestamp's
+// value left out as cutHole leaves it out. It may use r.keyBuf.
+func (r *Reader) memoKey(b []byte) ([]byte, bool) {
 	b = b[:min(len(b), maxMemoPrefix+len(" time="))]
 	k := bytes.Index(b, []byte(" time="))
 	if k < 0 {
-		return
+		return nil, false
 	}
 	key := b[:k]
-	// A timestamp's value is not part of a remembered prefix (cutHole).
 	const stamp = ` timestamp=`
 	if i := bytes.Index(key, []byte(stamp)); i >= 0 && i+len(stamp) < len(key) {
 		v := i + len(stamp) + 1
 		if e := bytes.IndexByte(key[v:], key[v-1]); e >= 0 {
-			key = append(append(make([]byte, 0, len(key)), key[:v]...), key[v+e:]...)
+			r.keyBuf = append(append(r.keyBuf[:0], key[:v]...), key[v+e:]...)
+			key = r.keyBuf
 		}
 	}
-	if seq, ok := r.seqs[string(key)]; ok {
-		r.prevMemo, r.cursor = seq, 0
+	return key, true
+}
+
+// resync finds the place in the previous file of the testcase tag at
+// buf[at] when it is not at the cursor: the tags of a run's merged report
+// come in another order when its suites or tests finished in another
+// order (Jest with several workers, pytest-xdist). It reports the place,
+// not yet tried, and false when the tag was not in that file.
+func (r *Reader) resync(at int) (int, bool) {
+	b := r.buf[at:r.end]
+	if !hasPrefix(b, "<testcase ") || len(r.prevMemo) == 0 {
+		return 0, false
 	}
+	if r.cursor < len(r.prevMemo) {
+		if m := &r.pool[r.prevMemo[r.cursor]]; m.prefix != "" && m.prefixHole == 0 && hasPrefix(b, m.prefix) {
+			return 0, false // in its place, with another ending (an outcome, output)
+		}
+	}
+	// A test run again after it failed (pytest-rerunfailures) writes its
+	// tag twice: the second is the tag just before the cursor.
+	if j := r.cursor - 1; j >= 0 && j < len(r.prevMemo) {
+		if m := &r.pool[r.prevMemo[j]]; m.prefix != "" && m.prefixHole == 0 && hasPrefix(b, m.prefix) {
+			return j, true
+		}
+	}
+	key, ok := r.memoKey(b)
+	if !ok {
+		return 0, false
+	}
+	for ; r.indexed < len(r.pool); r.indexed++ {
+		if p := r.pool[r.indexed].prefix; p != "" {
+			r.byPrefix[p] = int32(r.indexed)
+		}
+	}
+	k, ok := r.byPrefix[string(key)]
+	if !ok {
+		return 0, false
+	}
+	if r.prevPosOf != &r.prevMemo[0] {
+		// Once per file that needs it: where each tag is in prevMemo. A
+		// tag remembered since is not in it.
+		r.prevPos = slices.Grow(r.prevPos[:0], len(r.pool))[:len(r.pool)]
+		for i := range r.prevPos {
+			r.prevPos[i] = -1
+		}
+		for j, m := range r.prevMemo {
+			r.prevPos[m] = int32(j)
+		}
+		r.prevPosOf = &r.prevMemo[0]
+	}
+	if int(k) >= len(r.prevPos) {
+		return 0, false
+	}
+	j := int(r.prevPos[k])
+	if j < 0 || j >= len(r.prevMemo) || r.prevMemo[j] != k || j == r.cursor || j == r.cursor+1 {
+		return 0, false
+	}
+	return j, true
 }
 
 // indexQuote is bytes.IndexByte for the quote that ends an attribute
