@@ -31,7 +31,7 @@ func BenchmarkLayouts(b *testing.B) {
 	for _, c := range []struct {
 		layout layouts.Layout
 		scale  int
-	}{{layouts.Run, 1}, {layouts.Jest, 1}, {layouts.Mocha, 1}, {layouts.Nextest, 1}, {layouts.Class, 1}, {layouts.Small, 1}, {layouts.Suites, 1}, {layouts.Run, 16}} {
+	}{{layouts.Run, 1}, {layouts.Jest, 1}, {layouts.Mocha, 1}, {layouts.Nextest, 1}, {layouts.Class, 1}, {layouts.Small, 1}, {layouts.Suites, 1}, {layouts.Workers, 1}, {layouts.Run, 16}} {
 		name := string(c.layout)
 		if c.scale > 1 {
 			name = "16x"

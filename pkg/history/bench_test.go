@@ -52,7 +52,7 @@ func benchSources(b *testing.B, l layouts.Layout, scale int) []Source {
 //
 //	go test -run '^$' -bench Load -benchtime 10x -count 3 ./pkg/history
 func BenchmarkLoad(b *testing.B) {
-	for _, l := range []layouts.Layout{layouts.Run, layouts.Jest, layouts.Mocha, layouts.Nextest, layouts.Class, layouts.Small, layouts.Suites} {
+	for _, l := range []layouts.Layout{layouts.Run, layouts.Jest, layouts.Mocha, layouts.Nextest, layouts.Class, layouts.Small, layouts.Suites, layouts.Workers} {
 		b.Run(string(l), func(b *testing.B) {
 			srcs := benchSources(b, l, 1)
 			b.ReportAllocs()

@@ -48,7 +48,7 @@ func TestLayoutsGiveOneHistory(t *testing.T) {
 	spec.Commits, spec.Tests = 8, 120
 	want := load1(t, layoutSources(t, spec, layouts.Run))
 	runs := len(want.Runs)
-	for _, l := range []layouts.Layout{layouts.Jest, layouts.Mocha, layouts.Nextest, layouts.Class, layouts.Small, layouts.Suites} {
+	for _, l := range []layouts.Layout{layouts.Jest, layouts.Mocha, layouts.Nextest, layouts.Class, layouts.Small, layouts.Suites, layouts.Workers} {
 		t.Run(string(l), func(t *testing.T) {
 			srcs := layoutSources(t, spec, l)
 			for _, workers := range []int{1, 3} {
