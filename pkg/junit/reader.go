@@ -46,13 +46,13 @@ type Reader struct {
 	// byPrefix finds a remembered testcase tag by its prefix (resync): it
 	// holds the first indexed tags of pool, indexed when first needed.
 	// keyBuf holds a key memoKey built. prevPos is each remembered tag's
-	// place in prevMemo (-1 if none), built when first needed for the
-	// prevMemo that prevPosOf points to.
+	// place in prevMemo (-1 if none), built when first needed; prevPosOK
+	// says it is built for this prevMemo (reset and follow clear it).
 	byPrefix  map[string]int32
 	indexed   int
 	keyBuf    []byte
 	prevPos   []int32
-	prevPosOf *int32
+	prevPosOK bool
 
 	// element stack: names live in nameArena, one entry per open element
 	stack     []frame
@@ -280,7 +280,7 @@ func (r *Reader) reset(name string, src io.Reader) {
 		r.indexed = 0
 		r.gen++ // the indexes of remembered tags mean other tags now
 	}
-	r.cursor, r.prevPosOf = 0, nil
+	r.cursor, r.prevPosOK = 0, false
 	if len(r.intern) > 1<<16 {
 		r.intern = make(map[string]string)
 	}
@@ -1292,7 +1292,7 @@ func (r *Reader) follow(b []byte) {
 		return
 	}
 	if seq, ok := r.seqs[string(key)]; ok {
-		r.prevMemo, r.cursor, r.prevPosOf = seq, 0, nil
+		r.prevMemo, r.cursor, r.prevPosOK = seq, 0, false
 	}
 }
 
@@ -1327,17 +1327,13 @@ func (r *Reader) resync(at int) (int, bool) {
 	if !hasPrefix(b, "<testcase ") || len(r.prevMemo) == 0 {
 		return 0, false
 	}
-	if r.cursor < len(r.prevMemo) {
-		if m := &r.pool[r.prevMemo[r.cursor]]; m.prefix != "" && m.prefixHole == 0 && hasPrefix(b, m.prefix) {
-			return 0, false // in its place, with another ending (an outcome, output)
-		}
+	if r.startsAs(b, r.cursor) {
+		return 0, false // in its place, with another ending (an outcome, output)
 	}
 	// A test run again after it failed (pytest-rerunfailures) writes its
 	// tag twice: the second is the tag just before the cursor.
-	if j := r.cursor - 1; j >= 0 && j < len(r.prevMemo) {
-		if m := &r.pool[r.prevMemo[j]]; m.prefix != "" && m.prefixHole == 0 && hasPrefix(b, m.prefix) {
-			return j, true
-		}
+	if j := r.cursor - 1; r.startsAs(b, j) {
+		return j, true
 	}
 	key, ok := r.memoKey(b)
 	if !ok {
@@ -1352,7 +1348,7 @@ func (r *Reader) resync(at int) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if r.prevPosOf != &r.prevMemo[0] {
+	if !r.prevPosOK {
 		// Once per file that needs it: where each tag is in prevMemo. A
 		// tag remembered since is not in it.
 		r.prevPos = slices.Grow(r.prevPos[:0], len(r.pool))[:len(r.pool)]
@@ -1362,16 +1358,27 @@ func (r *Reader) resync(at int) (int, bool) {
 		for j, m := range r.prevMemo {
 			r.prevPos[m] = int32(j)
 		}
-		r.prevPosOf = &r.prevMemo[0]
+		r.prevPosOK = true
 	}
 	if int(k) >= len(r.prevPos) {
 		return 0, false
 	}
 	j := int(r.prevPos[k])
-	if j < 0 || j >= len(r.prevMemo) || r.prevMemo[j] != k || j == r.cursor || j == r.cursor+1 {
+	if j < 0 || j == r.cursor || j == r.cursor+1 {
 		return 0, false
 	}
 	return j, true
+}
+
+// startsAs reports whether b begins with the prefix of the tag at place j
+// of prevMemo, when there is one.
+func (r *Reader) startsAs(b []byte, j int) bool {
+	if j < 0 || j >= len(r.prevMemo) {
+		return false
+	}
+	m := &r.pool[r.prevMemo[j]]
+	_, ok := matchHole(b, m.prefix, m.prefixHole)
+	return m.prefix != "" && ok
 }
 
 // indexQuote is bytes.IndexByte for the quote that ends an attribute
