@@ -113,14 +113,20 @@ type Reader struct {
 	// looked up in propTags only when it differs.
 	propPrev, propCur []propMemo
 	propAt            int // the place in propPrev of the next property tag
+	// suitePrev is what the <testsuite> tags below the root of the last
+	// file that had some said, in order, and suiteCur those of this file
+	// (repeatSuite); suiteAt is the place in suitePrev of the next one.
+	suitePrev, suiteCur []suiteMemo
+	suiteAt             int
 
-	scans   int       // start-tag scans, for tests
-	repeats int       // tags done again from their bytes (repeatCase, repeatProperty), for tests
-	spans   []attr    // attributes of the tag just scanned, unless a testcase
-	ca      caseAttrs // the attributes of a testcase tag
-	scratch []byte    // decoded attribute values of that tag
-	cutBuf  []byte    // a name being cut
-	totals  Totals
+	scans        int       // start-tag scans, for tests
+	repeats      int       // tags done again from their bytes (repeatCase, repeatProperty), for tests
+	suiteRepeats int       // suite tags done again from their bytes (repeatSuite), for tests
+	spans        []attr    // attributes of the tag just scanned, unless a testcase
+	ca           caseAttrs // the attributes of a testcase tag
+	scratch      []byte    // decoded attribute values of that tag
+	cutBuf       []byte    // a name being cut
+	totals       Totals
 
 	// Repeat, when set, is offered each case whose self-closing testcase
 	// tag repeats a remembered tag (Case.Memo) that is not disabled: a
@@ -281,6 +287,10 @@ func (r *Reader) reset(name string, src io.Reader) {
 		r.gen++ // the indexes of remembered tags mean other tags now
 	}
 	r.cursor, r.prevPosOK = 0, false
+	if len(r.suiteCur) > 0 {
+		r.suitePrev, r.suiteCur = r.suiteCur, r.suitePrev[:0]
+	}
+	r.suiteAt = 0
 	if len(r.intern) > 1<<16 {
 		r.intern = make(map[string]string)
 	}
@@ -392,9 +402,12 @@ func (r *Reader) run(fn func(*Case) error) error {
 			err = r.bang()
 		default:
 			var done bool
-			if r.buf[r.pos+1] == 'p' {
+			switch {
+			case r.buf[r.pos+1] == 'p':
 				done = r.repeatProperty()
-			} else {
+			case r.end-r.pos > 10 && string(r.buf[r.pos+1:r.pos+10]) == "testsuite":
+				done = r.repeatSuite()
+			default:
 				done, err = r.repeatCase(fn)
 			}
 			if !done && err == nil {
@@ -682,6 +695,9 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 	r.propRead.ok = false
 	if err := r.open(kind, at); err != nil {
 		return err
+	}
+	if (kind == elemSuite || kind == elemSuites) && r.suiteBelowRoot() {
+		r.rememberSuite(at, gt, selfClose)
 	}
 	if selfClose && r.propRead.ok && gt < maxPropTag && bytes.IndexByte(tag, '>') < 0 {
 		if len(r.propTags) >= maxPropTags {
@@ -1011,7 +1027,13 @@ func zeroBytes(w uint64) uint64 { return (w - ones8) &^ w & highs8 }
 
 // attr is one attribute of the start tag being read. Both slices are valid
 // until the next tag.
-type attr struct{ name, value []byte }
+// attr is an attribute of a tag that is not a testcase's: at and end are
+// where its value is in the tag as written, before any reference in it is
+// decoded.
+type attr struct {
+	name, value []byte
+	at, end     int32
+}
 
 // caseAttrs are the attributes flakegate reads from a <testcase>, valid
 // until the next tag. A nil value is an absent attribute.
@@ -1277,7 +1299,7 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 				r.ca.status, r.ca.set = v, r.ca.set|caStatus
 			}
 		} else {
-			r.spans = append(r.spans, attr{name, v})
+			r.spans = append(r.spans, attr{name, v, int32(i + 1), int32(i + 1 + e)})
 		}
 		i += e + 2
 	}
@@ -1813,6 +1835,161 @@ func (r *Reader) repeatProperty() bool {
 	r.repeats++
 	r.pos += gt + 1
 	return true
+}
+
+// suiteMemo is a <testsuite> tag below the root read before: its bytes
+// with the values of its time and timestamp attributes cut out, which
+// differ from run to run, and what the rest said.
+type suiteMemo struct {
+	tag        string   // '<' to '>', without the values at holes; "" for a tag not remembered
+	holes      [2]int32 // where values were cut, in order (tag[h-1] is the opening quote); 0 for none
+	stamp      int8     // the hole of the timestamp's value, or -1
+	nameLen    int8     // the element's name is tag[1 : 1+nameLen]
+	kind       elemKind // elemSuite or elemSuites
+	name, host string
+}
+
+// maxSuiteTag bounds a remembered suite tag; maxSuiteMemos bounds the
+// suite tags of one file remembered.
+const (
+	maxSuiteTag   = 1 << 10
+	maxSuiteMemos = 1 << 12
+)
+
+// suiteBelowRoot reports whether the element just pushed is a suite below
+// the root, which repeatSuite could have read (a suite inside a testcase
+// is read as another element).
+func (r *Reader) suiteBelowRoot() bool {
+	n := len(r.stack)
+	return n >= 2 && r.stack[n-1].kind != elemOther
+}
+
+// rememberSuite notes the suite tag at buf[at:at+gt+1] just opened for
+// repeatSuite, in its place among the file's suite tags.
+func (r *Reader) rememberSuite(at, gt int, selfClose bool) {
+	if len(r.suiteCur) >= maxSuiteMemos {
+		return
+	}
+	r.suiteAt++
+	m := suiteMemo{stamp: -1}
+	if !selfClose && gt < maxSuiteTag {
+		m = r.suiteMemoOf(r.buf[at : at+gt+1])
+	}
+	r.suiteCur = append(r.suiteCur, m)
+}
+
+// suiteMemoOf remembers tag, the suite just opened, unless it has more
+// than one time or timestamp attribute.
+func (r *Reader) suiteMemoOf(tag []byte) suiteMemo {
+	var cut [2]attr
+	n := 0
+	stamp, times := -1, 0
+	for _, a := range r.spans {
+		switch string(a.name) {
+		case "time":
+			times++
+		case "timestamp":
+			if stamp >= 0 {
+				return suiteMemo{stamp: -1}
+			}
+			stamp = n
+		default:
+			continue
+		}
+		if times > 1 {
+			return suiteMemo{stamp: -1}
+		}
+		cut[n] = a
+		n++
+	}
+	m := suiteMemo{stamp: int8(stamp), nameLen: int8(len(r.nameArena) - r.stack[len(r.stack)-1].nameOff), kind: r.stack[len(r.stack)-1].kind}
+	if s := r.suite; s != nil {
+		m.name, m.host = s.Name, s.Hostname
+	}
+	b := make([]byte, 0, len(tag))
+	from := 0
+	for k := range n {
+		b = append(b, tag[from:cut[k].at]...)
+		m.holes[k] = int32(len(b))
+		from = int(cut[k].end)
+	}
+	m.tag = string(append(b, tag[from:]...))
+	return m
+}
+
+// repeatSuite reads the suite tag at pos when it repeats, but for the
+// values of its time and timestamp attributes, the tag at its place in the
+// previous file, or the last suite tag of this file: what startTag and
+// open do for it, without scanning its attributes. It reports false,
+// having changed nothing, for any other tag.
+func (r *Reader) repeatSuite() bool {
+	if len(r.stack) == 0 || len(r.stack) >= MaxDepth || r.inCase || len(r.suiteCur) >= maxSuiteMemos {
+		return false
+	}
+	b := r.buf[r.pos:r.end]
+	var m *suiteMemo
+	var n int
+	var vals [2][]byte
+	ok := false
+	if i := r.suiteAt; i < len(r.suitePrev) && r.suitePrev[i].tag != "" {
+		m = &r.suitePrev[i]
+		n, vals, ok = matchHoles(b, m.tag, m.holes)
+	}
+	if k := len(r.suiteCur) - 1; !ok && k >= 0 && r.suiteCur[k].tag != "" {
+		m = &r.suiteCur[k]
+		n, vals, ok = matchHoles(b, m.tag, m.holes)
+	}
+	if !ok {
+		return false
+	}
+	r.stack = append(r.stack, frame{nameOff: len(r.nameArena), nameLen: int(m.nameLen), kind: m.kind})
+	r.nameArena = append(r.nameArena, m.tag[1:1+m.nameLen]...)
+	r.propRead.ok = false
+	s := r.newSuite()
+	s.Parent, s.Name, s.Hostname = r.suite, m.name, m.host
+	if m.stamp >= 0 {
+		s.Timestamp = r.stamp(vals[m.stamp])
+	}
+	r.suite = s
+	r.suiteAt++
+	r.suiteCur = append(r.suiteCur, *m)
+	r.suiteRepeats++
+	r.pos += n
+	return true
+}
+
+// matchHoles reports whether b begins with the tag s remembered with the
+// values at holes cut out, and returns its length and those values. Any
+// value matches that a fresh read would take as written: one without '<'
+// or '&'.
+func matchHoles(b []byte, s string, holes [2]int32) (n int, vals [2][]byte, ok bool) {
+	bi, si := 0, 0
+	for k, h := range holes {
+		if h == 0 {
+			break
+		}
+		seg := s[si:h]
+		if !hasPrefix(b[bi:], seg) {
+			return 0, vals, false
+		}
+		bi += len(seg)
+		e := bytes.IndexByte(b[bi:], s[h-1])
+		if e < 0 {
+			return 0, vals, false
+		}
+		v := b[bi : bi+e]
+		for _, c := range v {
+			if c == '<' || c == '&' {
+				return 0, vals, false
+			}
+		}
+		vals[k] = v
+		bi, si = bi+e, int(h)
+	}
+	if !hasPrefix(b[bi:], s[si:]) {
+		return 0, vals, false
+	}
+	return bi + len(s) - si, vals, true
 }
 
 // propKind is a run property flakegate reads.

@@ -1,9 +1,12 @@
 package junit
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -135,5 +138,121 @@ func TestFollowMatchesFreshParse(t *testing.T) {
 		if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 			t.Fatalf("variant %d (-fresh +followed):\n%s", i, diff)
 		}
+	}
+}
+
+// suiteChain is a case's suites, innermost first, as a fresh read gives
+// them.
+type suiteChain struct {
+	Case   string
+	Suites []Suite
+}
+
+func parseChains(r *Reader, name string, src io.Reader) ([]suiteChain, string) {
+	var got []suiteChain
+	_, err := r.Parse(name, src, func(c *Case) error {
+		sc := suiteChain{Case: c.Name}
+		for s := c.Suite; s != nil; s = s.Parent {
+			x := *s
+			x.Parent = nil
+			sc.Suites = append(sc.Suites, x)
+		}
+		got = append(got, sc)
+		return nil
+	})
+	if err != nil {
+		return got, err.Error()
+	}
+	return got, ""
+}
+
+// TestSuiteReuseMatchesFreshParse: <testsuite> tags that repeat one of the
+// previous file, or the last of this file, but for their time and
+// timestamp values are not scanned again. Whatever came before, each
+// case's suites (names, hostnames, timestamps, properties, nesting) and
+// the errors are what a fresh Reader gives: values a fresh Reader refuses
+// ('<') or decodes (references), two times or timestamps, single quotes,
+// self-closing and nested suites, a suite inside a testcase, a suite tag
+// cut by every read.
+func TestSuiteReuseMatchesFreshParse(t *testing.T) {
+	suites := func(run int, stamp, extra string) string {
+		var b strings.Builder
+		b.WriteString(`<testsuites name="all" time="9.5">`)
+		for i := range 3 {
+			fmt.Fprintf(&b, `<testsuite name="m&amp;%d" timestamp="%s" hostname="h%d" time="%d.25"%s>`, i/2, stamp, i%2, run+i, extra)
+			if i == 1 {
+				fmt.Fprintf(&b, `<properties><property name="commit_sha" value="c%d"/></properties>`, run)
+			}
+			fmt.Fprintf(&b, `<testcase classname="k" name="t%d" time="0.1"/>`, i)
+			if i == 2 {
+				fmt.Fprintf(&b, `<testsuite name="inner" time="%d"><testcase name="n" time="1"/></testsuite>`, run)
+				// The same bytes inside a testcase are not a suite.
+				fmt.Fprintf(&b, `<testcase name="x" time="1"><testsuite name="inner" time="%d"><properties><property name="run_id" value="7"/></properties></testsuite></testcase>`, run)
+			}
+			b.WriteString(`</testsuite>`)
+		}
+		fmt.Fprintf(&b, `<testsuite name="empty" time="%d"/>`, run)
+		b.WriteString(`<testsuite name="last"><testcase name="l"/></testsuite></testsuites>`)
+		return b.String()
+	}
+	var docs [][]byte
+	for run, v := range []string{
+		`2026-11-02T10:00:00`, `2026-11-03T11:30:00.123+00:00`, ``, `x<y`, `&bogus;`, `&#50;026-11-02T10:00:00`, `a'b`, `not a time`,
+	} {
+		docs = append(docs, []byte(suites(run, v, "")), []byte(suites(run+1, v, ` tests="1"`)))
+	}
+	docs = append(docs,
+		[]byte(suites(1, "2026-11-02T10:00:00", ` timestamp="2026-11-04T10:00:00"`)),
+		[]byte(suites(2, "2026-11-02T10:00:00", ` time="3"`)),
+		[]byte(suites(3, "2026-11-02T10:00:00", ` hostname="h9"`)),
+		[]byte(strings.ReplaceAll(suites(4, "2026-11-05T10:00:00", ""), `"`, `'`)),
+		[]byte(suites(5, "2026-11-05T10:00:00", ` x="a<b"`)),
+		// Suites nested one level deeper than a fresh read accepts, each
+		// tag the same as the one before.
+		[]byte(`<testsuites>`+strings.Repeat(`<testsuite name="d" time="1">`, MaxDepth)+strings.Repeat(`</testsuite>`, MaxDepth)+`</testsuites>`),
+		[]byte(`<testsuite name="root" time="1"><testsuite name="m&amp;0" timestamp="2026-11-02T10:00:00" hostname="h0" time="3.25"><testcase name="r"/></testsuite></testsuite>`),
+	)
+	for i, first := range docs {
+		for j, second := range docs {
+			want, wantErr := parseChains(NewReader(), "second.xml", bytes.NewReader(second))
+			for _, src := range []func() io.Reader{
+				func() io.Reader { return bytes.NewReader(second) },
+				func() io.Reader { return iotest.OneByteReader(bytes.NewReader(second)) },
+			} {
+				shared := NewReader()
+				parseChains(shared, "first.xml", bytes.NewReader(first))
+				got, gotErr := parseChains(shared, "second.xml", src())
+				if gotErr != wantErr {
+					t.Fatalf("after doc %d, doc %d: error %q, fresh reader %q", i, j, gotErr, wantErr)
+				}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Fatalf("after doc %d, doc %d (-fresh +reused):\n%s\n%s", i, j, diff, second)
+				}
+			}
+		}
+	}
+	// With other times and timestamps, every suite tag below the root
+	// that a fresh read takes as a suite repeats, but for the self-closing
+	// one: three, the one inside the third, and the last.
+	r := NewReader()
+	parseChains(r, "a.xml", bytes.NewReader(docs[0]))
+	before, scans := r.suiteRepeats, r.scans
+	parseChains(r, "b.xml", bytes.NewReader([]byte(suites(7, "2026-12-01T00:00:00", ""))))
+	if got := r.suiteRepeats - before; got != 5 {
+		t.Errorf("%d of 5 suite tags repeated with other times and timestamps (%d scans)", got, r.scans-scans)
+	}
+	// A file of more suites than are remembered remembers no more (a tag
+	// cut by the window's end is read afresh).
+	r = NewReader()
+	parseChains(r, "many.xml", strings.NewReader(`<testsuites>`+strings.Repeat(`<testsuite name="s" time="1"></testsuite>`, maxSuiteMemos+5)+`</testsuites>`))
+	if len(r.suiteCur) > maxSuiteMemos || r.suiteRepeats < maxSuiteMemos-8 {
+		t.Errorf("%d suite tags remembered, %d repeated, for %d suites", len(r.suiteCur), r.suiteRepeats, maxSuiteMemos+5)
+	}
+	// A suite tag repeats the one before it in the file, as merged
+	// reports write a class's suites one after another.
+	r = NewReader()
+	parseChains(r, "c.xml", strings.NewReader(`<testsuites><testsuite name="s" time="1"></testsuite><testsuite name="s" time="2"></testsuite><testsuite name="s" time="3"></testsuite></testsuites>`))
+	if r.suiteRepeats != 2 {
+		t.Errorf("%d of 2 suite tags repeated the one before", r.suiteRepeats)
 	}
 }
