@@ -223,6 +223,11 @@ func TestGateCheckoutSymlinks(t *testing.T) {
 	if log := r.stdout.String(); !strings.Contains(log, "symbolic link out of the workspace") {
 		t.Errorf("the skipped link is not reported:\n%s", log)
 	}
+	// A head file not read leaves the evidence partial: the verdict is
+	// not a pass, and the summary names the file.
+	if v, sum := r.outputs()["verdict"], r.summary(); v != "inconclusive" || !strings.Contains(sum, "### Result files not read (1)") || !strings.Contains(sum, "zz-link.xml") {
+		t.Errorf("verdict %q with a head file not read; summary:\n%s", v, sum)
+	}
 
 	for _, link := range []string{"flakegate-report", "flakegate-report/gate.json"} {
 		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)

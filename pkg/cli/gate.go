@@ -93,6 +93,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		sides[s.flag] = h
 	}
 	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
+	in.Unread = gate.UnreadFiles(sides["--base"], sides["--head"])
 
 	if *diffFile != "" {
 		text, err := readArg(*diffFile)

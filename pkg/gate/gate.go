@@ -245,6 +245,16 @@ type Input struct {
 	// for an absent file.
 	BaseLedger, HeadLedger *ledger.Ledger
 	Now                    time.Time
+	// Unread are the base and head runs' result files that could not be
+	// read (UnreadFiles): a verdict on partial evidence is not a pass.
+	Unread []Unread
+}
+
+// Unread is a result file of the base or head runs left out, and why.
+type Unread struct {
+	Side  string `json:"side"` // "base" or "head"
+	Path  string `json:"path"`
+	Error string `json:"error"`
 }
 
 // Side summarises one side of a test.
@@ -333,6 +343,8 @@ type Result struct {
 	Tests      []TestResult     `json:"tests"`
 	Properties []Violation      `json:"properties"`
 	Ledger     []ledger.Finding `json:"ledger"`
+	// Unread are the result files left out (Input.Unread).
+	Unread []Unread `json:"unread"`
 }
 
 // Pending lists the tests whose SPRT could still decide with more head runs.
@@ -398,6 +410,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		Tests:      make([]TestResult, 0, len(in.Tests)),
 		Properties: []Violation{},
 		Ledger:     []ledger.Finding{},
+		Unread:     append([]Unread{}, in.Unread...),
 	}
 	lctx := ledger.Context{
 		Now:           in.Now,
@@ -759,6 +772,9 @@ func effectiveBase(base, history Tally) (Class, string) {
 	return c, ""
 }
 
+// maxUnreadReasons bounds the unread files the reasons name one by one.
+const maxUnreadReasons = 10
+
 // verdict turns the findings into the PR verdict and its reasons, most
 // important first.
 func verdict(res Result, in Input, opt Options, declared bool, declaredBy string) (Verdict, []string) {
@@ -806,14 +822,38 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		notes = append(notes, fmt.Sprintf("%d test(s) exempted by the base ledger", exempt))
 	}
 
+	// Result files that could not be read leave the evidence partial: the
+	// verdict cannot be a plain pass, and what is missing is listed.
+	unread := ""
+	if n := len(in.Unread); n > 0 {
+		unread = fmt.Sprintf("%d result file(s) of the base and head runs could not be read: the evidence is incomplete", n)
+		for i, u := range in.Unread {
+			if i == maxUnreadReasons {
+				notes = append(notes, fmt.Sprintf("… and %d more file(s) not read", n-i))
+				break
+			}
+			notes = append(notes, fmt.Sprintf("%s: not read: %s: %s", u.Side, u.Path, u.Error))
+		}
+	}
+
 	var v Verdict
 	var head []string
 	switch {
 	case len(block) > 0:
 		v = VerdictBlock
 		head = append(block, incon...)
-	case len(incon) > 0:
-		policy := fmt.Sprintf("%d test(s) inconclusive (%d pending more runs); on-inconclusive=%s", len(incon), pending, opt.OnInconclusive)
+		if unread != "" {
+			head = append(head, unread)
+		}
+	case len(incon) > 0 || unread != "":
+		var parts []string
+		if len(incon) > 0 {
+			parts = append(parts, fmt.Sprintf("%d test(s) inconclusive (%d pending more runs)", len(incon), pending))
+		}
+		if unread != "" {
+			parts = append(parts, unread)
+		}
+		policy := fmt.Sprintf("%s; on-inconclusive=%s", strings.Join(parts, "; "), opt.OnInconclusive)
 		switch opt.OnInconclusive {
 		case PolicyFail:
 			v, policy = VerdictBlock, policy+": block"

@@ -238,6 +238,62 @@ func TestVerdictPolicy(t *testing.T) {
 	}
 }
 
+// TestUnreadFilesLeaveTheVerdictPartial: result files of the base or head
+// runs that could not be read make the evidence partial. Nothing blocks
+// is then not a pass: the verdict follows the on-inconclusive policy, a
+// block stays a block, and the reasons and the result name every file,
+// the reasons up to maxUnreadReasons.
+func TestUnreadFilesLeaveTheVerdictPartial(t *testing.T) {
+	clean := TestInput{Name: "d::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	blocking := TestInput{Name: "c::regress", Base: Tally{5, 0}, Head: runs("FFFFF")}
+	one := []Unread{{Side: "head", Path: "h/head-2.xml", Error: "line 5: unexpected end of file inside a tag (truncated file?)"}}
+	var many []Unread
+	for i := range maxUnreadReasons + 3 {
+		many = append(many, Unread{Side: "base", Path: fmt.Sprintf("b/%d.xml", i), Error: "artifact expired (410 Gone)"})
+	}
+	for _, tc := range []struct {
+		name   string
+		tests  []TestInput
+		unread []Unread
+		policy Policy
+		want   Verdict
+		first  string
+	}{
+		{"nothing unread", []TestInput{clean}, nil, "", VerdictPass, "no test blocks"},
+		{"unread, neutral", []TestInput{clean}, one, "", VerdictInconclusive, "1 result file(s) of the base and head runs could not be read"},
+		{"unread, fail", []TestInput{clean}, one, PolicyFail, VerdictBlock, "1 result file(s)"},
+		{"unread, pass", []TestInput{clean}, one, PolicyPass, VerdictPass, "1 result file(s)"},
+		{"unread and blocking", []TestInput{clean, blocking}, one, PolicyPass, VerdictBlock, "c::regress: regression"},
+		{"many unread", []TestInput{clean}, many, "", VerdictInconclusive, "13 result file(s)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Evaluate(Input{Tests: tc.tests, Collected: &Counts{Base: 4, Head: 4}, Unread: tc.unread}, Options{OnInconclusive: tc.policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reasons := strings.Join(res.Reasons, "\n")
+			if res.Verdict != tc.want || !strings.HasPrefix(res.Reasons[0], tc.first) {
+				t.Errorf("verdict %q, want %q with first reason %q; reasons:\n%s", res.Verdict, tc.want, tc.first, reasons)
+			}
+			if diff := cmp.Diff(append([]Unread{}, tc.unread...), res.Unread); diff != "" {
+				t.Errorf("result's unread files (-want +got):\n%s", diff)
+			}
+			named := 0
+			for _, u := range tc.unread {
+				if strings.Contains(reasons, u.Side+": not read: "+u.Path+": "+u.Error) {
+					named++
+				}
+			}
+			if want := min(len(tc.unread), maxUnreadReasons); named != want {
+				t.Errorf("%d of %d unread files named in the reasons:\n%s", named, want, reasons)
+			}
+			if len(tc.unread) > maxUnreadReasons && !strings.Contains(reasons, "… and 3 more file(s) not read") {
+				t.Errorf("no count of the files not named:\n%s", reasons)
+			}
+		})
+	}
+}
+
 func TestEvaluateRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name string

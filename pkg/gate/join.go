@@ -141,3 +141,21 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 		}
 	}
 }
+
+// UnreadFiles lists what each side's history left out (History.Skipped):
+// unparsable files, expired artifacts.
+func UnreadFiles(base, head *history.History) []Unread {
+	var out []Unread
+	for _, s := range []struct {
+		name string
+		h    *history.History
+	}{{"base", base}, {"head", head}} {
+		if s.h == nil {
+			continue
+		}
+		for _, k := range s.h.Skipped {
+			out = append(out, Unread{Side: s.name, Path: k.Path, Error: k.Error})
+		}
+	}
+	return out
+}

@@ -141,6 +141,16 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	}
 
 	section(&b, "Blocking", by[gate.Block], lv, true)
+	if len(r.Unread) > 0 {
+		fmt.Fprintf(&b, "\n### Result files not read (%d)\n\nThe verdict rests on the other runs' results; these were left out:\n\n", len(r.Unread))
+		for i, u := range r.Unread {
+			if lv.items >= 0 && i >= lv.items {
+				fmt.Fprintf(&b, "- … and %d more\n", len(r.Unread)-i)
+				break
+			}
+			fmt.Fprintf(&b, "- %s `%s`: %s\n", EscapeMarkdown(u.Side), codeSafe(Truncate(u.Path, 200)), EscapeMarkdown(Truncate(u.Error, 300)))
+		}
+	}
 	if len(r.Properties) > 0 {
 		b.WriteString("\n### Property violations\n\n")
 		for i, v := range r.Properties {

@@ -141,3 +141,28 @@ func TestGateMarkdownRanking(t *testing.T) {
 		t.Error("ranking shows more than 10 rows or unescaped names")
 	}
 }
+
+// TestGateMarkdownUnread: result files left out are listed, with the
+// markup of their paths and errors made inert, and cut to the budget's
+// rows.
+func TestGateMarkdownUnread(t *testing.T) {
+	r := gateResult(t)
+	r.Unread = []gate.Unread{
+		{Side: "head", Path: "results/head-2.xml", Error: "line 5: unexpected end of file inside a tag (truncated file?)"},
+		{Side: "base", Path: "`x` @team <b>.xml", Error: "artifact expired (410 Gone) @octocat"},
+	}
+	var b bytes.Buffer
+	if err := GateMarkdown(&b, r, meta, 0); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// A path is a code span, where mentions and HTML are text.
+	for _, want := range []string{"### Result files not read (2)", "- head `results/head-2.xml`: line 5: unexpected end of file inside a tag (truncated file?)", "- base `'x' @team <b>.xml`: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "@octocat") || strings.Count(out, "<b>") != 1 {
+		t.Errorf("markup in an unread file's path or error is live:\n%s", out)
+	}
+}
