@@ -25,7 +25,7 @@ const maxSignatures = 32
 
 // History is every test's outcomes across runs.
 type History struct {
-	Runs  []Run   // sorted by time, then run id, then source
+	Runs  []Run   // sorted by time, then run id, then source (see runLess)
 	Tests []*Test // sorted by ID
 	// Totals counts the <testcase> elements read, by final outcome.
 	Totals junit.Totals
@@ -114,7 +114,8 @@ type Sig struct {
 	first   order
 }
 
-// order places a sample among runs: earlier runs win, then lexical.
+// order places a sample among runs: earlier runs win, then the lesser run
+// key (keyCompare: runs without a run id by their sources' natural order).
 type order struct {
 	time time.Time
 	key  string
@@ -124,11 +125,13 @@ func (o order) less(p order) bool {
 	if !o.time.Equal(p.time) {
 		return o.time.Before(p.time)
 	}
-	return o.key < p.key
+	return keyCompare(o.key, p.key) < 0
 }
 
 // runLess orders runs by time, then by numeric run id, then by attempt,
-// then by source. Runs with no time sort first, by id.
+// then by source in natural order (naturalCompare: head-2.xml before
+// head-10.xml, so that runs numbered in their file names are in the order
+// of their numbers, padded or not). Runs with no time sort first, by id.
 func runLess(a, b *Run) int {
 	if c := a.Time.Compare(b.Time); c != 0 {
 		return c
@@ -144,7 +147,7 @@ func runLess(a, b *Run) int {
 	if c := cmp.Compare(a.Attempt, b.Attempt); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.Source, b.Source)
+	return naturalCompare(a.Source, b.Source)
 }
 
 // finalize sorts runs and tests, renumbers cells, and counts run totals.

@@ -1172,13 +1172,14 @@ func (b *Builder) scatterCells(byRun []Cell, t int32, remap []int32, sigMap []ui
 }
 
 // joinRun adds to r what another document of the same run says of it: the
-// run began at the earliest time stated, and is named by the least source,
-// whichever document was read first.
+// run began at the earliest time stated, and is named by the least source
+// in natural order (naturalCompare, as runs are ordered), whichever
+// document was read first.
 func joinRun(r *model.Run, o model.Run) {
 	if !o.Time.IsZero() && (r.Time.IsZero() || o.Time.Before(r.Time)) {
 		r.Time = o.Time
 	}
-	if o.Source < r.Source {
+	if naturalCompare(o.Source, r.Source) < 0 {
 		r.Source = o.Source
 	}
 }
