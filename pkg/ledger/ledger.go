@@ -203,8 +203,8 @@ func (p Problem) String() string {
 	return b.String()
 }
 
-// ParseError lists the problems found while parsing a ledger: the first 100,
-// then one more problem that counts the rest.
+// ParseError lists the problems found while parsing a ledger: the first 100
+// in file order, then one more problem that counts the rest.
 type ParseError struct {
 	Problems []Problem
 }
@@ -220,8 +220,10 @@ func (e *ParseError) Error() string {
 var signatureRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{8,64}$`) })
 
 // validateEntry checks an entry's values (not its evidence replay). Parse and
-// Verify both use it.
-func validateEntry(i int, e Entry) []Problem {
+// Verify both use it. broken reports the fields the parser could not read
+// (with their parents and parts); the checks of their values are skipped, as
+// the parser reported them.
+func validateEntry(i int, e Entry, broken func(field string) bool) []Problem {
 	var ps []Problem
 	bad := func(field, msg string, args ...any) {
 		ps = append(ps, Problem{Entry: i, Test: e.Test, Field: field, Message: fmt.Sprintf(msg, args...)})
@@ -229,41 +231,60 @@ func validateEntry(i int, e Entry) []Problem {
 	for _, f := range []struct{ name, v string }{
 		{"test", e.Test}, {"owner", e.Owner}, {"issue", e.Issue}, {"replacement", e.Replacement},
 	} {
-		if strings.TrimSpace(f.v) == "" {
+		switch {
+		case broken(f.name):
+		case strings.TrimSpace(f.v) == "":
 			bad(f.name, "required: want a non-empty string")
-		} else if strings.TrimSpace(f.v) != f.v {
+		case strings.TrimSpace(f.v) != f.v:
 			bad(f.name, "%q has leading or trailing space", f.v)
 		}
 	}
-	if e.Replacement != "" && e.Replacement == e.Test {
+	if e.Replacement != "" && e.Replacement == e.Test && !broken("replacement") && !broken("test") {
 		bad("replacement", "names the frozen test itself: want an assertion that still runs in the default suite")
 	}
-	if !signatureRE().MatchString(e.Signature) {
+	if !broken("signature") && !signatureRE().MatchString(e.Signature) {
 		bad("signature", "%q: want \"sha256:\" followed by 8 to 64 lowercase hex digits", e.Signature)
 	}
-	if len(e.ReleaseTriggers) == 0 {
+	if len(e.ReleaseTriggers) == 0 && !broken("release_triggers") {
 		bad("release_triggers", "required: want a non-empty list of %s", triggerList())
 	}
 	seen := map[Trigger]bool{}
 	for j, tr := range e.ReleaseTriggers {
-		if !knownTrigger(tr) {
-			bad(fmt.Sprintf("release_triggers[%d]", j), "unknown trigger %q: want one of %s", tr, triggerList())
-		} else if seen[tr] {
-			bad(fmt.Sprintf("release_triggers[%d]", j), "duplicate trigger %q", tr)
+		field := fmt.Sprintf("release_triggers[%d]", j)
+		switch {
+		case broken(field):
+			continue
+		case !knownTrigger(tr):
+			bad(field, "unknown trigger %q: want one of %s", tr, triggerList())
+		case seen[tr]:
+			bad(field, "duplicate trigger %q", tr)
 		}
 		seen[tr] = true
 	}
 	ev := e.Evidence
-	if !ev.Decision.Valid() {
+	if !broken("evidence.decision") && !ev.Decision.Valid() {
 		bad("evidence.decision", "%q: want FLAKE, REGRESSION or CONTINUE", ev.Decision)
 	}
-	if err := ev.Test().Validate(); err != nil {
-		bad("evidence", "%v (p_flake_baseline = p0, p_regression = p1)", err)
+	if !sprtBroken(broken) {
+		if err := ev.Test().Validate(); err != nil {
+			bad("evidence", "%v (p_flake_baseline = p0, p_regression = p1)", err)
+		}
 	}
-	if len(ev.Trace) == 0 {
+	if len(ev.Trace) == 0 && !broken("evidence.llr_trace") {
 		bad("evidence.llr_trace", "empty: want the [passed, step, cumulative] runs that decided the freeze")
 	}
 	return ps
+}
+
+// sprtBroken reports whether a parameter of the entry's SPRT could not be
+// read: the test it defines is then unknown.
+func sprtBroken(broken func(field string) bool) bool {
+	for _, f := range []string{"evidence.p_flake_baseline", "evidence.p_regression", "evidence.alpha", "evidence.beta"} {
+		if broken(f) {
+			return true
+		}
+	}
+	return false
 }
 
 func knownTrigger(t Trigger) bool {
@@ -283,16 +304,24 @@ func triggerList() string {
 	return strings.Join(s, ", ")
 }
 
-// validateLedger checks the file-level values and every entry.
-func validateLedger(l *Ledger) []Problem {
+// validateLedger checks the file-level values and every entry. broken
+// reports the fields the parser could not read, by entry (-1 for the file's
+// own); nil means every field was read.
+func validateLedger(l *Ledger, broken func(entry int, field string) bool) []Problem {
+	if broken == nil {
+		broken = func(int, string) bool { return false }
+	}
 	var ps []Problem
-	if l.Version != Version {
+	if l.Version != Version && !broken(-1, "version") {
 		ps = append(ps, Problem{Entry: -1, Field: "version", Message: fmt.Sprintf("%d: want %d", l.Version, Version)})
 	}
 	type key struct{ test, sig string }
 	first := map[key]int{}
 	for i, e := range l.Entries {
-		ps = append(ps, validateEntry(i, e)...)
+		ps = append(ps, validateEntry(i, e, func(field string) bool { return broken(i, field) })...)
+		if broken(i, "test") || broken(i, "signature") {
+			continue // not known: it duplicates nothing
+		}
 		k := key{e.Test, e.Signature}
 		if j, dup := first[k]; dup {
 			ps = append(ps, Problem{Entry: i, Test: e.Test, Field: "signature",

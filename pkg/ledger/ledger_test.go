@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -217,6 +218,12 @@ func TestVerifyFileNamesFileAndLine(t *testing.T) {
 	if ps := VerifyFile("x.yml", []byte("version: 3\nentries: []\n"), verifyDay); len(ps) != 1 || ps[0].File != "x.yml" || ps[0].Field != "version" {
 		t.Errorf("VerifyFile(version 3) = %v", ps)
 	}
+	// A step written over several lines: the line is its element's own.
+	block := strings.Replace(text, "[[false, 1.099, 1.099], ", "[\n      [\n        false,\n        1.5,\n        1.099],\n      ", 1)
+	ps = VerifyFile("x.yml", []byte(block), verifyDay)
+	if len(ps) != 2 || ps[0].Field != "evidence.llr_trace[0][1]" || ps[0].Line != 16 || ps[1].Field != "evidence.llr_trace[2][2]" || ps[1].Line != 19 {
+		t.Errorf("VerifyFile(block step) = %v, want llr_trace[0][1] on line 16 and llr_trace[2][2] on line 19", ps)
+	}
 }
 
 func TestEvidenceFrom(t *testing.T) {
@@ -307,5 +314,161 @@ func TestVerifyFileListsEverything(t *testing.T) {
 	}
 	if ps := VerifyFile("l.yml", []byte(seed), time.Date(2027, 2, 1, 0, 0, 0, 0, time.UTC)); len(ps) != 1 || !strings.Contains(ps[0].Message, "expired on 2027-01-31") {
 		t.Errorf("the day after its expiry: %v", ps)
+	}
+}
+
+// TestVerifyFileEveryProblem: one run of verify lists every problem of a
+// ledger with several broken fields in several entries, in file order, each
+// with its line. Before the fix, a field that could not be read (the bad date
+// of entries[0]) stopped the value checks of every other field and entry,
+// the partial-parse branch of verify never ran them, and problems found after
+// the first one lost their line. verify: the problem is found by VerifyFile
+// only (a replay or an expiry), not by Parse.
+func TestVerifyFileEveryProblem(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "broken.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const t0 = `entries[0] (test "tests/test_upload.py::test_retry_after_429")`
+	const t5 = `entries[5] (test "tests/test_upload.py::test_retry_after_429")`
+	want := []struct {
+		verify bool
+		text   string
+	}{
+		{false, `8: ` + t0 + `: owner: required: want a non-empty string`},
+		{false, `10: ` + t0 + `: expires: date "2025-13-45": want YYYY-MM-DD`},
+		{false, `11: ` + t0 + `: replacement: required: want a non-empty string`},
+		{true, `15: ` + t0 + `: evidence.decision: recorded REGRESSION, but replaying the trace gives FLAKE (LLR -4.739, bounds -2.944 and 2.944)`},
+		{false, `16: ` + t0 + `: release_triggers[1]: unknown trigger "bogus_trigger": want one of scope_file_changed, signature_changed`},
+		{false, `18: entries[1] (test "a::b"): signature: "": want "sha256:" followed by 8 to 64 lowercase hex digits`},
+		{false, `22: entries[1] (test "a::b"): evidence: p0 = 0.95 must be below p1 = 0.9 (p_flake_baseline = p0, p_regression = p1)`},
+		{false, `24: entries[1] (test "a::b"): release_triggers: required: want a non-empty list of scope_file_changed, signature_changed`},
+		{false, `27: entries[2] (test "c::d"): owner: want a string, got int 42`},
+		{false, `28: entries[2] (test "c::d"): issue: required: want a non-empty string`},
+		{true, `29: entries[2] (test "c::d"): expires: expired on 2026-06-30 (today is 2026-12-01): the gate fails on an expired entry unless told to warn (the action's fail-on-expired-ledger: false, gate --expired-ledger warn); renew it with fresh evidence or remove it`},
+		{false, `36: entries[2] (test "c::d"): evidence.llr_trace[1][2]: want a finite number, got the string "zero"`},
+		{false, `39: entries[3]: want a mapping, got int 42`},
+		{false, `41: entries[4] (test "e::f"): onwer: unknown field: want one of test, signature, owner, issue, expires, replacement, evidence, release_triggers`},
+		{true, `51: entries[4] (test "e::f"): evidence.llr_trace[1][2]: cumulative -0.900, but the replay gives -0.847`},
+		{false, `55: entries[4] (test "e::f"): release_triggers[1]: duplicate trigger "signature_changed"`},
+		{false, `56: ` + t5 + `: replacement: required field is missing`},
+		{false, `57: ` + t5 + `: signature: duplicates entries[0]: one entry per test and signature`},
+		{false, `60: ` + t5 + `: evidence.p_regression: want a finite number, got the string "high"`},
+		{false, `61: ` + t5 + `: evidence.decision: "MAYBE": want FLAKE, REGRESSION or CONTINUE`},
+		{false, `64: comment: unknown field: want one of version, entries`},
+	}
+	var wantVerify, wantParse, got []string
+	for _, w := range want {
+		wantVerify = append(wantVerify, "broken.yml:"+w.text)
+		if !w.verify {
+			wantParse = append(wantParse, "line "+w.text)
+		}
+	}
+	for _, p := range VerifyFile("broken.yml", data, verifyDay) {
+		got = append(got, p.String())
+	}
+	if diff := cmp.Diff(wantVerify, got); diff != "" {
+		t.Errorf("VerifyFile (-want +got):\n%s", diff)
+	}
+	_, err = Parse(data)
+	pe, ok := err.(*ParseError)
+	if !ok {
+		t.Fatalf("Parse error %v (%T), want *ParseError", err, err)
+	}
+	got = nil
+	for _, p := range pe.Problems {
+		got = append(got, p.String())
+	}
+	if diff := cmp.Diff(wantParse, got); diff != "" {
+		t.Errorf("Parse (-want +got):\n%s", diff)
+	}
+}
+
+// TestUnreadableFieldSaidOnce: a field that cannot be read is one problem,
+// where it is, and stops only the checks that depend on it: the other fields
+// are still checked (here the emptied issue, line 9), and the trace is
+// replayed unless the trace or the SPRT's parameters could not be read.
+func TestUnreadableFieldSaidOnce(t *testing.T) {
+	seed := strings.Replace(string(readSeed(t)), `"https://github.com/acme/shop/issues/12"`, `""`, 1)
+	const issue = `9 issue: required: want a non-empty string`
+	tests := []struct {
+		name, old, new string
+		want           []string
+	}{
+		{"version a string", "version: 1", `version: "1"`,
+			[]string{`4 version: want the integer 1, got the string "1"`, issue}},
+		{"entry without a test", `- test: "tests/`, `- tset: "tests/`,
+			[]string{`6 tset: unknown field: want one of test, signature, owner, issue, expires, replacement, evidence, release_triggers`,
+				`6 test: required field is missing`, issue}},
+		{"owner an int", `owner: "@storage-team"`, "owner: 42",
+			[]string{`8 owner: want a string, got int 42`, issue}},
+		{"bad date", "2027-01-31", "2027-13-01",
+			[]string{issue, `10 expires: date "2027-13-01": want YYYY-MM-DD`}},
+		{"evidence a string", "evidence: {", "evidence: x\n    x_evidence: {",
+			[]string{issue, `12 evidence: want a mapping, got the string "x"`,
+				`13 x_evidence: unknown field: want one of test, signature, owner, issue, expires, replacement, evidence, release_triggers`}},
+		{"p0 a word", "p_flake_baseline: 0.30", "p_flake_baseline: low",
+			[]string{issue, `12 evidence.p_flake_baseline: want a finite number, got the string "low"`}},
+		{"alpha a word", "alpha: 0.05", "alpha: small",
+			[]string{issue, `12 evidence.alpha: want a finite number, got the string "small"`}},
+		{"trace a string", "llr_trace: [[false, 1.099, 1.099], [true, -1.946, -0.847],\n                           [true, -1.946, -2.793], [true, -1.946, -4.739]]",
+			"llr_trace: none", []string{issue, `13 evidence.llr_trace: want a list, got the string "none"`}},
+		{"trace step short", "[true, -1.946, -0.847]", "[true, -1.946]",
+			[]string{issue, `13 evidence.llr_trace[1]: want [passed, step, cumulative], got 2 elements`}},
+		{"trace outcome a word", "[true, -1.946, -2.793]", "[yes please, -1.946, -2.793]",
+			[]string{issue, `14 evidence.llr_trace[2][0]: want true (passed) or false (failed), got the string "yes please"`}},
+		{"decision a list", "decision: FLAKE", "decision: [FLAKE]",
+			[]string{issue, `15 evidence.decision: want a string, got a list`}},
+		{"triggers a string", "[scope_file_changed, signature_changed]", "scope_file_changed",
+			[]string{issue, `16 release_triggers: want a list, got the string "scope_file_changed"`}},
+		{"trigger an int", "[scope_file_changed, signature_changed]", "[scope_file_changed, 7]",
+			[]string{issue, `16 release_triggers[1]: want a string, got int 7`}},
+		// Read, but wrong: the trace is replayed along with the other checks.
+		{"trace wrong", "[true, -1.946, -2.793]", "[true, -1.946, -2.5]",
+			[]string{issue, `14 evidence.llr_trace[2][2]: cumulative -2.500, but the replay gives -2.793`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text := strings.Replace(seed, tc.old, tc.new, 1)
+			if text == seed {
+				t.Fatalf("%q is not in the seed", tc.old)
+			}
+			var got []string
+			for _, p := range VerifyFile("l.yml", []byte(text), verifyDay) {
+				got = append(got, fmt.Sprintf("%d %s: %s", p.Line, p.Field, p.Message))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("VerifyFile (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestParseBoundListsFirstProblems: past the bound, the problems listed are
+// the first ones in the file, whichever check found them: the value check of
+// entries[0], found after reading the whole file, comes before the 150
+// unreadable steps of entries[1], and the two problems of entries[2] are
+// among those counted.
+func TestParseBoundListsFirstProblems(t *testing.T) {
+	owner := strings.Replace(string(readSeed(t)), `owner: "@storage-team"`, `owner: ""`, 1)
+	_, second, _ := strings.Cut(owner, "entries:\n")
+	text := owner + "  - {evidence: {llr_trace: [" + strings.TrimSuffix(strings.Repeat("[], ", 150), ", ") + "]}}\n" + second
+	ps := VerifyFile("l.yml", []byte(text), verifyDay)
+	if len(ps) != maxProblems+1 {
+		t.Fatalf("%d problems, want %d and a count of the rest", len(ps), maxProblems+1)
+	}
+	if p := ps[0]; p.Entry != 0 || p.Field != "owner" || p.Line != 8 {
+		t.Errorf("first problem %v, want entries[0]'s owner on line 8", p)
+	}
+	for i, p := range ps[1:maxProblems] {
+		if p.Entry != 1 || p.Line != 17 {
+			t.Errorf("problem %d: %v, want one of entries[1] on line 17", i+1, p)
+		}
+	}
+	// entries[1]: 6 fields and 3 evidence fields missing, 150 empty steps;
+	// entries[2]: its owner, and it duplicates entries[0].
+	want := fmt.Sprintf("%d more problems not listed", 1+6+3+150+2-maxProblems)
+	if last := ps[maxProblems]; last.Entry != -1 || last.Message != want {
+		t.Errorf("last problem %v, want %q", last, want)
 	}
 }

@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"bytes"
+	"cmp"
+	"container/heap"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,18 +41,26 @@ const (
 // unknown release triggers, missing required fields and a version other than
 // 1 are all errors, and so are YAML anchors, aliases and merge keys, a file
 // over MaxFileSize, more than MaxEntries entries and more than MaxTraceSteps
-// steps in one trace. The returned *ParseError lists the problems (the first
-// 100 of them), each naming the entry (index and test), the field, the line
-// and what is accepted.
+// steps in one trace. The returned *ParseError lists the problems in file
+// order (the first 100 of them), each naming the entry (index and test), the
+// field, the line and what is accepted. A field that cannot be read does not
+// stop the checks of the others.
 func Parse(data []byte) (*Ledger, error) {
-	l, _, err := parse(data)
+	l, p, err := read(data)
 	if err != nil {
 		return nil, err
+	}
+	p.validate(l)
+	if ps := p.problems(); len(ps) > 0 {
+		return nil, &ParseError{Problems: ps}
 	}
 	return l, nil
 }
 
-func parse(data []byte) (*Ledger, *parser, *ParseError) {
+// read reads the ledger as far as it can: every field it could read is set,
+// and the parser holds the problems of the others. A file it cannot read at
+// all (too large, not YAML, with anchors or aliases) is a *ParseError.
+func read(data []byte) (*Ledger, *parser, *ParseError) {
 	if len(data) > MaxFileSize {
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1,
 			Message: fmt.Sprintf("file is %d bytes: at most %d bytes (1 MiB) are accepted", len(data), MaxFileSize)}}}
@@ -63,25 +74,7 @@ func parse(data []byte) (*Ledger, *parser, *ParseError) {
 		return nil, nil, &ParseError{Problems: []Problem{pr}}
 	}
 	p := &parser{}
-	l := p.file(&doc)
-	if len(p.problems) == 0 {
-		// Value checks, with the line of each field the parser recorded.
-		for _, pr := range validateLedger(l) {
-			if pr.Line == 0 {
-				pr.Line = p.line(pr.Entry, pr.Field)
-			}
-			p.add(pr)
-		}
-	}
-	if len(p.problems) > 0 {
-		if p.dropped > 0 {
-			p.problems = append(p.problems, Problem{Entry: -1, Message: fmt.Sprintf("%d more problems not listed", p.dropped)})
-		}
-		// The ledger as far as it was read, for verify to replay the
-		// entries it could read whole; never a ledger to act on.
-		return l, p, &ParseError{Problems: p.problems}
-	}
-	return l, p, nil
+	return p.file(&doc), p, nil
 }
 
 // flat finds the first YAML anchor, alias or merge key in the tree, in
@@ -108,55 +101,160 @@ func flat(doc *yaml.Node) (Problem, bool) {
 	return Problem{}, false
 }
 
+// pos is where a node starts in the file, 1-based; the zero pos is nowhere.
+type pos struct{ line, col int }
+
+func (a pos) compare(b pos) int {
+	return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col))
+}
+
 type parser struct {
-	problems []Problem
-	dropped  int    // problems past maxProblems, counted but not listed
-	entry    int    // index of the entry being read; -1 outside entries
-	test     string // its test, once read
-	lines    map[string]int
+	kept    firstProblems // the maxProblems problems that come first in the file
+	dropped int           // the other problems, counted but not listed
+	found   int           // problems found so far, to keep the order of those at one place
+	entry   int           // index of the entry being read; -1 outside entries
+	test    string        // its test, once read
+	at      map[string]pos
+	unread  map[int][]string // by entry, the fields that could not be read
 }
 
+// fail notes a field that could not be read: its value is missing, of the
+// wrong kind or malformed. The checks that depend on it are skipped (see
+// broken), so that its problem is said once.
 func (p *parser) fail(n *yaml.Node, field, msg string, args ...any) {
-	if len(p.problems) >= maxProblems {
-		p.dropped++
-		return
+	if p.unread == nil {
+		p.unread = map[int][]string{}
 	}
-	pr := Problem{Entry: p.entry, Test: p.test, Field: field, Message: fmt.Sprintf(msg, args...)}
+	p.unread[p.entry] = append(p.unread[p.entry], field)
+	p.problem(n, field, msg, args...)
+}
+
+// problem notes a problem at a node, leaving the field readable.
+func (p *parser) problem(n *yaml.Node, field, msg string, args ...any) {
+	var at pos
 	if n != nil {
-		pr.Line = n.Line
+		at = pos{n.Line, n.Column}
 	}
-	p.add(pr)
+	if !p.keeps(at) {
+		p.dropped++ // not formatted: a file can have a problem per node
+		return
+	}
+	p.add(Problem{Entry: p.entry, Test: p.test, Field: field, Line: at.line, Message: fmt.Sprintf(msg, args...)}, at)
 }
 
-func (p *parser) add(pr Problem) {
-	if len(p.problems) >= maxProblems {
+// addAt adds a problem found after reading (a value check, a replay, an
+// expiry) at the node of its field, or of its closest read parent.
+func (p *parser) addAt(pr Problem) {
+	at := p.pos(pr.Entry, pr.Field)
+	pr.Line = at.line
+	p.add(pr, at)
+}
+
+func (p *parser) keeps(at pos) bool {
+	return len(p.kept) < maxProblems || at.compare(p.kept[0].at) < 0
+}
+
+func (p *parser) add(pr Problem, at pos) {
+	x := located{pr, at, p.found}
+	p.found++
+	switch {
+	case len(p.kept) < maxProblems:
+		heap.Push(&p.kept, x)
+	case x.compare(p.kept[0]) < 0:
+		p.dropped++ // the last of those kept so far
+		p.kept[0] = x
+		heap.Fix(&p.kept, 0)
+	default:
 		p.dropped++
-		return
 	}
-	p.problems = append(p.problems, pr)
 }
 
-// record notes the line of a field, for the value checks and the replay,
-// which only run on a file that parsed without problems.
+// problems returns the problems in file order, and one more that counts
+// those left out.
+func (p *parser) problems() []Problem {
+	kept := slices.Clone([]located(p.kept))
+	slices.SortFunc(kept, located.compare)
+	ps := make([]Problem, 0, len(kept)+1)
+	for _, x := range kept {
+		ps = append(ps, x.Problem)
+	}
+	if p.dropped > 0 {
+		ps = append(ps, Problem{Entry: -1, Message: fmt.Sprintf("%d more problems not listed", p.dropped)})
+	}
+	return ps
+}
+
+// located is a problem with the place it sorts at: its node, then the order
+// it was found in.
+type located struct {
+	Problem
+	at  pos
+	seq int
+}
+
+func (a located) compare(b located) int { return cmp.Or(a.at.compare(b.at), cmp.Compare(a.seq, b.seq)) }
+
+// firstProblems is a max-heap of problems in file order: its top is the
+// last problem kept, which a problem earlier in the file replaces.
+type firstProblems []located
+
+func (h firstProblems) Len() int           { return len(h) }
+func (h firstProblems) Less(i, j int) bool { return h[i].compare(h[j]) > 0 }
+func (h firstProblems) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *firstProblems) Push(x any)        { *h = append(*h, x.(located)) }
+func (h *firstProblems) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// broken reports whether a field of an entry (-1 for the file's own) could
+// not be read, or one of its parents or parts could not: the checks of its
+// value are then skipped.
+func (p *parser) broken(entry int, field string) bool {
+	for _, f := range p.unread[entry] {
+		if f == "" || f == field || within(field, f) || within(f, field) {
+			return true
+		}
+	}
+	return false
+}
+
+// within reports whether field is a part of parent: "evidence.llr_trace[2]"
+// is within "evidence" and "evidence.llr_trace".
+func within(field, parent string) bool {
+	rest, ok := strings.CutPrefix(field, parent)
+	return ok && parent != "" && rest != "" && (rest[0] == '.' || rest[0] == '[')
+}
+
+// validate runs the value checks on what was read. A check that depends on a
+// field that could not be read is skipped: that field's problem is the
+// reading's.
+func (p *parser) validate(l *Ledger) {
+	for _, pr := range validateLedger(l, p.broken) {
+		p.addAt(pr)
+	}
+}
+
+// record notes where a field was read, for the problems found after reading:
+// the value checks, the replay and the expiry.
 func (p *parser) record(field string, n *yaml.Node) {
-	if len(p.problems) > 0 || p.dropped > 0 {
-		return
+	if p.at == nil {
+		p.at = map[string]pos{}
 	}
-	if p.lines == nil {
-		p.lines = map[string]int{}
-	}
-	p.lines[fmt.Sprintf("%d/%s", p.entry, field)] = n.Line
+	p.at[fmt.Sprintf("%d/%s", p.entry, field)] = pos{n.Line, n.Column}
 }
 
-// line finds the recorded line of a field, or of its closest recorded parent.
-func (p *parser) line(entry int, field string) int {
+// pos finds where a field was read, or its closest recorded parent.
+func (p *parser) pos(entry int, field string) pos {
 	for f := field; ; {
-		if l, ok := p.lines[fmt.Sprintf("%d/%s", entry, f)]; ok {
-			return l
+		if at, ok := p.at[fmt.Sprintf("%d/%s", entry, f)]; ok {
+			return at
 		}
 		i := strings.LastIndexAny(f, ".[")
 		if i < 0 {
-			return p.lines[fmt.Sprintf("%d/", entry)]
+			return p.at[fmt.Sprintf("%d/", entry)]
 		}
 		f = f[:i]
 	}
@@ -203,11 +301,11 @@ func (p *parser) fields(n *yaml.Node, where string, known ...string) map[string]
 		k, v := n.Content[i], n.Content[i+1]
 		field := joinField(where, k.Value)
 		if _, ok := required[k.Value]; !ok || k.Kind != yaml.ScalarNode {
-			p.fail(k, field, "unknown field: want one of %s", strings.Join(accepted, ", "))
+			p.problem(k, field, "unknown field: want one of %s", strings.Join(accepted, ", "))
 			continue
 		}
 		if _, dup := out[k.Value]; dup {
-			p.fail(k, field, "duplicate field")
+			p.problem(k, field, "duplicate field") // the first is read
 			continue
 		}
 		out[k.Value] = v
@@ -273,6 +371,7 @@ func (p *parser) file(doc *yaml.Node) *Ledger {
 		p.fail(nil, "", "empty file: want \"version: 1\" and \"entries:\"")
 		return l
 	}
+	p.record("", doc.Content[0])
 	top := p.fields(doc.Content[0], "", "version!", "entries!")
 	if top == nil {
 		return l
@@ -388,6 +487,11 @@ func (p *parser) evidence(n *yaml.Node) Evidence {
 			if len(triple) != 3 {
 				p.fail(s, field, "want [passed, step, cumulative], got %d elements", len(triple))
 				continue
+			}
+			for k, x := range triple {
+				if x.Line != s.Line { // else the step's line is the element's
+					p.record(fmt.Sprintf("%s[%d]", field, k), x)
+				}
 			}
 			ev.Trace = append(ev.Trace, sprt.Step{
 				Passed:     p.boolean(triple[0], field+"[0]"),

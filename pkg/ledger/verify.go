@@ -1,11 +1,8 @@
 package ledger
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/sprt"
@@ -25,7 +22,7 @@ func Verify(l *Ledger) []Problem {
 	if l == nil {
 		return []Problem{{Entry: -1, Message: "no ledger"}}
 	}
-	ps := validateLedger(l)
+	ps := validateLedger(l, nil)
 	for i, e := range l.Entries {
 		ps = append(ps, replay(i, e)...)
 	}
@@ -33,50 +30,39 @@ func Verify(l *Ledger) []Problem {
 }
 
 // VerifyFile parses a ledger file and verifies it, returning every problem
-// with its line and the file's name. It backs
-// `flakegate ledger verify [FILE]`, which exits non-zero when the list is not
-// empty. The trace of an entry whose evidence was read whole is replayed
-// even when other fields or entries have problems, so that one run lists
-// them all. An entry that expired before now is a problem too: the gate
-// fails on it unless told to warn.
+// in file order, with its line and the file's name (the first 100, then one
+// that counts the rest). It backs `flakegate ledger verify [FILE]`, which
+// exits non-zero when the list is not empty. A field that could not be read
+// stops only the checks that depend on it: the other fields and entries are
+// checked, and an entry's trace is replayed unless the trace or the SPRT's
+// parameters could not be read, so that one run lists every problem. An
+// entry that expired before now is a problem too: the gate fails on it
+// unless told to warn.
 func VerifyFile(name string, data []byte, now time.Time) []Problem {
-	l, p, err := parse(data)
+	l, p, err := read(data)
 	var ps []Problem
-	switch {
-	case err != nil && l != nil:
+	if err != nil {
 		ps = err.Problems
-		spoilt := map[int]bool{}
-		for _, pr := range ps {
-			if pr.Entry < 0 || pr.Field == "evidence" || strings.HasPrefix(pr.Field, "evidence.") {
-				spoilt[pr.Entry] = true
-			}
-		}
+	} else {
+		p.validate(l)
 		for i, e := range l.Entries {
-			if !spoilt[i] && !spoilt[-1] {
-				ps = append(ps, replay(i, e)...)
+			broken := func(field string) bool { return p.broken(i, field) }
+			if !sprtBroken(broken) && !broken("evidence.llr_trace") {
+				for _, pr := range replay(i, e) {
+					p.addAt(pr)
+				}
 			}
-		}
-	case err != nil:
-		ps = err.Problems
-	default:
-		ps = Verify(l)
-	}
-	if l != nil {
-		for i, e := range l.Entries {
 			if e.Expires.ExpiredAt(now) {
-				ps = append(ps, Problem{Entry: i, Test: e.Test, Field: "expires",
+				p.addAt(Problem{Entry: i, Test: e.Test, Field: "expires",
 					Message: fmt.Sprintf("expired on %s (today is %s): the gate fails on an expired entry unless told to warn (the action's fail-on-expired-ledger: false, gate --expired-ledger warn); renew it with fresh evidence or remove it",
 						e.Expires, now.UTC().Format(time.DateOnly))})
 			}
 		}
+		ps = p.problems()
 	}
 	for i := range ps {
 		ps[i].File = name
-		if ps[i].Line == 0 && p != nil {
-			ps[i].Line = p.line(ps[i].Entry, ps[i].Field)
-		}
 	}
-	slices.SortStableFunc(ps, func(a, b Problem) int { return cmp.Or(cmp.Compare(a.Entry, b.Entry), cmp.Compare(a.Line, b.Line)) })
 	return ps
 }
 
