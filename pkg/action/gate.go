@@ -69,7 +69,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	out := outcome{verdict: string(res.Verdict), tests: len(in.Tests), blocking: res.Blocking(), inconclusive: res.Undecided(),
+	out := outcome{verdict: string(res.Verdict), tests: headTests(in.Tests), blocking: res.Blocking(), inconclusive: res.Undecided(),
 		jsonPath: filepath.Join(a.reportDir, render.GateJSONFile)}
 	for _, t := range in.Tests {
 		for _, pass := range t.Head {
@@ -212,6 +212,10 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 			in.Changes = append(in.Changes, gate.FileChange{Path: f.Path, PreviousPath: f.PreviousPath, Status: f.Status, Patch: f.Patch})
 		}
 		in.ChangesKnown = true
+		if len(files) >= ghapi.MaxPullRequestFiles {
+			in.ChangesCut = true
+			a.log.Warningf("pull request #%d changes more files than GitHub lists (%d): protected-path and skip-marker checks saw only those", p.number, ghapi.MaxPullRequestFiles)
+		}
 	} else {
 		a.log.Noticef("no pull request: the protected-path and skip-marker checks need the PR's diff and did not run")
 	}
@@ -292,4 +296,16 @@ func (a *run) explainBlocking(ctx context.Context, res gate.Result, ev collect.G
 		}
 	}
 	return a.explainInput(ctx, in)
+}
+
+// headTests counts the tests read on the head side (the tests-count
+// output): a test seen only on base or in history is not.
+func headTests(tests []gate.TestInput) int {
+	n := 0
+	for _, t := range tests {
+		if len(t.Head) > 0 {
+			n++
+		}
+	}
+	return n
 }

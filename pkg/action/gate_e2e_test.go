@@ -1,6 +1,7 @@
 package action
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -278,6 +279,52 @@ func TestGateNewTestFiles(t *testing.T) {
 		writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
 		if code := r.run(); code != tc.want || r.outputs()["verdict"] != tc.verdict {
 			t.Errorf("%s, %s: exit %d, verdict %s; want %d, %s\n%s", tc.allow, tc.files[0].Filename, code, r.outputs()["verdict"], tc.want, tc.verdict, r.stdout.String())
+		}
+	}
+}
+
+// TestGatePartialDiffAndHeadCount: a pull request of more files than
+// GitHub lists (3,000) leaves the protected-path and skip-marker checks
+// partial: the verdict is not a pass, and the log and gate.json say why.
+// tests-count counts the head side's tests: a test only the base runs had
+// (removed by the patch, which blocks) is not among them.
+func TestGatePartialDiffAndHeadCount(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	var files []ghfake.File
+	for i := range ghapi.MaxPullRequestFiles + 10 {
+		files = append(files, ghfake.File{Filename: fmt.Sprintf("app/m%04d.py", i), Status: "modified", Patch: "@@ -1 +1 @@\n-a\n+b\n"})
+	}
+	repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: "Rename everything.", Files: files})
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	for _, removed := range []bool{false, true} {
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+			map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head", "upload-artifact": "false"})
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+		if removed {
+			for i := range 5 {
+				p := filepath.Join(ws, "results/base", fmt.Sprintf("base-%d.xml", i))
+				b, _ := os.ReadFile(p)
+				b = bytes.Replace(b, []byte("</testsuite>"), []byte(`<testcase classname="tests.test_app" name="test_removed"/></testsuite>`), 1)
+				os.WriteFile(p, b, 0o644)
+			}
+		}
+		code, out := r.run(), r.outputs()
+		want := "inconclusive"
+		if removed {
+			want = "block"
+		}
+		if out["verdict"] != want || (code == 0) != !removed || out["tests-count"] != "4" {
+			t.Errorf("removed %v: exit %d, verdict %q, tests-count %q; want %s and 4 (the head side's tests)", removed, code, out["verdict"], out["tests-count"], want)
+		}
+		if log := r.stdout.String(); !strings.Contains(log, "changes more files than GitHub lists (3000)") {
+			t.Errorf("the partial file list is not said:\n%s", log)
+		}
+		b, _ := os.ReadFile(out["report-json"])
+		if !bytes.Contains(b, []byte("listed only up to 3000: protected-path and skip-marker checks saw only those")) {
+			t.Errorf("gate.json does not give the reason:\n%s", b)
 		}
 	}
 }

@@ -221,7 +221,12 @@ func TestGateCLI(t *testing.T) {
 	}{
 		{[]string{"gate", "--head", dir}, "--base and --head are required"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--on-inconclusive", "maybe"}, `invalid value "maybe" for flag -on-inconclusive: accepted values are neutral, fail, pass`},
-		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: want a number above the p0 floor 0.05 and below 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: want a number above 0.5 and below 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "0.3"}, "p1 = 0.3: want a number above 0.5 and below 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--alpha-pr", "0"}, "alpha-pr = 0: want a number strictly between 0 and 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--alpha", "0"}, "alpha = 0: want a number strictly between 0 and 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--beta", "0"}, "beta = 0: want a number strictly between 0 and 1"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "0"}, "p1 = 0: want a number above 0.5 and below 1"},
 	} {
 		if r := run(t, nil, tc.args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) {
 			t.Errorf("%v: exit %d, stderr %s, want %q", tc.args, r.code, r.stderr, tc.msg)

@@ -73,7 +73,8 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	opt.ExpiredLedgerWarn = expired.value == "warn"
 	opt.ProtectedPaths = protected
 	opt.AllowNewProtected = newFiles.value == "allow"
-	if err := opt.Validate(); err != nil {
+	// Every option starts at its default: a zero given is checked as zero.
+	if err := opt.Check(); err != nil {
 		return usagef("%v", err)
 	}
 

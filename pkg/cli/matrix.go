@@ -76,7 +76,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		}
 		opt.History = srcs
 	}
-	if err := opt.Gate.Validate(); err != nil {
+	if err := opt.Gate.Check(); err != nil {
 		return usagef("%v", err)
 	}
 	// The command's output goes to stderr, so stdout keeps the report.

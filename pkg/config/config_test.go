@@ -401,10 +401,10 @@ func TestLoadErrors(t *testing.T) {
 			}},
 		{"alpha + beta reaching 1", sched(map[string]string{"alpha": "0.6", "beta": "0.4"}),
 			[]string{`input beta: got "0.4"; alpha + beta must be below 1 (alpha is 0.6), or the SPRT bounds cross`}},
-		{"p1 not above the p0 floor", sched(map[string]string{"p1": "0.05"}),
-			[]string{`input p1: got "0.05"; want a number above the p0 floor 0.05 and below 1 (the failure rate of a regression)`}},
+		{"p1 not above 0.5", sched(map[string]string{"p1": "0.5"}),
+			[]string{`input p1: got "0.5"; want a number above 0.5 and below 1 (the failure rate of a regression, above every baseline rate the gate judges)`}},
 		{"p1 of 1", sched(map[string]string{"p1": "1"}),
-			[]string{`input p1: got "1"; want a number above the p0 floor 0.05 and below 1 (the failure rate of a regression)`}},
+			[]string{`input p1: got "1"; want a number above 0.5 and below 1 (the failure rate of a regression, above every baseline rate the gate judges)`}},
 		{"counts", sched(map[string]string{"lookback-days": "0", "max-runs": "-5", "min-commits": "0"}),
 			[]string{
 				`input lookback-days: got "0"; want an integer from 1 to 400`,

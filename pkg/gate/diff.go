@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -140,6 +141,11 @@ func ParseUnifiedDiff(text string) ([]FileChange, error) {
 		return nil, fmt.Errorf("diff: hunk from line %d is cut short at the end of the input", hunkStart)
 	}
 	flush()
+	if len(out) == 0 && strings.TrimSpace(text) != "" {
+		// Text that is no diff (a README, a JUnit file given by mistake)
+		// must not pass for a diff that changes nothing.
+		return nil, errors.New("diff: no file in it: want unified diff output, as git diff writes it, with a 'diff --git' or '---' and '+++' header per file")
+	}
 	for i := range out {
 		if out[i].Path == "" {
 			return nil, fmt.Errorf("diff: file %d has a header with no path", i+1)

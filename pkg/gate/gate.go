@@ -59,6 +59,10 @@ const (
 	PolicyNeutral Policy = "neutral" // the PR verdict is inconclusive, and the check does not fail (the default)
 )
 
+// minP1 is the least p1, exclusive: every baseline rate p0 ≤ 0.5 that the
+// SPRT can weigh lies below a regression's rate (action.yml, config).
+const minP1 = 0.5
+
 // Defaults for Options' zero values.
 const (
 	DefaultMaxRuns = 20
@@ -174,8 +178,8 @@ func (o Options) Check() error {
 			bad(p.name, p.v, "want a number strictly between 0 and 1")
 		}
 	}
-	if !(o.P1 > P0Floor && o.P1 < 1) {
-		bad("p1", o.P1, fmt.Sprintf("want a number above the p0 floor %v and below 1 (the failure rate of a regression)", P0Floor))
+	if !(o.P1 > minP1 && o.P1 < 1) {
+		bad("p1", o.P1, fmt.Sprintf("want a number above %v and below 1 (the failure rate of a regression, above every baseline rate the gate judges)", minP1))
 	}
 	if o.Alpha > 0 && o.Alpha < 1 && o.Beta > 0 && o.Beta < 1 && o.Alpha+o.Beta >= 1 {
 		bad("beta", o.Beta, fmt.Sprintf("alpha + beta must be below 1 (alpha is %v), or the SPRT bounds cross", o.Alpha))
@@ -236,8 +240,11 @@ type Input struct {
 	// so.
 	Changes      []FileChange
 	ChangesKnown bool
-	PRBody       string   // for a "Test-Changes:" declaration
-	Labels       []string // the PR's labels
+	// ChangesCut says Changes is the first part of the PR's files only
+	// (GitHub lists at most 3,000): the checks saw only those.
+	ChangesCut bool
+	PRBody     string   // for a "Test-Changes:" declaration
+	Labels     []string // the PR's labels
 	// Collected are the collected test counts; nil counts the tests with
 	// pass/fail results on each side.
 	Collected *Counts
@@ -822,11 +829,15 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		notes = append(notes, fmt.Sprintf("%d test(s) exempted by the base ledger", exempt))
 	}
 
-	// Result files that could not be read leave the evidence partial: the
-	// verdict cannot be a plain pass, and what is missing is listed.
-	unread := ""
+	// Result files that could not be read, or a diff cut short, leave the
+	// evidence partial: the verdict cannot be a plain pass, and what is
+	// missing is listed.
+	var partial []string
+	if in.ChangesKnown && in.ChangesCut {
+		partial = append(partial, fmt.Sprintf("the pull request's files were listed only up to %d: protected-path and skip-marker checks saw only those", len(in.Changes)))
+	}
 	if n := len(in.Unread); n > 0 {
-		unread = fmt.Sprintf("%d result file(s) of the base and head runs could not be read: the evidence is incomplete", n)
+		partial = append(partial, fmt.Sprintf("%d result file(s) of the base and head runs could not be read: the evidence is incomplete", n))
 		for i, u := range in.Unread {
 			if i == maxUnreadReasons {
 				notes = append(notes, fmt.Sprintf("… and %d more file(s) not read", n-i))
@@ -841,18 +852,13 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	switch {
 	case len(block) > 0:
 		v = VerdictBlock
-		head = append(block, incon...)
-		if unread != "" {
-			head = append(head, unread)
-		}
-	case len(incon) > 0 || unread != "":
+		head = append(append(block, incon...), partial...)
+	case len(incon) > 0 || len(partial) > 0:
 		var parts []string
 		if len(incon) > 0 {
 			parts = append(parts, fmt.Sprintf("%d test(s) inconclusive (%d pending more runs)", len(incon), pending))
 		}
-		if unread != "" {
-			parts = append(parts, unread)
-		}
+		parts = append(parts, partial...)
 		policy := fmt.Sprintf("%s; on-inconclusive=%s", strings.Join(parts, "; "), opt.OnInconclusive)
 		switch opt.OnInconclusive {
 		case PolicyFail:

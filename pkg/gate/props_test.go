@@ -88,6 +88,9 @@ func TestParseUnifiedDiffErrors(t *testing.T) {
 		{"cut short", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n a\n", "cut short"},
 		{"hunk outside a file", "@@ -1 +1 @@\n-a\n+b\n", "hunk outside a file"},
 		{"garbage in hunk", "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n?b\n", "ends early"},
+		// Text that is no diff at all, given by mistake.
+		{"not a diff", "# flakegate\n\nflakegate tells a team whether a red test is flaky.\n", "no file in it"},
+		{"a JUnit file", `<testsuite name="s"><testcase name="t"/></testsuite>`, "no file in it"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,6 +99,16 @@ func TestParseUnifiedDiffErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestParseUnifiedDiffEmpty: no text, or white space alone, is a diff
+// that changes nothing.
+func TestParseUnifiedDiffEmpty(t *testing.T) {
+	for _, text := range []string{"", "\n", "  \n\t\n"} {
+		if got, err := ParseUnifiedDiff(text); err != nil || len(got) != 0 {
+			t.Errorf("%q: %v, %v", text, got, err)
+		}
 	}
 }
 
