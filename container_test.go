@@ -84,11 +84,16 @@ func TestContainer(t *testing.T) {
 		t.Fatalf("report: exit %d, want 0\n%s", code, log)
 	}
 	out := readOutputs(t, root, files.output)
-	if out["verdict"] != "pass" || out["flaky-count"] != "3" || out["report-dir"] != "/github/workspace/flakegate-report" ||
-		out["report-json"] != "/github/workspace/flakegate-report/report.json" {
+	// Paths are relative to the workspace: the later steps that read
+	// them run outside the container, where /github/workspace is not.
+	if out["verdict"] != "pass" || out["flaky-count"] != "3" || out["report-dir"] != "flakegate-report" ||
+		out["report-json"] != "flakegate-report/report.json" || out["summary-path"] != "flakegate-report/summary.md" {
 		t.Errorf("report outputs = %v", out)
 	}
 	summary := readFile(t, root, files.summary)
+	if copied := readFile(t, root, "/github/workspace/"+out["summary-path"]); copied != summary {
+		t.Errorf("summary-path holds:\n%s\nthe job summary:\n%s", copied, summary)
+	}
 	for _, want := range []string{"## flakegate report", "**3 flaky tests**", "test\\_payment\\_times\\_out\\_under\\_load", "Infrastructure failures excluded"} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("report summary lacks %q:\n%s", want, summary)
@@ -116,7 +121,7 @@ func TestContainer(t *testing.T) {
 		t.Fatalf("gate: exit %d, want 1 (block)\n%s", code, log)
 	}
 	out = readOutputs(t, root, files.output)
-	if out["verdict"] != "block" || out["blocking-count"] != "1" || out["report-json"] != "/github/workspace/flakegate-report/gate.json" {
+	if out["verdict"] != "block" || out["blocking-count"] != "1" || out["report-json"] != "flakegate-report/gate.json" {
 		t.Errorf("gate outputs = %v", out)
 	}
 	summary = readFile(t, root, files.summary)

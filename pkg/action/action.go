@@ -104,7 +104,7 @@ func Run(ctx context.Context, env Env) int {
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		log.Errorf("flakegate: configuration: %v", err)
-		fail(log, env.Getenv("GITHUB_OUTPUT"), "", env.Getenv("GITHUB_STEP_SUMMARY"))
+		fail(log, env.Getenv("GITHUB_OUTPUT"), "", "")
 		return 1
 	}
 	mask(cfg.Secrets())
@@ -127,10 +127,17 @@ func Run(ctx context.Context, env Env) int {
 	}
 	if err != nil {
 		log.Errorf("flakegate: %v", err)
-		fail(log, cfg.GitHub.Output, a.reportDir, cfg.GitHub.StepSummary)
+		fail(log, cfg.GitHub.Output, a.forLaterSteps(a.reportDir), "")
 		return 1
 	}
-	if err := publish.WriteOutputs(cfg.GitHub.Output, out.outputs(a.reportDir, cfg.GitHub.StepSummary)); err != nil {
+	summaryPath := ""
+	if err := a.writeFiles(map[string][]byte{SummaryFile: []byte(a.summaryCopy.String())}); err != nil {
+		log.Warningf("the copy of the job summary in report-dir: %v", err)
+	} else {
+		summaryPath = a.forLaterSteps(filepath.Join(a.reportDir, SummaryFile))
+	}
+	out.jsonPath = a.forLaterSteps(out.jsonPath)
+	if err := publish.WriteOutputs(cfg.GitHub.Output, out.outputs(a.forLaterSteps(a.reportDir), summaryPath)); err != nil {
 		log.Errorf("flakegate: step outputs: %v", err)
 		return 1
 	}
@@ -155,6 +162,37 @@ type run struct {
 	env       Env
 	gh        *ghapi.Client
 	reportDir string
+	// summary is what the run appended to the job summary, kept for the
+	// copy in report-dir that summary-path names.
+	summaryCopy strings.Builder
+}
+
+// appendSummary appends text to the job summary and to the run's copy of it.
+func (a *run) appendSummary(text string) {
+	a.summaryCopy.WriteString(text)
+	if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, text); err != nil {
+		a.log.Warningf("job summary: %v", err)
+	}
+}
+
+// SummaryFile is the copy of the job summary in report-dir: the step's own
+// summary file is the runner's, at a path inside the action's container.
+const SummaryFile = "summary.md"
+
+// forLaterSteps is path as the workflow's later steps reach it: relative
+// to the workspace when it lies inside it. Those steps run outside the
+// action's container, which sees the workspace at /github/workspace, and
+// start in the workspace, as actions/upload-artifact resolves paths.
+func (a *run) forLaterSteps(path string) string {
+	ws := a.cfg.GitHub.Workspace
+	if path == "" || ws == "" {
+		return path
+	}
+	rel, err := filepath.Rel(ws, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // reportDir resolves the report-dir input against the workspace.

@@ -304,8 +304,17 @@ func TestOutputsMatchActionYAML(t *testing.T) {
 		t.Errorf("verdict-json = %s", out["verdict-json"])
 	}
 	if out["tests-count"] != "4" || out["failed-count"] != "1" || out["blocking-count"] != "1" || out["inconclusive-count"] != "0" ||
-		out["summary-path"] != r.env["GITHUB_STEP_SUMMARY"] || !strings.HasPrefix(out["comment-url"], "https://") {
+		!strings.HasPrefix(out["comment-url"], "https://") {
 		t.Errorf("outputs = %v", out)
+	}
+	// Paths are as the workflow's later steps reach them, outside the
+	// action's container: relative to the workspace they start in. The
+	// summary's copy is what the step appended to the job summary.
+	if out["report-dir"] != "flakegate-report" || out["report-json"] != "flakegate-report/gate.json" || out["summary-path"] != "flakegate-report/summary.md" {
+		t.Errorf("paths in the outputs = %q, %q, %q", out["report-dir"], out["report-json"], out["summary-path"])
+	}
+	if b, err := os.ReadFile(r.file("summary-path")); err != nil || string(b) != r.summary() {
+		t.Errorf("summary-path: %v; it holds:\n%s\nthe job summary:\n%s", err, b, r.summary())
 	}
 }
 
@@ -378,7 +387,7 @@ func TestAISections(t *testing.T) {
 	if code := r.run(); code != 0 {
 		t.Fatalf("exit %d\n%s", code, r.stdout.String())
 	}
-	dir := r.outputs()["report-dir"]
+	dir := r.file("report-dir")
 	for _, f := range []string{"report.md", "report.html"} {
 		b, _ := os.ReadFile(filepath.Join(dir, f))
 		if !strings.Contains(string(b), said) {

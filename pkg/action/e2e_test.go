@@ -132,6 +132,16 @@ func (r *runner) outputs() map[string]string {
 	return out
 }
 
+// file is the file an output names, as a later step of the workflow,
+// started in the workspace, opens it.
+func (r *runner) file(output string) string {
+	p := r.outputs()[output]
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(r.env["GITHUB_WORKSPACE"], filepath.FromSlash(p))
+}
+
 func (r *runner) summary() string {
 	b, _ := os.ReadFile(r.env["GITHUB_STEP_SUMMARY"])
 	return string(b)
@@ -198,7 +208,7 @@ func TestReportEndToEnd(t *testing.T) {
 	if out["verdict"] != "pass" || out["flaky-count"] == "0" || out["blocking-count"] != "0" {
 		t.Errorf("outputs = %v", out)
 	}
-	if _, err := os.Stat(out["report-json"]); err != nil {
+	if _, err := os.Stat(r.file("report-json")); err != nil {
 		t.Errorf("report-json: %v", err)
 	}
 	sum := r.summary()

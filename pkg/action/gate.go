@@ -99,9 +99,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	}
 	var summary strings.Builder
 	_ = render.GateMarkdown(&summary, res, meta, summaryBudget-min(len(a.overflow()), summaryBudget/2))
-	if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, summary.String()); err != nil {
-		a.log.Warningf("job summary: %v", err)
-	}
+	a.appendSummary(summary.String())
 	if a.cfg.Comment != publish.CommentOff && p.number > 0 {
 		a.optional("Sticky comment", func() error { return a.comment(ctx, c, p, res, meta, &out) })
 	}
@@ -115,9 +113,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		a.log.Annotate(publish.Annotation{Level: "error", Title: an.Title, File: an.Path, Line: an.StartLine, Message: an.Message})
 	}
 	if tail := a.overflow(); tail != "" {
-		if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, tail); err != nil {
-			a.log.Warningf("job summary: %v", err)
-		}
+		a.appendSummary(tail)
 	}
 	if res.Verdict == gate.VerdictBlock {
 		out.exit = 1
@@ -242,9 +238,7 @@ func (a *run) comment(ctx context.Context, c *ghapi.Client, p pr, res gate.Resul
 	r, err := publish.StickyComment(ctx, orNil[publish.Commenter](c), a.repo(), p.number, publish.Comment{
 		Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: b.String(), State: state, Failing: res.Verdict != gate.VerdictPass})
 	if err != nil {
-		if _, serr := publish.AppendSummary(a.cfg.GitHub.StepSummary, "\n> flakegate could not post its PR comment ("+render.EscapeMarkdown(err.Error())+"); this summary is the report.\n"); serr != nil {
-			a.log.Warningf("job summary: %v", serr)
-		}
+		a.appendSummary("\n> flakegate could not post its PR comment (" + render.EscapeMarkdown(err.Error()) + "); this summary is the report.\n")
 		return err
 	}
 	out.commentURL = r.URL

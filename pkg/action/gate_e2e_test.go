@@ -122,7 +122,7 @@ func TestGatePullRequest(t *testing.T) {
 		if out["verdict"] != "block" || out["blocking-count"] != "1" {
 			t.Errorf("outputs = %v", out)
 		}
-		if _, err := os.Stat(out["report-json"]); err != nil {
+		if _, err := os.Stat(r.file("report-json")); err != nil {
 			t.Errorf("report-json: %v", err)
 		}
 		if sum := r.summary(); !strings.Contains(sum, "flakegate: block") || !strings.Contains(sum, "test\\_login") {
@@ -322,7 +322,7 @@ func TestGatePartialDiffAndHeadCount(t *testing.T) {
 		if log := r.stdout.String(); !strings.Contains(log, "changes more files than GitHub lists (3000)") {
 			t.Errorf("the partial file list is not said:\n%s", log)
 		}
-		b, _ := os.ReadFile(out["report-json"])
+		b, _ := os.ReadFile(r.file("report-json"))
 		if !bytes.Contains(b, []byte("listed only up to 3000: protected-path and skip-marker checks saw only those")) {
 			t.Errorf("gate.json does not give the reason:\n%s", b)
 		}

@@ -80,7 +80,7 @@ type gateTally struct {
 // gateTest reads the named test's entry from the gate.json of the run.
 func gateTest(t *testing.T, r *runner, name string) gateTally {
 	t.Helper()
-	b, err := os.ReadFile(r.outputs()["report-json"])
+	b, err := os.ReadFile(r.file("report-json"))
 	if err != nil {
 		t.Fatalf("gate.json: %v\n%s", err, r.stdout.String())
 	}

@@ -89,9 +89,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, summary); err != nil {
-		a.log.Warningf("job summary: %v", err)
-	}
+	a.appendSummary(summary)
 	if a.cfg.UploadArtifact {
 		a.optional("Upload report artifact", func() error { return a.upload(ctx, files) })
 	}
@@ -248,16 +246,16 @@ func (a *run) reportBranch() string {
 func (a *run) upload(ctx context.Context, files map[string][]byte) error {
 	u, err := publish.ArtifactService(a.env.Getenv)
 	if errors.Is(err, publish.ErrNoArtifactService) {
-		a.log.Noticef("artifact upload skipped: %v; the report is in %s for actions/upload-artifact", err, a.reportDir)
+		a.log.Noticef("artifact upload skipped: %v; the report is in %s for actions/upload-artifact", err, a.forLaterSteps(a.reportDir))
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w; the report is in %s", err, a.reportDir)
+		return fmt.Errorf("%w; the report is in %s", err, a.forLaterSteps(a.reportDir))
 	}
 	name := publish.ArtifactName(a.cfg.ReportArtifact(), a.cfg.GitHub.RunAttempt)
 	res, err := publish.Upload(ctx, u, name, files, a.cfg.GitHub.RetentionDays)
 	if err != nil {
-		return fmt.Errorf("%w; the report is in %s", err, a.reportDir)
+		return fmt.Errorf("%w; the report is in %s", err, a.forLaterSteps(a.reportDir))
 	}
 	a.log.Infof("uploaded artifact %s (id %d, %d bytes)", res.Name, res.ID, res.Size)
 	return nil
