@@ -498,3 +498,36 @@ func TestFirstReportIsNotAWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOnPullRequest: report mode on a pull request posts the report
+// as the sticky comment, edited in place on the next run, and, with
+// check-run, a check run on the head commit with a warning annotation per
+// flaky test, neutral when there are flaky tests.
+func TestReportOnPullRequest(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	for attempt := 1; attempt <= 2; attempt++ {
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+			map[string]string{"mode": "report", "results": "history/*.xml", "check-run": "true", "upload-artifact": "false"})
+		copyDir(t, "../../fixtures/history", filepath.Join(r.env["GITHUB_WORKSPACE"], "history"))
+		if code := r.run(); code != 0 {
+			t.Fatalf("attempt %d: exit %d\n%s", attempt, code, r.stdout.String())
+		}
+		out := r.outputs()
+		cs := repo.Comments(42)
+		if len(cs) != 1 || !strings.Contains(cs[0].Body, "flakegate report") || !strings.Contains(cs[0].Body, "**3 flaky tests**") ||
+			out["comment-url"] == "" {
+			t.Fatalf("attempt %d: %d comments, comment-url %q; want one sticky comment with the report", attempt, len(cs), out["comment-url"])
+		}
+		runs := repo.CheckRuns()
+		if len(runs) != attempt || out["check-url"] == "" {
+			t.Fatalf("attempt %d: %d check runs, check-url %q", attempt, len(runs), out["check-url"])
+		}
+		cr := runs[attempt-1]
+		if cr.HeadSHA != headSHA || cr.Conclusion != "neutral" || len(cr.Annotations) != 3 || cr.Annotations[0].Level != "warning" ||
+			!strings.HasPrefix(cr.Annotations[0].Path, "tests/") {
+			t.Errorf("attempt %d: check run %+v", attempt, cr)
+		}
+	}
+}

@@ -118,6 +118,15 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 			out.failed++
 		}
 	}
+	// As in gate mode: the sticky comment where there is a pull request,
+	// and the check run when asked for.
+	body := func(budget int) (string, error) { return a.summary(rep, trend, ai, ev.Filtered, empty, budget) }
+	if p := a.cfg.PullRequest; p != nil && p.Number > 0 && a.cfg.Comment != publish.CommentOff {
+		a.optional("Sticky comment", func() error { return a.reportComment(ctx, c, p.Number, rep, body, &out) })
+	}
+	if a.cfg.CheckRun {
+		a.optional("Check run", func() error { return a.reportCheckRun(ctx, c, rep, body, &out) })
+	}
 	return out, nil
 }
 
@@ -226,6 +235,76 @@ func (a *run) repoURL() string {
 		return strings.TrimSuffix(g.ServerURL, "/") + "/" + g.Repository
 	}
 	return ""
+}
+
+// reportComment posts, edits or leaves the sticky comment with the report,
+// as the comment input says. The report's verdict is a pass: under
+// comment: failures only a comment already there is edited.
+func (a *run) reportComment(ctx context.Context, c *ghapi.Client, number int, rep *score.Report, body func(int) (string, error), out *outcome) error {
+	text, err := body(ghapi.MaxCommentChars - len(publish.CommentMarker(a.cfg.CommentTag)) - 64)
+	if err != nil {
+		return err
+	}
+	var state strings.Builder
+	fmt.Fprintf(&state, "report\n%d flaky", rep.FlakyCount)
+	for _, t := range rep.Flaky() {
+		state.WriteString("\n" + t.Name)
+	}
+	r, err := publish.StickyComment(ctx, orNil[publish.Commenter](c), a.repo(), number, publish.Comment{
+		Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: text, State: state.String()})
+	if err != nil {
+		a.appendSummary("\n> flakegate could not post its PR comment (" + render.EscapeMarkdown(err.Error()) + "); this summary is the report.\n")
+		return err
+	}
+	out.commentURL = r.URL
+	if r.Why != "" {
+		a.log.Infof("PR comment %s: %s", r.Action, r.Why)
+	} else {
+		a.log.Infof("PR comment %s: %s", r.Action, r.URL)
+	}
+	return nil
+}
+
+// reportCheckRun creates a check run on the commit under evaluation with
+// the report as its summary and a warning annotation per flaky test whose
+// file is known, up to max-annotations. Flaky tests make it neutral; the
+// report never fails it.
+func (a *run) reportCheckRun(ctx context.Context, c *ghapi.Client, rep *score.Report, body func(int) (string, error), out *outcome) error {
+	sha := a.cfg.HeadSHA
+	if sha == "" {
+		return fmt.Errorf("no commit to attach the check run to")
+	}
+	text, err := body(ghapi.MaxCheckText)
+	if err != nil {
+		return err
+	}
+	conclusion := "success"
+	if rep.FlakyCount > 0 {
+		conclusion = "neutral"
+	}
+	var notes []ghapi.Annotation
+	co := a.cfg.Checkout()
+	for _, t := range rep.Flaky() {
+		if t.File == "" {
+			continue // annotations need a file; the summary lists every test
+		}
+		if m := a.cfg.MaxAnnotations; m >= 0 && len(notes) >= m {
+			break
+		}
+		line := max(1, t.Line)
+		notes = append(notes, ghapi.Annotation{Path: render.Plain(co.RepoPath(t.File)), StartLine: line, EndLine: line, Level: "warning",
+			Title:   render.Plain("flakegate: flaky: " + t.Name),
+			Message: render.PlainLines(fmt.Sprintf("flake rate %.3f (%d of %d runs failed; evidence: %s)", t.FlakeRate, t.Failures, t.Runs, strings.Join(t.Evidence, ", ")))})
+	}
+	url, err := publish.CheckRun(ctx, orNil[publish.CheckRunner](c), a.repo(), ghapi.CheckRunSpec{
+		Name: a.cfg.CheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, DetailsURL: a.runURL(),
+		Title: fmt.Sprintf("flakegate: %d flaky tests", rep.FlakyCount), Summary: text, Annotations: notes})
+	if err != nil {
+		return err
+	}
+	out.checkURL = url
+	a.log.Infof("check run %q: %s", a.cfg.CheckName, url)
+	return nil
 }
 
 // reportBranch is the branch a report reads: the branch input, else the
