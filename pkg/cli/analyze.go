@@ -75,6 +75,9 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return flagError(err)
 	}
+	if *jsonFile == "-" {
+		return usagef("--json -: want a file name; --format json prints the JSON report on standard output")
+	}
 	if err := opts.Validate(); err != nil {
 		return usagef("%v", err)
 	}

@@ -215,11 +215,29 @@ func TestGateCLI(t *testing.T) {
 		t.Fatalf("a head file cut short, on-inconclusive fail: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// A ledger path that names no file is said: a misspelt one reads
+	// the same as no ledger.
+	r = run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "ok"), "--history", filepath.Join(dir, "hist"),
+		"--ledger", filepath.Join(dir, "ledger.ymll"))
+	if r.code != 0 || !strings.Contains(r.stderr, "--ledger "+filepath.Join(dir, "ledger.ymll")+": no such file: no ledger on that side") {
+		t.Errorf("a ledger path naming no file: exit %d\n%s", r.code, r.stderr)
+	}
+	// Results that hold no test compare nothing: not a pass.
+	os.MkdirAll(filepath.Join(dir, "none"), 0o755)
+	os.WriteFile(filepath.Join(dir, "none", "r.xml"), []byte(`<testsuite name="s"></testsuite>`), 0o644)
+	if r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "none"), "--head", filepath.Join(dir, "none")); r.code != 0 ||
+		!strings.Contains(r.stdout, "verdict: inconclusive") || !strings.Contains(r.stdout, "no test was compared") {
+		t.Errorf("results with no test: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		msg  string
 	}{
 		{[]string{"gate", "--head", dir}, "--base and --head are required"},
+		{[]string{"gate", "--base", dir, "--head", dir, "--json", "-"}, "--json -: want a file name"},
+		{[]string{"analyze", "--json", "-", dir}, "--json -: want a file name; --format json prints the JSON report"},
+		{[]string{"ledger", "bogus"}, `unknown command "bogus": the one command is verify`},
 		{[]string{"gate", "--base", dir, "--head", dir, "--on-inconclusive", "maybe"}, `invalid value "maybe" for flag -on-inconclusive: accepted values are neutral, fail, pass`},
 		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: want a number above 0.5 and below 1"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "0.3"}, "p1 = 0.3: want a number above 0.5 and below 1"},

@@ -69,6 +69,9 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	if len(base) == 0 || len(head) == 0 {
 		return usagef("--base and --head are required: the JUnit files of the base and head repetitions")
 	}
+	if *jsonFile == "-" {
+		return usagef("--json -: want a file name; the verdict is printed on standard output")
+	}
 	applyPolicy()
 	opt.ExpiredLedgerWarn = expired.value == "warn"
 	opt.ProtectedPaths = protected
@@ -125,7 +128,9 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		}
 		data, err := os.ReadFile(l.path)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // no ledger on that side
+			// No ledger on that side; said, as a misspelt path reads the same.
+			fmt.Fprintf(env.Stderr, "flakegate: %s %s: no such file: no ledger on that side\n", l.flag, render.Plain(l.path))
+			continue
 		}
 		if err == nil {
 			*l.dst, err = ledger.Parse(data)
@@ -229,6 +234,9 @@ func ledgerCmd(env Env, args []string) error {
 		return nil
 	}
 	if len(args) == 0 || args[0] != "verify" {
+		if len(args) > 0 {
+			fmt.Fprintf(env.Stderr, "flakegate ledger: unknown command %q: the one command is verify\n\n", render.Plain(args[0]))
+		}
 		fmt.Fprint(env.Stderr, help)
 		return &exitError{code: 2}
 	}

@@ -60,7 +60,7 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 			return nil, nil, err
 		}
 		if len(got) == 0 {
-			missing = append(missing, history.Skipped{Path: p, Error: "matched no files"})
+			missing = append(missing, history.Skipped{Path: p, Error: nothingIn(p)})
 		}
 		files = append(files, got...)
 	}
@@ -161,6 +161,20 @@ func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{") }
 type found struct {
 	path    string
 	regular bool
+}
+
+// nothingIn says why p, which expand found empty, named no file.
+func nothingIn(p string) string {
+	if !strings.ContainsAny(p, "*?[{") {
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "no such file or directory"
+		case err == nil && fi.IsDir():
+			return "no .xml file in this directory or below it (JUnit files are read from *.xml)"
+		}
+	}
+	return "matched no files"
 }
 
 func expand(p string) ([]found, error) {

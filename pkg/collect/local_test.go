@@ -96,3 +96,24 @@ func writeFiles(t *testing.T, dir string, paths ...string) {
 		}
 	}
 }
+
+// TestNothingInSaysWhy: a path that names no JUnit file is reported with
+// the reason: no such path, a directory without .xml files, or a glob that
+// matched nothing.
+func TestNothingInSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(empty, 0o755)
+	os.WriteFile(filepath.Join(empty, "readme.txt"), []byte("not JUnit"), 0o644)
+	for _, tc := range []struct{ path, want string }{
+		{filepath.Join(dir, "nope"), "no such file or directory"},
+		{empty, "no .xml file in this directory or below it (JUnit files are read from *.xml)"},
+		{filepath.Join(dir, "*.xml"), "matched no files"},
+		{filepath.Join(dir, "{a,b}.xml"), "matched no files"},
+	} {
+		_, missing, err := Local([]string{tc.path})
+		if err != nil || len(missing) != 1 || missing[0].Error != tc.want {
+			t.Errorf("%s: %v, %+v; want %q", tc.path, err, missing, tc.want)
+		}
+	}
+}

@@ -833,6 +833,10 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	// evidence partial: the verdict cannot be a plain pass, and what is
 	// missing is listed.
 	var partial []string
+	if len(res.Tests) == 0 {
+		// A required check that compared nothing has checked nothing.
+		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")
+	}
 	if in.ChangesKnown && in.ChangesCut {
 		partial = append(partial, fmt.Sprintf("the pull request's files were listed only up to %d: protected-path and skip-marker checks saw only those", len(in.Changes)))
 	}

@@ -239,7 +239,8 @@ func TestVerdictPolicy(t *testing.T) {
 }
 
 // TestUnreadFilesLeaveTheVerdictPartial: result files of the base or head
-// runs that could not be read make the evidence partial. Nothing blocks
+// runs that could not be read, or results with no test in them, make the
+// evidence partial. Nothing blocks
 // is then not a pass: the verdict follows the on-inconclusive policy, a
 // block stays a block, and the reasons and the result name every file,
 // the reasons up to maxUnreadReasons.
@@ -265,6 +266,8 @@ func TestUnreadFilesLeaveTheVerdictPartial(t *testing.T) {
 		{"unread, pass", []TestInput{clean}, one, PolicyPass, VerdictPass, "1 result file(s)"},
 		{"unread and blocking", []TestInput{clean, blocking}, one, PolicyPass, VerdictBlock, "c::regress: regression"},
 		{"many unread", []TestInput{clean}, many, "", VerdictInconclusive, "13 result file(s)"},
+		// Results that hold no test compare nothing: not a pass either.
+		{"nothing compared", nil, nil, "", VerdictInconclusive, "no test was compared"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, err := Evaluate(Input{Tests: tc.tests, Collected: &Counts{Base: 4, Head: 4}, Unread: tc.unread}, Options{OnInconclusive: tc.policy})
