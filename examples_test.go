@@ -9,7 +9,8 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// TestExamples keeps the quickstarts in examples/ pasteable: actionlint
+// TestExamples keeps the quickstarts in examples/ and the README's
+// workflow pasteable: actionlint
 // (in .ci/run) checks them as workflows but cannot see this action's
 // inputs, so this test checks what it cannot. Every flakegate step sets
 // only inputs action.yml declares; every workflow states its permissions
@@ -23,6 +24,19 @@ func TestExamples(t *testing.T) {
 	if err != nil || len(paths) < 4 {
 		t.Fatalf("examples: %v, %d workflows", err, len(paths))
 	}
+	// The README's workflow, the first YAML block of "As a GitHub Action",
+	// is checked as the examples are.
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "## As a GitHub Action")
+	_, block, ok2 := strings.Cut(after, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README: no workflow in its section As a GitHub Action")
+	}
+	paths = append(paths, "README.md")
 	type step struct {
 		Uses string            `yaml:"uses"`
 		Run  string            `yaml:"run"`
@@ -35,6 +49,9 @@ func TestExamples(t *testing.T) {
 	for _, p := range paths {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			b, err := os.ReadFile(p)
+			if p == "README.md" {
+				b = []byte(block)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
