@@ -77,8 +77,11 @@ type Options struct {
 	// one given to New.
 	BlobClient *http.Client
 	// CommentAuthor is the login whose comments FindComment and
-	// UpsertComment may take as theirs; default any bot account. Set it
-	// when the token is a person's.
+	// UpsertComment (and whose issues FindIssue and UpsertIssue) may take
+	// as theirs. Default: the token's identity, that is any bot account (a
+	// GITHUB_TOKEN writes as github-actions[bot], an app as <app>[bot]) or,
+	// for a personal access token, its owner, whom GitHub is asked once
+	// (GET /user) when a person's marked comment or issue is found.
 	CommentAuthor string
 	// UserAgent defaults to "flakegate".
 	UserAgent string
@@ -149,6 +152,7 @@ type Client struct {
 	opts  Options
 	stats *counters
 	pace  *pacer
+	who   *identity // whom the token writes as, asked once (tokenLogin)
 }
 
 // New returns a Client that authenticates with token against the REST API
@@ -208,7 +212,7 @@ func New(token, baseURL string, hc *http.Client, opts Options) (*Client, error) 
 		Transport:     &retryTransport{base: blobBase, opts: opts, requests: &st.blobRequests, retries: &st.retries, blob: true, timeout: blob.Timeout},
 		CheckRedirect: blob.CheckRedirect,
 	}
-	return &Client{gh: gh, blob: blob, opts: opts, stats: st, pace: pace}, nil
+	return &Client{gh: gh, blob: blob, opts: opts, stats: st, pace: pace, who: &identity{}}, nil
 }
 
 // Stats returns the counters so far.

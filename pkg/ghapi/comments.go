@@ -38,10 +38,13 @@ func (c *Client) comments(ctx context.Context, repo Repo, issue int) ([]*github.
 
 // FindComment returns the comment that carries marker (a hidden HTML
 // comment such as "<!-- flakegate -->") and was written by us, or nil when
-// there is none. "Us" is Options.CommentAuthor when set, else any bot
-// account: a GITHUB_TOKEN writes as github-actions[bot], an app as
-// <app>[bot]. A person's comment that quotes the marker is never picked, so
-// it is never overwritten.
+// there is none. "Us" is Options.CommentAuthor when set. Otherwise it is
+// the identity of the token: a GITHUB_TOKEN writes as github-actions[bot]
+// and an app's token as <app>[bot], so a bot's comment is ours; a personal
+// access token (classic or fine-grained) writes as its owner, a User, so
+// that user's comment is ours too (see pickOurs). A person's comment that
+// quotes the marker is never picked, so it is never overwritten, unless
+// that person owns the token.
 func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker string) (*Comment, error) {
 	if marker == "" {
 		return nil, fmt.Errorf("comment marker: must not be empty")
@@ -50,19 +53,17 @@ func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker s
 	if err != nil {
 		return nil, err
 	}
+	var marked []*github.IssueComment
 	for _, cm := range cs {
-		if strings.Contains(cm.GetBody(), marker) && c.ours(cm.GetUser()) {
-			return commentOf(cm), nil
+		if strings.Contains(cm.GetBody(), marker) {
+			marked = append(marked, cm)
 		}
 	}
-	return nil, nil
-}
-
-func (c *Client) ours(u *github.User) bool {
-	if c.opts.CommentAuthor != "" {
-		return strings.EqualFold(u.GetLogin(), c.opts.CommentAuthor)
+	cm, err := pickOurs(ctx, c, marked, (*github.IssueComment).GetUser)
+	if err != nil {
+		return nil, fmt.Errorf("comments of %s#%d: %w", repo, issue, err)
 	}
-	return u.GetType() == "Bot"
+	return commentOf(cm), nil
 }
 
 // CreateComment posts a comment on an issue or pull request.

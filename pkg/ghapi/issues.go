@@ -59,8 +59,11 @@ func (c *Client) issues(ctx context.Context, repo Repo, state string, labels []s
 	return out, nil
 }
 
-// FindIssue returns the open issue whose body carries marker, or nil. labels
-// narrow the search on the server side.
+// FindIssue returns the open issue whose body carries marker and that we
+// opened, or nil. labels narrow the search on the server side. "We" is
+// decided as for FindComment: a person's issue that quotes the marker is
+// never picked, so it is never edited or closed, unless that person owns
+// the token.
 func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels []string) (*Issue, error) {
 	if marker == "" {
 		return nil, fmt.Errorf("issue marker: must not be empty")
@@ -69,12 +72,17 @@ func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels
 	if err != nil {
 		return nil, err
 	}
+	var marked []*github.Issue
 	for _, is := range issues {
 		if strings.Contains(is.GetBody(), marker) {
-			return issueOf(is), nil
+			marked = append(marked, is)
 		}
 	}
-	return nil, nil
+	is, err := pickOurs(ctx, c, marked, (*github.Issue).GetUser)
+	if err != nil {
+		return nil, fmt.Errorf("issues of %s: %w", repo, err)
+	}
+	return issueOf(is), nil
 }
 
 // CreateIssue opens an issue.

@@ -60,6 +60,7 @@ var routes = []route{
 	{"PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", (*Server).updateCheckRun},
 	{"GET", "/repos/{owner}/{repo}/contents/{path}", (*Server).getContents},
 	{"POST", "/repos/{owner}/{repo}/statuses/{sha}", (*Server).createStatus},
+	{"GET", "/user", (*Server).getAuthenticatedUser},
 }
 
 // Routes lists "METHOD /template" for every REST operation the fake serves.
@@ -93,10 +94,12 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request, body []byte) 
 				srv := r.Context().Value(ctxServer{}).(*Server)
 				srv.mu.Lock()
 				defer srv.mu.Unlock()
-				st := srv.repo(r.PathValue("owner"), r.PathValue("repo"))
-				if st == nil {
-					writeError(w, http.StatusNotFound, "Not Found", "")
-					return
+				var st *repoState // nil for routes outside a repository (GET /user)
+				if strings.HasPrefix(rt.template, "/repos/") {
+					if st = srv.repo(r.PathValue("owner"), r.PathValue("repo")); st == nil {
+						writeError(w, http.StatusNotFound, "Not Found", "")
+						return
+					}
 				}
 				rt.handle(srv, w, r, st, r.Context().Value(ctxBody{}).([]byte))
 			})
@@ -592,7 +595,8 @@ func (s *Server) createComment(w http.ResponseWriter, r *http.Request, st *repoS
 		return
 	}
 	now := s.now().UTC().Truncate(time.Second)
-	c := &Comment{ID: s.newID(), Issue: int(n), Body: *in.Body, User: actionsBotLogin, Bot: true, CreatedAt: now, UpdatedAt: now}
+	user, bot := s.author(r)
+	c := &Comment{ID: s.newID(), Issue: int(n), Body: *in.Body, User: user, Bot: bot, CreatedAt: now, UpdatedAt: now}
 	st.comments = append(st.comments, c)
 	created(w, s.commentJSON(st, c))
 }
@@ -618,6 +622,24 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request, st *repoSta
 	c.Body = *in.Body
 	c.UpdatedAt = s.now().UTC().Truncate(time.Second)
 	writeJSON(w, http.StatusOK, s.commentJSON(st, c))
+}
+
+// --- the authenticated user ---
+
+// docsAuthenticatedUser is the documentation link of GET /user's errors.
+const docsAuthenticatedUser = "https://docs.github.com/rest/users/users#get-the-authenticated-user"
+
+// getAuthenticatedUser answers GET /user: the owner of a personal access
+// token, in the public view (user_view_type "public"), or, for a
+// GITHUB_TOKEN-like token, 403 "Resource not accessible by integration", as
+// GitHub answers an installation token.
+func (s *Server) getAuthenticatedUser(w http.ResponseWriter, r *http.Request, _ *repoState, _ []byte) {
+	login, ok := s.owners[bearer(r.Header.Get("Authorization"))]
+	if !ok {
+		writeError(w, http.StatusForbidden, resourceNotAccessible, docsAuthenticatedUser)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.publicUserJSON(login))
 }
 
 func (s *Server) listIssues(w http.ResponseWriter, r *http.Request, st *repoState, _ []byte) {
@@ -708,7 +730,8 @@ func (s *Server) createIssue(w http.ResponseWriter, r *http.Request, st *repoSta
 		validationFailed(w, "Issue", "body", fmt.Sprintf("body is too long (maximum is %d characters)", maxCommentChars))
 		return
 	}
-	is := Issue{Title: *in.Title, User: actionsBotLogin, Labels: labelNames(in.Labels)}
+	user, _ := s.author(r)
+	is := Issue{Title: *in.Title, User: user, Labels: labelNames(in.Labels)}
 	if in.Body != nil {
 		is.Body = *in.Body
 	}

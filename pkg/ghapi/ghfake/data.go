@@ -101,10 +101,13 @@ type Issue struct {
 
 // Comment is an issue or pull request comment.
 type Comment struct {
-	ID        int64 // assigned when 0
-	Issue     int
-	Body      string
-	User      string // default "octocat"; "github-actions[bot]" for comments made with a token
+	ID    int64 // assigned when 0
+	Issue int
+	Body  string
+	// User defaults to "octocat". A comment made through the API is by
+	// whom its token writes as: github-actions[bot] (Bot) for Token and the
+	// like, the owner for a personal access token (UserToken, AddUserToken).
+	User      string
 	Bot       bool
 	CreatedAt time.Time
 	UpdatedAt time.Time

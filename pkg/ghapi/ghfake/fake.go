@@ -13,6 +13,14 @@
 //     and FinalizeArtifact calls, authenticated by a runtime token
 //     (RuntimeToken) whose scp claim names the backend ids.
 //
+// Tokens say who acts. Token and ReadOnlyToken (and AddToken's) act like a
+// GITHUB_TOKEN: what they create is github-actions[bot]'s (type Bot), and
+// GET /user answers them 403 "Resource not accessible by integration", as
+// GitHub answers every installation token. UserToken (and AddUserToken's)
+// act like a person's personal access token, classic or fine-grained: what
+// they create is that person's (type User), and GET /user returns that
+// person.
+//
 // Faults can be injected (Inject): N server errors, 429 with Retry-After,
 // secondary rate limits, an exhausted primary rate limit, redirects,
 // dropped connections (before the answer or mid-body), and latency
@@ -58,6 +66,12 @@ const (
 	// ReadOnlyToken may only read, like the token of a PR from a fork: every
 	// write answers 403 "Resource not accessible by integration".
 	ReadOnlyToken = "ghs_fakeReadOnlyToken0123456789abcdefghijk"
+	// UserToken may read and write, like a personal access token of
+	// UserLogin's: comments and issues made with it are UserLogin's, a
+	// User's, and GET /user returns UserLogin.
+	UserToken = "ghp_fakePersonalAccessToken0123456789abcd"
+	// UserLogin owns UserToken.
+	UserLogin = "monalisa"
 )
 
 // Host names one of the fake's servers.
@@ -125,7 +139,8 @@ type Server struct {
 	mu                  sync.Mutex
 	now                 func() time.Time
 	latency             time.Duration
-	tokens              map[string]bool // token → read-only
+	tokens              map[string]bool   // token → read-only
+	owners              map[string]string // a personal access token → its owner's login
 	repos               map[string]*repoState
 	nextID              int64
 	faults              []*faultState
@@ -180,7 +195,8 @@ func Start() *Server {
 	s := &Server{
 		spec:          spec,
 		now:           time.Now,
-		tokens:        map[string]bool{Token: false, ReadOnlyToken: true},
+		tokens:        map[string]bool{Token: false, ReadOnlyToken: true, UserToken: false},
+		owners:        map[string]string{UserToken: UserLogin},
 		repos:         map[string]*repoState{},
 		nextID:        1000,
 		rateLimit:     DefaultRateLimit,
@@ -242,11 +258,32 @@ func (s *Server) SetSignedURLTTL(d time.Duration) {
 	s.signedURLTTL = d
 }
 
-// AddToken makes the fake accept token, read-only or not.
+// AddToken makes the fake accept token, read-only or not, as a
+// GITHUB_TOKEN: it writes as github-actions[bot] and may not ask GET /user.
 func (s *Server) AddToken(token string, readOnly bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens[token] = readOnly
+	delete(s.owners, token)
+}
+
+// AddUserToken makes the fake accept token as a personal access token of
+// the user login: it may read and write, what it creates is login's (type
+// User), and GET /user returns login.
+func (s *Server) AddUserToken(token, login string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens[token] = false
+	s.owners[token] = login
+}
+
+// author is whom a request's token writes as: the owner of a personal
+// access token, else github-actions[bot]. s.mu must be held.
+func (s *Server) author(r *http.Request) (login string, bot bool) {
+	if login, ok := s.owners[bearer(r.Header.Get("Authorization"))]; ok {
+		return login, false
+	}
+	return actionsBotLogin, true
 }
 
 // SetResponseHook lets a test rewrite REST response bodies before they are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -141,6 +142,17 @@ func TestEveryRouteValidates(t *testing.T) {
 			_, _, err := gh.Repositories.CreateStatus(ctx, o, r, pr.HeadSHA, &github.RepoStatus{State: github.String("success"), Context: github.String("flakegate"), Description: github.String("ok")})
 			return err
 		}},
+		{"user of a personal token", func() error {
+			_, _, err := newClient(t, s, ghfake.UserToken).Users.Get(ctx, "")
+			return err
+		}},
+		{"user of a GITHUB_TOKEN: 403", func() error {
+			_, resp, err := gh.Users.Get(ctx, "")
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				return fmt.Errorf("got %v, want 403", err)
+			}
+			return nil
+		}},
 	}
 	for _, st := range steps {
 		if err := st.call(); err != nil {
@@ -240,6 +252,82 @@ func TestValidatorCatchesMalformedTraffic(t *testing.T) {
 			}
 			if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, tc.problem) }) {
 				t.Errorf("violations %q, want one containing %q", lines, tc.problem)
+			}
+		})
+	}
+}
+
+// TestTokenIdentity: a GITHUB_TOKEN-like token writes as github-actions[bot]
+// and GET /user refuses it as GitHub refuses installation tokens; a
+// personal access token writes as its owner, a User, whom GET /user names.
+func TestTokenIdentity(t *testing.T) {
+	s := ghfake.New(t)
+	repo := s.Repo("octo/app")
+	pr := repo.AddPullRequest(ghfake.PullRequest{})
+	s.AddUserToken("github_pat_fakeFineGrained", "Hubot-Person")
+	s.AddToken("ghs_fakeAppInstallation", false)
+	ctx := context.Background()
+	type who struct {
+		Login, Type string
+		Status      int
+		Message     string
+	}
+	tests := []struct {
+		name, token string
+		user        who // GET /user: login, type; status and message when refused
+		author      who // of the comment and the issue the token creates
+	}{
+		{"GITHUB_TOKEN", ghfake.Token,
+			who{Status: 403, Message: "Resource not accessible by integration"}, who{Login: "github-actions[bot]", Type: "Bot"}},
+		{"added installation token", "ghs_fakeAppInstallation",
+			who{Status: 403, Message: "Resource not accessible by integration"}, who{Login: "github-actions[bot]", Type: "Bot"}},
+		{"read-only token", ghfake.ReadOnlyToken,
+			who{Status: 403, Message: "Resource not accessible by integration"}, who{}},
+		{"personal access token", ghfake.UserToken,
+			who{Login: ghfake.UserLogin, Type: "User", Status: 200}, who{Login: ghfake.UserLogin, Type: "User"}},
+		{"added fine-grained token", "github_pat_fakeFineGrained",
+			who{Login: "Hubot-Person", Type: "User", Status: 200}, who{Login: "Hubot-Person", Type: "User"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			gh := newClient(t, s, tc.token)
+			u, resp, err := gh.Users.Get(ctx, "")
+			got := who{Login: u.GetLogin(), Type: u.GetType()}
+			if resp != nil {
+				got.Status = resp.StatusCode
+			}
+			var er *github.ErrorResponse
+			if errors.As(err, &er) {
+				got.Message = er.Message
+				if want := "https://docs.github.com/rest/users/users#get-the-authenticated-user"; er.DocumentationURL != want {
+					t.Errorf("documentation_url %q, want %q", er.DocumentationURL, want)
+				}
+			}
+			if diff := cmp.Diff(tc.user, got); diff != "" {
+				t.Errorf("GET /user (-want +got):\n%s", diff)
+			}
+			if err == nil && u.GetID() == 0 {
+				t.Errorf("GET /user: no id")
+			}
+			if tc.author == (who{}) {
+				return
+			}
+			cm, _, err := gh.Issues.CreateComment(ctx, "octo", "app", pr.Number, &github.IssueComment{Body: github.String("hi")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			is, _, err := gh.Issues.Create(ctx, "octo", "app", &github.IssueRequest{Title: github.String("t")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for what, u := range map[string]*github.User{"comment": cm.GetUser(), "issue": is.GetUser()} {
+				if got := (who{Login: u.GetLogin(), Type: u.GetType()}); got != tc.author {
+					t.Errorf("%s author %+v, want %+v", what, got, tc.author)
+				}
+			}
+			stored := repo.Comments(pr.Number)
+			if last := stored[len(stored)-1]; last.User != tc.author.Login || last.Bot != (tc.author.Type == "Bot") {
+				t.Errorf("stored comment by %q (bot %v), want %+v", last.User, last.Bot, tc.author)
 			}
 		})
 	}

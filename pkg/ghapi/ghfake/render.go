@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 )
@@ -51,6 +52,20 @@ func (s *Server) userJSON(login string, bot bool) obj {
 		"repos_url": u + "/repos", "events_url": u + "/events{/privacy}",
 		"received_events_url": u + "/received_events", "type": typ, "site_admin": false,
 	}
+}
+
+// publicUserJSON is a user as GET /user shows it without access to the
+// private profile (public-user).
+func (s *Server) publicUserJSON(login string) obj {
+	u := s.userJSON(login, false)
+	joined := ts(time.Date(2011, 1, 25, 18, 44, 36, 0, time.UTC))
+	profile := obj{
+		"user_view_type": "public", "name": nil, "company": nil, "blog": "", "location": nil,
+		"email": nil, "hireable": nil, "bio": nil, "public_repos": 0, "public_gists": 0,
+		"followers": 0, "following": 0, "created_at": joined, "updated_at": joined,
+	}
+	maps.Copy(u, profile)
+	return u
 }
 
 var repoURLTemplates = [][2]string{
@@ -355,7 +370,7 @@ func (s *Server) issueJSON(st *repoState, is *Issue, pr *PullRequest) obj {
 		"repository_url": s.apiBase + "/repos/" + st.fullName(),
 		"labels_url":     u + "/labels{/name}", "comments_url": u + "/comments", "events_url": u + "/events",
 		"html_url": html, "number": is.Number, "state": is.State, "title": is.Title, "body": body,
-		"user": s.userJSON(is.User, false), "labels": s.labelsJSON(st, is.Labels), "assignee": nil,
+		"user": s.userJSON(is.User, strings.HasSuffix(is.User, "[bot]")), "labels": s.labelsJSON(st, is.Labels), "assignee": nil,
 		"assignees": []any{}, "milestone": nil, "locked": false, "comments": comments,
 		"closed_at": closedAt, "created_at": ts(is.CreatedAt), "updated_at": ts(is.UpdatedAt),
 		"author_association": "OWNER",

@@ -37,6 +37,7 @@ const OPERATIONS = [
   ["patch", "/repos/{owner}/{repo}/check-runs/{check_run_id}"],
   ["get", "/repos/{owner}/{repo}/contents/{path}"],
   ["post", "/repos/{owner}/{repo}/statuses/{sha}"],
+  ["get", "/user"],
 ];
 
 // Schema keywords that the Go validator understands or that document a type.
