@@ -78,6 +78,12 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if *jsonFile == "-" {
 		return usagef("--json -: want a file name; --format json prints the JSON report on standard output")
 	}
+	if *workers < 0 {
+		return usagef("--workers %d: want 0 (one per CPU) or a positive number", *workers)
+	}
+	if opts.Now, err = now(env); err != nil {
+		return err
+	}
 	if err := opts.Validate(); err != nil {
 		return usagef("%v", err)
 	}
@@ -100,7 +106,6 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	opts.Now = now(env)
 	rep, err := score.Score(h, opts)
 	if err != nil {
 		return usagef("%v", err)
@@ -164,14 +169,18 @@ func addOwners(rep *score.Report, file string, stderr io.Writer) error {
 	return nil
 }
 
-// now reads the clock, or SOURCE_DATE_EPOCH for reproducible reports.
-func now(env Env) time.Time {
+// now reads the clock, or SOURCE_DATE_EPOCH for reproducible reports; a
+// value that is not an integer number of seconds is an error, as the
+// reproducible-builds specification asks.
+func now(env Env) (time.Time, error) {
 	if s := env.Getenv("SOURCE_DATE_EPOCH"); s != "" {
-		if sec, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return time.Unix(sec, 0).UTC()
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return time.Time{}, usagef("SOURCE_DATE_EPOCH=%q: want the number of seconds since 1970-01-01 UTC, or unset it for the clock", s)
 		}
+		return time.Unix(sec, 0).UTC(), nil
 	}
-	return time.Now().UTC()
+	return time.Now().UTC(), nil
 }
 
 // writeReports writes every file format into dir.

@@ -107,6 +107,10 @@ func Main(ctx context.Context, env Env) int {
 	name, args := env.Args[0], env.Args[1:]
 	switch name {
 	case "version", "--version":
+		if len(args) > 0 {
+			fmt.Fprintf(env.Stderr, "flakegate version: unexpected argument %q: the command takes none\n", args[0])
+			return 2
+		}
 		fmt.Fprintf(env.Stdout, "flakegate %s\n", version())
 		return 0
 	case "help", "-h", "--help":

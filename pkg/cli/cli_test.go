@@ -215,6 +215,13 @@ func TestGateCLI(t *testing.T) {
 		t.Fatalf("a head file cut short, on-inconclusive fail: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
+	// SOURCE_DATE_EPOCH that is no number of seconds is refused, not
+	// ignored.
+	for _, args := range [][]string{{"analyze", dir}, {"gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "ok")}, {"ledger", "verify", jsonPath}} {
+		if r := run(t, map[string]string{"SOURCE_DATE_EPOCH": "yesterday"}, args...); r.code != 2 || !strings.Contains(r.stderr, `SOURCE_DATE_EPOCH="yesterday": want the number of seconds since 1970-01-01 UTC`) {
+			t.Errorf("%v with a bad SOURCE_DATE_EPOCH: exit %d, stderr %s", args, r.code, r.stderr)
+		}
+	}
 	// A ledger path that names no file is said: a misspelt one reads
 	// the same as no ledger.
 	r = run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "ok"), "--history", filepath.Join(dir, "hist"),
@@ -238,6 +245,9 @@ func TestGateCLI(t *testing.T) {
 		{[]string{"gate", "--base", dir, "--head", dir, "--json", "-"}, "--json -: want a file name"},
 		{[]string{"analyze", "--json", "-", dir}, "--json -: want a file name; --format json prints the JSON report"},
 		{[]string{"ledger", "bogus"}, `unknown command "bogus": the one command is verify`},
+		{[]string{"analyze", "--workers", "-3", dir}, "--workers -3: want 0 (one per CPU) or a positive number"},
+		{[]string{"version", "extra"}, `flakegate version: unexpected argument "extra"`},
+		{[]string{"gate", "--base", dir, "--head", dir, "--first-look", "30", "--max-runs", "20"}, "first-look = 30: want at most max-runs (20)"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--on-inconclusive", "maybe"}, `invalid value "maybe" for flag -on-inconclusive: accepted values are neutral, fail, pass`},
 		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "1"}, "p1 = 1: want a number above 0.5 and below 1"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--p1", "0.3"}, "p1 = 0.3: want a number above 0.5 and below 1"},

@@ -81,7 +81,11 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		return usagef("%v", err)
 	}
 
-	in := gate.Input{Labels: labels, Now: now(env)}
+	t, err := now(env)
+	if err != nil {
+		return err
+	}
+	in := gate.Input{Labels: labels, Now: t}
 	sides := map[string]*history.History{}
 	for _, s := range []struct {
 		flag  string
@@ -257,7 +261,11 @@ func ledgerCmd(env Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	problems := ledger.VerifyFile(path, data, now(env))
+	t, err := now(env)
+	if err != nil {
+		return err
+	}
+	problems := ledger.VerifyFile(path, data, t)
 	for _, p := range problems {
 		fmt.Fprintln(env.Stderr, render.Plain(p.String()))
 	}

@@ -195,6 +195,9 @@ func (o Options) Check() error {
 	if o.FirstLook < 0 {
 		bad("first-look", o.FirstLook, fmt.Sprintf("want 0 (the default, %d) or a positive integer", DefaultFirstLook))
 	}
+	if budget := cmp.Or(o.MaxRuns, DefaultMaxRuns); o.FirstLook > budget && o.MaxRuns >= 0 && o.MaxRuns <= MaxMaxRuns {
+		bad("first-look", o.FirstLook, fmt.Sprintf("want at most max-runs (%d): the first look is one of the schedule's", budget))
+	}
 	for _, p := range o.ProtectedPaths {
 		if err := validPattern(p); err != nil {
 			bad("protected-paths", p, err.Error())
