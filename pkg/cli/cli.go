@@ -62,7 +62,9 @@ Usage:
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--expired-ledger fail|warn] [--json FILE]
   flakegate matrix --base REV [--head REV] [-k 20] [--initial 5] --junit PATH
-      [--results DIR] [--history GLOB] [--alpha-pr 0.05] [--json FILE] -- CMD...
+      [--results DIR] [--history GLOB] [--alpha-pr 0.05] [--json FILE]
+      [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
+      -- CMD...
   flakegate ledger verify [FILE]
   flakegate version
 

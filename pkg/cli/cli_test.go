@@ -662,3 +662,51 @@ func TestAnalyzeManyLegsSaid(t *testing.T) {
 		t.Errorf("stderr does not say so:\n%s", r.stderr)
 	}
 }
+
+// TestReadmeSynopsis: every flag a command takes is in the README's
+// synopsis and in flakegate's usage.
+func TestReadmeSynopsis(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(b), "## Command line\n\n```\n")
+	synopsis, _, ok := strings.Cut(after, "```")
+	if !ok {
+		t.Fatal("README has no synopsis")
+	}
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z0-9-]+)`)
+	for _, cmd := range []string{"analyze", "gate", "matrix", "demo"} {
+		r := run(t, nil, cmd, "-h")
+		names := flagLine.FindAllStringSubmatch(r.stdout+r.stderr, -1)
+		if len(names) == 0 {
+			t.Fatalf("%s -h lists no flags:\n%s%s", cmd, r.stdout, r.stderr)
+		}
+		var line string
+		for _, l := range strings.Split(synopsis, "flakegate ") {
+			if strings.HasPrefix(l, cmd+" ") {
+				line = l
+			}
+		}
+		for _, m := range names {
+			f := m[1]
+			want := "--" + f
+			if len(f) == 1 {
+				want = "-" + f
+			}
+			if !strings.Contains(line, want+" ") && !strings.Contains(line, want+"]") {
+				t.Errorf("README's synopsis of %s lacks %s", cmd, want)
+			}
+			if !strings.Contains(usageOf(cmd), want) {
+				t.Errorf("flakegate's usage of %s lacks %s", cmd, want)
+			}
+		}
+	}
+}
+
+// usageOf is the part of flakegate's usage about cmd.
+func usageOf(cmd string) string {
+	_, after, _ := strings.Cut(usage, "  flakegate "+cmd+" ")
+	text, _, _ := strings.Cut(after, "\n  flakegate ")
+	return text
+}
