@@ -9,25 +9,50 @@ import (
 )
 
 // guard is the one sanitiser every line the command line prints passes
-// through: the step log of a GitHub workflow obeys any line that starts with
-// "::" (after blanks) as a workflow command, and a test name or message is
-// untrusted text. A line that would start so gets a backslash in front;
-// terminal controls (ESC and the other C0 and C1 controls but tab and line
+// through: the step log of a GitHub workflow obeys workflow commands in it,
+// and a test name or message is untrusted text. The runner reads two forms
+// (actions/runner, src/Runner.Worker/ActionCommandManager.cs and
+// src/Runner.Common/ActionCommand.cs):
+//
+//   - "::name ...::data" at the start of a line after String.TrimStart,
+//     which removes any Unicode white space (U+00A0 and U+2003 too, not
+//     only blanks). A line that would start so gets a backslash in front.
+//     Zero-width spaces before or between the colons are looked through,
+//     as the runner's culture-aware StartsWith may skip them.
+//   - "##[name ...]data" anywhere in a line. A zero-width space goes
+//     between the "##" and the "[": the runner then finds no "##[", and a
+//     search that skipped the space would read the name from the "[" on,
+//     which names no command. A reader sees nothing.
+//
+// Terminal controls (ESC and the other C0 and C1 controls but tab and line
 // feed, and invisible formatting characters such as bidirectional
 // overrides) are dropped, so that a name cannot recolour a terminal or
-// reorder what a reviewer reads.
+// reorder what a reviewer reads. The zero-width space (U+200B) is the one
+// formatting character kept: the Markdown renderer puts it after an @ and
+// inside autolinks (render.EscapeMarkdown) so that GitHub pings no one and
+// links nothing, and `--format md` on stdout must read as report.md does.
+// It cannot reorder text or drive a terminal.
 //
 // The matrix driver passes the test command's own output around it: that is
 // the user's program speaking, as it would without flakegate.
 type guard struct {
 	w      io.Writer
 	start  bool   // at the start of a line
-	lead   []byte // blanks held at the start of a line
-	colons int    // leading colons held after them
+	lead   []byte // blanks, zero-width spaces and a colon held at the start of a line
+	colons int    // leading colons held in lead
+	hashes int    // '#' last written on the line, zero-width spaces looked through
 	part   []byte // the start of a character cut by the end of a write
 	joined []byte // part and the next write, joined
 	buf    []byte
 }
+
+// zwsp is ZERO WIDTH SPACE, the one formatting character (Unicode Cf) the
+// guard keeps: see guard.
+const zwsp = '\u200b'
+
+// legacyCommand starts a workflow command of the old form, anywhere in a
+// line.
+var legacyCommand = []byte("##[")
 
 func newGuard(w io.Writer) *guard { return &guard{w: w, start: true} }
 
@@ -39,7 +64,7 @@ func (g *guard) Write(p []byte) (int, error) {
 		// Whole lines that pass unchanged, the bulk of a report, are
 		// written as they are, with the end of a line begun in the last
 		// write and the blanks held from it.
-		if n := cleanLines(p, !g.start); n > 0 {
+		if n := passLines(p, !g.start); n > 0 {
 			if len(g.lead) > 0 {
 				if _, err := g.w.Write(g.lead); err != nil {
 					return 0, err
@@ -66,7 +91,7 @@ func (g *guard) Write(p []byte) (int, error) {
 			// Lines pass whole here only after a line filtered to its
 			// end (the first turn finds what Write's start did not), so
 			// a line begins and no blanks are held.
-			if n := cleanLines(p, false); n > 0 {
+			if n := passLines(p, false); n > 0 {
 				g.buf = append(g.buf, p[:n]...)
 				p = p[n:]
 				continue
@@ -86,8 +111,22 @@ func (g *guard) Write(p []byte) (int, error) {
 }
 
 // whole reports whether the guard may look at whole lines: it holds no
-// colon of a line's start and no part of a character.
-func (g *guard) whole() bool { return (!g.start || g.colons == 0) && len(g.part) == 0 }
+// colon of a line's start and no part of a character, and what it wrote of
+// the line does not end in a '#' that the next write could make "##[".
+func (g *guard) whole() bool {
+	return (!g.start || g.colons == 0) && g.hashes == 0 && len(g.part) == 0
+}
+
+// passLines returns the length of the longest prefix of p made of lines
+// that the guard passes unchanged: cleanLines, up to the line of the first
+// "##[". midLine is as for cleanLines.
+func passLines(p []byte, midLine bool) int {
+	n := cleanLines(p, midLine)
+	if k := bytes.Index(p[:n], legacyCommand); k >= 0 {
+		n = bytes.LastIndexByte(p[:k], '\n') + 1
+	}
+	return n
+}
 
 // cleanLines returns the length of the longest prefix of p made of lines,
 // each ended by a line feed, that the guard passes unchanged: printable
@@ -175,13 +214,13 @@ func (g *guard) filterInto(p []byte) {
 	for i := 0; i < len(p); {
 		if !g.start {
 			// Printable ASCII inside a line, the bulk of any output, is
-			// copied as it is.
+			// copied as it is, but for "##[".
 			j := i
 			for j < len(p) && p[j] >= 0x20 && p[j] < 0x7f {
 				j++
 			}
 			if j > i {
-				g.buf = append(g.buf, p[i:j]...)
+				g.appendText(p[i:j])
 				i = j
 				continue
 			}
@@ -210,43 +249,83 @@ func (g *guard) filterInto(p []byte) {
 		if r == '\n' {
 			g.flushLead(false)
 			g.buf = append(g.buf, '\n')
-			g.start = true
+			g.start, g.hashes = true, 0
 			continue
 		}
-		if r != '\t' && (r < 0x20 || r == 0x7f || r >= utf8.RuneSelf && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))) {
+		if r != '\t' && (r < 0x20 || r == 0x7f || r >= utf8.RuneSelf && r != zwsp && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))) {
 			continue
 		}
 		if g.start {
 			switch {
-			case g.colons == 0 && (r == ' ' || r == '\t'):
-				g.lead = append(g.lead, byte(r))
+			case r == zwsp || g.colons == 0 && unicode.IsSpace(r):
+				g.lead = utf8.AppendRune(g.lead, r)
 				continue
 			case r == ':' && g.colons == 0:
+				g.lead = append(g.lead, ':')
 				g.colons = 1
 				continue
-			case r == ':' && g.colons == 1:
+			case r == ':':
 				g.flushLead(true)
-				g.buf = append(g.buf, "::"...)
+				g.buf = append(g.buf, ':')
 				g.start = false
 				continue
 			}
 			g.flushLead(false)
 			g.start = false
 		}
+		switch {
+		case r == '#':
+			g.hashes = min(g.hashes+1, 2)
+		case r == '[' && g.hashes == 2:
+			g.buf = utf8.AppendRune(g.buf, zwsp)
+			g.hashes = 0
+		case r != zwsp:
+			g.hashes = 0
+		}
 		g.buf = utf8.AppendRune(g.buf, r)
 	}
 }
 
-// flushLead writes the held blanks and colon, with a backslash in front
-// when the line would start a workflow command.
+// appendText adds s, printable ASCII inside a line, to buf, with a
+// zero-width space before each '[' that follows "##".
+func (g *guard) appendText(s []byte) {
+	for {
+		k := bytes.IndexByte(s, '[')
+		if k < 0 {
+			g.buf = append(g.buf, s...)
+			g.hashes = trailingHashes(s, g.hashes)
+			return
+		}
+		g.buf = append(g.buf, s[:k]...)
+		if trailingHashes(s[:k], g.hashes) == 2 {
+			g.buf = utf8.AppendRune(g.buf, zwsp)
+		}
+		g.buf = append(g.buf, '[')
+		g.hashes = 0
+		s = s[k+1:]
+	}
+}
+
+// trailingHashes returns how many '#' end s, and n more when s is all '#',
+// counting to 2 at most.
+func trailingHashes(s []byte, n int) int {
+	i := len(s)
+	for i > 0 && len(s)-i < 2 && s[i-1] == '#' {
+		i--
+	}
+	if i == 0 {
+		return min(n+len(s), 2)
+	}
+	return len(s) - i
+}
+
+// flushLead writes what is held at the start of a line, with a backslash
+// in front when the line would start a workflow command.
 func (g *guard) flushLead(command bool) {
 	if command {
 		g.buf = append(g.buf, '\\')
 	}
 	g.buf = append(g.buf, g.lead...)
-	if g.colons == 1 && !command {
-		g.buf = append(g.buf, ':')
-	}
 	g.lead, g.colons = g.lead[:0], 0
 }
 
