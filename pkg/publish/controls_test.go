@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // TestLogDropsControls: annotation titles, files and messages, and info
@@ -27,5 +28,25 @@ func TestLogDropsControls(t *testing.T) {
 	}
 	if !strings.Contains(out, "line 2") {
 		t.Errorf("the message's second line is lost:\n%q", out)
+	}
+}
+
+// TestLogNoLegacyCommand: the runner also reads "##[name]data" anywhere in
+// a line; an info line carrying one (a path or message from an artifact)
+// reaches the log with a zero-width space after the "##", and lines that
+// begin with white space before "::" get the backslash.
+func TestLogNoLegacyCommand(t *testing.T) {
+	var b bytes.Buffer
+	l := NewLog(&b, func(string) string { return "" })
+	l.Infof("skipped %s: %s", "a/##[error]pwned.xml", "##[stop-commands]tok")
+	l.Infof("%s", "\u00a0\u2003::error::x")
+	out := b.String()
+	if strings.Contains(out, "##[") || !strings.Contains(out, "a/##\u200b[error]pwned.xml: ##\u200b[stop-commands]tok") {
+		t.Errorf("a legacy command reaches the log:\n%q", out)
+	}
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		if strings.HasPrefix(strings.TrimLeftFunc(line, unicode.IsSpace), "::") {
+			t.Errorf("line starts a workflow command: %q", line)
+		}
 	}
 }

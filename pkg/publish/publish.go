@@ -70,8 +70,13 @@ func (l *Log) Infof(format string, args ...any) {
 	l.a.Infof("%s\n", noCommand(render.Plain(fmt.Sprintf(format, args...))))
 }
 
-// noCommand keeps a log line from starting a workflow command.
+// noCommand keeps a log line from being a workflow command: one that
+// starts with "::" gets a backslash, and the runner's older form, "##["
+// anywhere in a line, a zero-width space after the "##" (as the CLI's
+// output guard writes it: no "##[" is left, and a search that skipped the
+// space would read the command's name from the "[", which names none).
 func noCommand(s string) string {
+	s = strings.ReplaceAll(s, "##[", "##\u200b[")
 	if strings.HasPrefix(strings.TrimLeft(s, " \t"), "::") {
 		return "\\" + s
 	}
