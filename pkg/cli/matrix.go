@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
@@ -86,8 +88,11 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	opt.Stdout, opt.Stderr, opt.Log = raw, raw, env.Stderr
 	rep, err := matrix.Run(ctx, opt)
+	if errors.Is(err, matrix.ErrUsage) {
+		return usagef("%v", strings.TrimPrefix(err.Error(), matrix.ErrUsage.Error()+": "))
+	}
 	if err != nil {
-		if rep != nil && rep.ResultsDir != "" {
+		if rep != nil && rep.ResultsDir != "" && len(rep.Runs) > 0 {
 			return fmt.Errorf("%w (the completed runs' JUnit files are in %s)", err, rep.ResultsDir)
 		}
 		return err

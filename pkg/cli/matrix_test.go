@@ -55,6 +55,29 @@ func TestMatrixCLI(t *testing.T) {
 	if r := run(t, nil, "matrix", "--base", "base", "--junit", "x.xml"); r.code != 2 || !strings.Contains(r.stderr, "a command after -- are required") {
 		t.Errorf("no command: exit %d: %s", r.code, r.stderr)
 	}
+	// What was asked is wrong: bad usage, exit 2.
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--base", "nosuchrev", "--junit", "out/junit.xml"}, `base revision "nosuchrev": not a commit`},
+		{[]string{"--base", "base", "--junit", "/etc/passwd"}, `junit path "/etc/passwd": must be relative`},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", results}, "not empty: give an empty or new directory"},
+	} {
+		args := append(append([]string{"matrix"}, tc.args...), "--", "sh", "run.sh")
+		if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) || strings.Contains(r.stderr, "bad usage") {
+			t.Errorf("%v: exit %d: %s", tc.args, r.code, r.stderr)
+		}
+	}
+	// A command that writes no JUnit file fails the first run; the
+	// temporary results directory it made is removed, not named.
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	r = run(t, nil, "matrix", "--base", "base", "--junit", "out/none.xml", "--", "true")
+	left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-matrix-results-*"))
+	if r.code != 1 || len(left) != 0 || strings.Contains(r.stderr, "JUnit files are in") {
+		t.Errorf("a run with no JUnit file: exit %d, left %v: %s", r.code, left, r.stderr)
+	}
 }
 
 // TestMatrixAndGateAgree runs the sequential driver, then `flakegate gate`

@@ -211,7 +211,19 @@ func (o Options) withDefaults() Options {
 }
 
 // validate reports the first bad option, naming it and what is accepted.
+// ErrUsage marks an error in what Run was asked (an option, a revision that
+// does not resolve, a results directory in use) rather than in the runs.
+var ErrUsage = errors.New("bad usage")
+
 func (o Options) validate() error {
+	if err := o.check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	return nil
+}
+
+// check is validate without the ErrUsage mark.
+func (o Options) check() error {
 	switch {
 	case o.Base == "":
 		return errors.New("base revision: required")
@@ -306,7 +318,7 @@ func (d *driver) run(ctx context.Context) error {
 	}{{Base, "base revision", opt.Base, &d.rep.Base}, {Head, "head revision", opt.Head, &d.rep.Head}} {
 		sha, err := d.repo.resolve(ctx, s.flag, s.rev)
 		if err != nil {
-			return err
+			return fmt.Errorf("%w: %w", ErrUsage, err)
 		}
 		d.shas[s.side] = sha
 		*s.dst = Revision{Rev: s.rev, SHA: sha}
@@ -406,6 +418,14 @@ func (d *driver) makeResultsDir() error {
 		if dir, err = os.MkdirTemp("", "flakegate-matrix-results-"); err != nil {
 			return fmt.Errorf("results directory: %w", err)
 		}
+		// Removed again if no run writes into it.
+		d.cleanup = append(d.cleanup, func(context.Context) error {
+			if len(d.rep.Runs) == 0 {
+				d.rep.ResultsDir = ""
+				return os.Remove(dir)
+			}
+			return nil
+		})
 	} else {
 		entries, err := os.ReadDir(dir)
 		switch {
@@ -416,7 +436,7 @@ func (d *driver) makeResultsDir() error {
 		case err != nil:
 			return fmt.Errorf("results directory: %w", err)
 		case len(entries) > 0:
-			return fmt.Errorf("results directory %s: not empty: give an empty or new directory, so that no earlier run's file is read as this experiment's", dir)
+			return fmt.Errorf("%w: results directory %s: not empty: give an empty or new directory, so that no earlier run's file is read as this experiment's", ErrUsage, dir)
 		}
 	}
 	abs, err := filepath.Abs(dir)
