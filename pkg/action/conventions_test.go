@@ -430,6 +430,10 @@ func TestTrackingIssueLifecycle(t *testing.T) {
 			`<testcase classname="tests.test_a" name="test_one"/></testsuite>`, i+1, 100+i)
 		os.WriteFile(filepath.Join(clean, fmt.Sprintf("run-%d.xml", i)), []byte(doc), 0o644)
 	}
+	// A window that held no test: nothing analysed is not "no flaky
+	// tests", and the issue stays open.
+	empty := t.TempDir()
+	os.WriteFile(filepath.Join(empty, "run.xml"), []byte(`<testsuite name="s"><properties><property name="commit_sha" value="c0ffee"/></properties></testsuite>`), 0o644)
 	report := func(from string) string {
 		r := newRunner(t, s, 1, "workflow_dispatch", map[string]any{"repository": map[string]any{"full_name": repoName}},
 			map[string]string{"mode": "report", "results": "history/*.xml", "upload-artifact": "false", "tracking-issue": "true"})
@@ -452,6 +456,7 @@ func TestTrackingIssueLifecycle(t *testing.T) {
 	}{
 		{"../../fixtures/history", "tracking issue created", []string{"open: flakegate: 3 flaky tests"}},
 		{"../../fixtures/history", "tracking issue updated", []string{"open: flakegate: 3 flaky tests"}},
+		{empty, "tracking issue left as it is: 0 tests analysed", []string{"open: flakegate: 3 flaky tests"}},
 		{clean, "tracking issue closed", []string{"closed: flakegate: no flaky tests"}},
 		{clean, "no flaky tests, and no open issue to close; none is opened", []string{"closed: flakegate: no flaky tests"}},
 		{"../../fixtures/history", "tracking issue created", []string{"closed: flakegate: no flaky tests", "open: flakegate: 3 flaky tests"}},

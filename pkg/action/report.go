@@ -93,7 +93,10 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	if a.cfg.UploadArtifact {
 		a.optional("Upload report artifact", func() error { return a.upload(ctx, files) })
 	}
-	if a.cfg.TrackingIssue {
+	if a.cfg.TrackingIssue && empty != "" {
+		// Nothing read is not "no flaky tests": the issue stays as it is.
+		a.log.Noticef("tracking issue left as it is: %s", empty)
+	} else if a.cfg.TrackingIssue {
 		a.optional("Tracking issue", func() error {
 			body, err := a.summary(rep, trend, ai, ev.Filtered, empty, issueBudget)
 			if err != nil {

@@ -321,7 +321,7 @@ func TrendMarkdown(w io.Writer, t *score.Trend) error {
 		title string
 		list  []score.TrendEntry
 	}{{"New", t.New}, {"Worse", t.Worsened}, {"Resolved", t.Resolved},
-		{"Not flagged now, on too few commits to tell (fewer than min-commits)", t.Unclear}, {"Better", t.Improved}} {
+		{"Not flagged now, on too few commits to tell (fewer than min-commits, or not run)", t.Unclear}, {"Better", t.Improved}} {
 		if len(s.list) == 0 {
 			continue
 		}

@@ -101,8 +101,9 @@ func TestTrendMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"Trend since the report of 2026-11-24", "1 new, 1 resolved, 0 worse, 0 better, 1 no longer flagged on too few commits to tell",
-		"**New**", "**Resolved**", "| 0.300 | not run | 0 |", "**Not flagged now, on too few commits to tell (fewer than min-commits)**", "| few | 0.400 | 0.667 | 3 |"} {
+	// A test not run in this window is not resolved: too few commits.
+	for _, want := range []string{"Trend since the report of 2026-11-24", "1 new, 0 resolved, 0 worse, 0 better, 2 no longer flagged on too few commits to tell",
+		"**New**", "| a | 0.300 | not run | 0 |", "**Not flagged now, on too few commits to tell (fewer than min-commits, or not run)**", "| few | 0.400 | 0.667 | 3 |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q:\n%s", want, out)
 		}

@@ -18,14 +18,16 @@ const minDelta = 0.05
 type Trend struct {
 	PreviousAt time.Time    `json:"previous_generated_at"`
 	New        []TrendEntry `json:"new"` // flagged now, not before
-	// Resolved: flagged before, not now, on at least min_commits commits
-	// (or not run at all). A test now told apart by project (a matrix's
+	// Resolved: flagged before, not now, on at least min_commits commits.
+	// A test now told apart by project (a matrix's
 	// legs: "c::n" became "c::n [junit-ubuntu]" and "c::n [junit-windows]")
 	// is resolved when none of its parts is flagged; a part flagged now
 	// is compared with the test it was.
 	Resolved []TrendEntry `json:"resolved"`
 	// Unclear: flagged before, not now, but on fewer than min_commits
-	// commits in this window: too few to call it resolved.
+	// commits in this window, or on none (Seen false: a quiet window, its
+	// artifacts left out, or a test deleted or renamed): too few to call
+	// it resolved. A report that read nothing resolves nothing.
 	Unclear    []TrendEntry `json:"unclear"`
 	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
 	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
@@ -41,8 +43,8 @@ type TrendEntry struct {
 	Name   string  `json:"name"`
 	Before float64 `json:"before"` // flake score in the previous report; 0 when absent
 	After  float64 `json:"after"`  // flake score now; 0 when absent
-	// Seen is false for a resolved test that no longer ran at all
-	// (deleted or renamed), rather than one that stopped failing.
+	// Seen is false for a test that did not run in this window at all,
+	// rather than one that stopped failing.
 	Seen bool `json:"seen"`
 	// Commits is the test's commits now.
 	Commits int `json:"commits"`
@@ -112,7 +114,7 @@ func Compare(prev, cur *Report) *Trend {
 		}
 		parts := refined[b.Name]
 		if len(parts) == 0 {
-			tr.Resolved = append(tr.Resolved, TrendEntry{Name: b.Name, Before: b.FlakeScore})
+			tr.Unclear = append(tr.Unclear, TrendEntry{Name: b.Name, Before: b.FlakeScore})
 			continue
 		}
 		// Told apart by project now: resolved when no part is flagged,
