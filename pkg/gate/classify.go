@@ -55,6 +55,18 @@ func Classify(t Tally) Class {
 	}
 }
 
+// classOf is Classify for a side of which retried runs failed, then
+// passed on a retry inside the run: they count as failures for the rate,
+// but the test passed in them, so a side whose every run failed that way
+// is flaky, not broken (article B: broken is no passes).
+func classOf(t Tally, retried int) Class {
+	c := Classify(t)
+	if c == Broken && retried > 0 {
+		return Flaky
+	}
+	return c
+}
+
 // Bucket names the (base class, head class) pair, as in DESIGN.md's table.
 type Bucket string
 

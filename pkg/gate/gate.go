@@ -217,9 +217,13 @@ type TestInput struct {
 	// Base tallies the K interleaved base repetitions.
 	Base Tally
 	// Head lists the head runs in run order, true for a pass. Skipped runs
-	// are left out. Attempts retried inside one run count as runs of their
-	// own, in order.
+	// are left out. A run in which the test failed, then passed on a retry,
+	// counts as failed (Join): a rerun does not hide the failure.
 	Head []bool
+	// BaseRetried and HeadRetried count the runs of each side that failed,
+	// then passed on a retry inside the run: failures for the rates, but
+	// passes too, so a side whose every run did so is flaky, not broken.
+	BaseRetried, HeadRetried int
 	// History tallies base-branch runs outside the K repetitions: a recent
 	// window in which the test's failure rate was steady.
 	History Tally
@@ -527,6 +531,10 @@ func validateTests(tests []TestInput) error {
 		if err := t.History.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("test %q: history %w", t.Name, err))
 		}
+		if head := TallyOf(t.Head); t.BaseRetried < 0 || t.BaseRetried > t.Base.Failures || t.HeadRetried < 0 || t.HeadRetried > head.Failures {
+			errs = append(errs, fmt.Errorf("test %q: %d base and %d head runs retried, of %d and %d failed: want 0 <= retried <= failed on each side",
+				t.Name, t.BaseRetried, t.HeadRetried, t.Base.Failures, head.Failures))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -557,8 +565,8 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	head := TallyOf(ti.Head)
 	tr := TestResult{
 		Name:    ti.Name,
-		Base:    Side{Runs: ti.Base.Runs, Failures: ti.Base.Failures, Class: Classify(ti.Base)},
-		Head:    Side{Runs: head.Runs, Failures: head.Failures, Class: Classify(head)},
+		Base:    Side{Runs: ti.Base.Runs, Failures: ti.Base.Failures, Class: classOf(ti.Base, ti.BaseRetried)},
+		Head:    Side{Runs: head.Runs, Failures: head.Failures, Class: classOf(head, ti.HeadRetried)},
 		History: ti.History,
 	}
 	k := [2]Tally{ti.Base, ti.History}
@@ -568,7 +576,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 		p0s[k] = p
 	}
 	tr.P0 = p
-	base, note := effectiveBase(ti.Base, ti.History)
+	base, note := effectiveBase(ti.Base, tr.Base.Class, ti.History)
 	tr.Bucket = BucketOf(base, tr.Head.Class)
 	side := Tally{Runs: ti.Base.Runs + ti.History.Runs, Failures: ti.Base.Failures + ti.History.Failures}
 	return classified{tr: tr, baseSide: side, baseNote: note, base: base}
@@ -769,8 +777,7 @@ func p0Source(ti TestInput, mean float64, fam *family) string {
 // effectiveBase classes the base side from the K repetitions, corrected by
 // history: a test clean in K runs that failed in history is a pre-existing
 // flake the K runs missed; a test with no K runs is classed by its history.
-func effectiveBase(base, history Tally) (Class, string) {
-	c := Classify(base)
+func effectiveBase(base Tally, c Class, history Tally) (Class, string) {
 	switch {
 	case c == Clean && history.Failures > 0:
 		return Flaky, fmt.Sprintf("base class from history: clean in %d base runs, but failed %d of %d history runs, so a pre-existing flake the base runs missed",

@@ -17,8 +17,9 @@ import (
 //   - head: the head runs in run order, one outcome per run, counted as
 //     base runs are: a run failed when any of its attempts failed, so a
 //     rerun that passed inside one run does not hide the failure, and head
-//     and base rates are the same quantity. The head failure signatures
-//     become TestInput.Signatures.
+//     and base rates are the same quantity; such runs are counted too
+//     (TestInput.BaseRetried, HeadRetried), as the test passed in them.
+//     The head failure signatures become TestInput.Signatures.
 //   - hist: base-branch history, tallied like base into TestInput.History,
 //     with the tests that refine a test's identity by a project (see
 //     tallyHistory).
@@ -59,9 +60,15 @@ func Join(base, head, hist *history.History) []TestInput {
 		if c.Failed() {
 			ti.Base.Failures++
 		}
+		if c.Mixed() {
+			ti.BaseRetried++
+		}
 	})
 	each(head, func(ti *TestInput, c history.Cell) {
 		ti.Head = append(ti.Head, !c.Failed())
+		if c.Mixed() {
+			ti.HeadRetried++
+		}
 	})
 	if head != nil {
 		for _, t := range head.Tests {

@@ -68,10 +68,11 @@ func TestJoin(t *testing.T) {
 		History:    Tally{Runs: 3, Failures: 1},
 		Signatures: []string{sigA},
 	}, {
-		Name:       "c::b",
-		Base:       Tally{Runs: 3},
-		Head:       []bool{false, false, true, true, true, true, true, true, true, true}, // the rerun in run 2 is one failed run
-		Signatures: []string{sigB},
+		Name:        "c::b",
+		Base:        Tally{Runs: 3},
+		Head:        []bool{false, false, true, true, true, true, true, true, true, true}, // the rerun in run 2 is one failed run
+		HeadRetried: 1,                                                                    // in which the test passed too
+		Signatures:  []string{sigB},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Join (-want +got):\n%s", diff)
@@ -84,6 +85,71 @@ func TestJoin(t *testing.T) {
 	if diff := cmp.Diff([]TestInput{{Name: "c::b", Head: []bool{true}}}, got); diff != "" {
 		t.Errorf("Join with head only (-want +got):\n%s", diff)
 	}
+}
+
+// TestRetriedRunsAreNotBroken: a test that failed, then passed on a retry
+// inside every run (flakyFailure, pytest-rerunfailures) is flaky on that
+// side, not broken: a patch that makes a clean test do so is a
+// patch-induced flake, not a regression; on base it is a pre-existing
+// flake, not a red base; removed, it is no red test removed. Its runs
+// still count as failed for the rates.
+func TestRetriedRunsAreNotBroken(t *testing.T) {
+	retried := `<testcase classname="c" name="r"><flakyFailure message="timeout"/></testcase>`
+	passR := `<testcase classname="c" name="r"/>`
+	other := `<testcase classname="c" name="other"/>`
+	repeat := func(doc string, n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = doc
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		base, head []string
+		bucket     Bucket
+		baseClass  Class
+		headClass  Class
+		decision   Decision
+		violations int
+	}{
+		{"retried on head", repeat(suite(passR, other), 5), repeat(suite(retried, other), 5), PatchInducedFlake, Clean, Flaky, Block, 0},
+		{"retried on base, clean head", repeat(suite(retried, other), 5), repeat(suite(passR, other), 5), FlakeNotReproduced, Flaky, Clean, Pass, 0},
+		{"retried on both", repeat(suite(retried, other), 5), repeat(suite(retried, other), 5), PreExistingFlake, Flaky, Flaky, Pass, 0},
+		{"retried on base, removed", repeat(suite(retried, other), 5), repeat(suite(other), 5), Removed, Flaky, Untested, Block, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Tests: Join(load(t, "base", tc.base...), load(t, "head", tc.head...), nil), Collected: &Counts{Base: 2, Head: 2}, ChangesKnown: true}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r *TestResult
+			for i := range res.Tests {
+				if res.Tests[i].Name == "c::r" {
+					r = &res.Tests[i]
+				}
+			}
+			if r == nil || r.Bucket != tc.bucket || r.Base.Class != tc.baseClass || r.Head.Class != tc.headClass || r.Decision != tc.decision {
+				t.Fatalf("%+v; want bucket %q, classes %s → %s, decision %s", r, tc.bucket, tc.baseClass, tc.headClass, tc.decision)
+			}
+			if r.Base.Failures != len(tc.base)*bool2int(strings.Contains(tc.base[0], "flakyFailure")) {
+				t.Errorf("base failures %d: a retried run still counts as failed", r.Base.Failures)
+			}
+			for _, v := range res.Properties {
+				if v.Check == CheckRedTestRemoved {
+					t.Errorf("a test that passed on retry in every base run reported as a red test removed: %+v", v)
+				}
+			}
+		})
+	}
+}
+
+func bool2int(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestJoinPoolsLegs: the history read from a matrix's artifacts tells a

@@ -100,7 +100,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	}
 
 	for _, t := range in.Tests {
-		if Classify(t.Base) == Broken && len(t.Head) == 0 {
+		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 {
 			out = append(out, Violation{Check: CheckRedTestRemoved, Test: t.Name, Message: fmt.Sprintf(
 				"red on base (%d of %d runs failed) and no longer runs on head: a test red on base must still exist and collect", t.Base.Failures, t.Base.Runs)})
 		}
