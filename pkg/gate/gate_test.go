@@ -523,3 +523,35 @@ func TestReasonStatesTheTablesP(t *testing.T) {
 		t.Errorf("%d tests with a statistic checked", checked)
 	}
 }
+
+// TestRecordedSPRTReplays: the SPRT the gate records for a test with a
+// flaky base carries the p0 and p1 it weighed (p0 floored at P0Floor even
+// where the test's estimate is below it), so a ledger entry made from it
+// replays: ledger.Verify finds no problem.
+func TestRecordedSPRTReplays(t *testing.T) {
+	for _, tc := range []struct {
+		base, history Tally
+		head          string
+	}{
+		{Tally{5, 1}, Tally{200, 0}, "PPPPP"}, // estimate below the floor
+		{Tally{10, 3}, Tally{}, "PPPPP"},
+	} {
+		in := Input{Tests: []TestInput{{Name: "c::t", Base: tc.base, History: tc.history, Head: runs(tc.head)}}, Collected: &Counts{Base: 1, Head: 1}}
+		res, err := Evaluate(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Tests[0]
+		if r.SPRT == nil || r.SPRT.Decision != sprt.Flake || r.SPRT.P0 != max(r.P0.Estimate, P0Floor) || r.SPRT.P1 != res.Params.P1 {
+			t.Fatalf("%+v: recorded SPRT %+v, want FLAKE at p0 max(%v, %v) and p1 %v", tc, r.SPRT, r.P0.Estimate, P0Floor, res.Params.P1)
+		}
+		l := &ledger.Ledger{Version: 1, Entries: []ledger.Entry{{
+			Test: r.Name, Signature: "sha256:0123456789abcdef", Owner: "@team", Issue: "https://example.com/1", Replacement: "c::t2",
+			Evidence:        ledger.Evidence{PFlakeBaseline: r.SPRT.P0, PRegression: r.SPRT.P1, Alpha: res.Params.Alpha, Beta: res.Params.Beta, Trace: r.SPRT.Trace, Decision: r.SPRT.Decision},
+			ReleaseTriggers: []ledger.Trigger{ledger.ScopeFileChanged},
+		}}}
+		if ps := ledger.Verify(l); len(ps) > 0 {
+			t.Errorf("%+v: a ledger entry from the recorded SPRT does not replay: %v", tc, ps)
+		}
+	}
+}

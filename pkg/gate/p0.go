@@ -38,7 +38,11 @@ const P0Floor = 0.05
 
 // P0 is the baseline failure rate used for one test, with what it rests on.
 type P0 struct {
-	Estimate float64 `json:"estimate"` // the rate used as the SPRT's H0: max(Mean, P0Floor)
+	// Estimate is the base rate the test is judged against: max(Mean,
+	// P0Floor) for a test the table decides, the suite prior's posterior
+	// mean for one the calibrated statistic judges. The recorded SPRT's
+	// H0 is max(Estimate, P0Floor), in its result (sprt.Result.P0).
+	Estimate float64 `json:"estimate"`
 	Source   string  `json:"source"`   // what the estimate rests on, in words
 	Runs     int     `json:"runs"`     // pooled base runs (K repetitions + history)
 	Failures int     `json:"failures"` // pooled base failures

@@ -131,6 +131,11 @@ func (s *Step) UnmarshalJSON(b []byte) error {
 
 // Result is the outcome of running the test over a sequence of runs.
 type Result struct {
+	// P0 and P1 are the rates the test weighed (Test.P0, Test.P1): a
+	// ledger entry's p_flake_baseline and p_regression, for its trace to
+	// replay.
+	P0       float64  `json:"p0"`
+	P1       float64  `json:"p1"`
 	Decision Decision `json:"decision"`
 	LLR      float64  `json:"llr"`   // cumulative LLR at the decision (or after the last run)
 	Trace    []Step   `json:"trace"` // one step per run used, in run order
@@ -154,7 +159,7 @@ func (t Test) Run(outcomes []bool, firstLook int) Result {
 	if firstLook <= 0 || firstLook > len(outcomes) {
 		firstLook = len(outcomes)
 	}
-	r := Result{Decision: Continue, Trace: make([]Step, 0, len(outcomes))}
+	r := Result{P0: t.P0, P1: t.P1, Decision: Continue, Trace: make([]Step, 0, len(outcomes))}
 	for i, passed := range outcomes {
 		s := fail
 		if passed {
