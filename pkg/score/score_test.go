@@ -362,3 +362,55 @@ func TestGather(t *testing.T) {
 		check(src)
 	}
 }
+
+// TestSeedFieldPins pins the seed's field rules that no other test holds:
+// a score equal to the threshold flags (score >= threshold); flaky_rate is
+// rounded to 4 places; commits_where_flaky is sorted, not in time order;
+// error_messages are de-duplicated, in order of first appearance.
+func TestSeedFieldPins(t *testing.T) {
+	failing := func(commit string, run int, msg string) string {
+		return fmt.Sprintf(`<testsuite name="s" timestamp="2026-11-01T%02d:00:00"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties>`+
+			`<testcase classname="c" name="t"><failure message=%q/></testcase><testcase classname="c" name="u"/><testcase classname="c" name="v"/></testsuite>`, run%24, commit, run, msg)
+	}
+	var docs []string
+	run := 0
+	// Ten commits, the first in time named "zz", the second "aa": each
+	// passes once; "zz" and "aa" also fail once, with messages that are
+	// not one signature.
+	commits := []string{"zz", "aa", "c2", "c3", "c4", "c5", "c6", "c7", "c8", "c9"}
+	for i, c := range commits {
+		run++
+		docs = append(docs, doc(c, run, map[string][]string{"t": {"P"}, "u": {"P"}, "v": {"P"}}))
+		if i < 2 {
+			run++
+			docs = append(docs, failing(c, run, []string{"first message", "second message"}[i]))
+		}
+	}
+	// The first message again, on a later commit that passes no run.
+	run++
+	docs = append(docs, failing("c9", run, "first message"))
+	h := load(t, docs)
+	opts := Defaults()
+	opts.Threshold = 0.3 // 3 mixed commits of 10
+	rep, err := Score(h, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := find(t, rep, "c::t")
+	if got.Score != 0.3 || !got.IsFlaky {
+		t.Errorf("score %v, is_flaky %v: a score equal to the threshold flags", got.Score, got.IsFlaky)
+	}
+	if diff := cmp.Diff([]string{"aa", "c9", "zz"}, got.CommitsWhereFlaky); diff != "" {
+		t.Errorf("commits_where_flaky, sorted (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"first message", "second message"}, got.ErrorMessages); diff != "" {
+		t.Errorf("error_messages, de-duplicated in order of first appearance (-want +got):\n%s", diff)
+	}
+	if rep.FlakyRate != 0.3333 {
+		t.Errorf("flaky_rate %v, want 1/3 rounded to 4 places, 0.3333", rep.FlakyRate)
+	}
+	opts.Threshold = 0.31
+	if rep, _ := Score(h, opts); find(t, rep, "c::t").IsFlaky {
+		t.Error("flagged below the threshold")
+	}
+}
