@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,8 +50,9 @@ type Scope struct {
 
 // Report is a report's evidence.
 type Report struct {
-	// Window is what is scored: the runs in the lookback window, plus every
-	// local result whatever its date.
+	// Window is what is scored: the runs in the lookback window of the
+	// workflows selected (carried runs of other workflows are left out),
+	// or every local result whatever its date.
 	Window *history.History
 	// Full is what the next report carries: the previous report's history
 	// and every run read now, within KeepHistory.
@@ -95,6 +98,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		}
 	}
 	var collected, local *history.History
+	var st Stats
 	switch {
 	case len(o.Results) > 0:
 		h, err := loadInput(ctx, o.Workspace, "results", o.Results, log)
@@ -108,48 +112,122 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			known = ev.Previous.History.Keys()
 		}
 		log.Infof("reading runs on branch %q since %s", o.Branch, o.Since.UTC().Format(time.DateOnly))
-		h, st, err := GitHub(ctx, o.Client, GitHubOptions{
+		h, stats, err := GitHub(ctx, o.Client, GitHubOptions{
 			TempDir: o.TempDir, Repo: o.Repo, Workflows: o.Workflows, Branch: o.Branch,
 			Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(nil, false),
 		})
 		if err != nil {
 			return Report{}, fmt.Errorf("collect: %w", err)
 		}
+		st = stats
 		for _, s := range h.Skipped {
 			log.Warningf("skipped %s: %s", s.Path, s.Error)
 		}
 		log.Infof("runs listed %d, left out %d (forks' runs, this run), already known %d, artifacts downloaded %d (%d bytes), API requests %d",
-			st.RunsListed, st.RunsExcluded, st.RunsKnown, st.Downloaded, st.Bytes, o.Client.Stats().Requests)
+			stats.RunsListed, stats.RunsExcluded, stats.RunsKnown, stats.Downloaded, stats.Bytes, o.Client.Stats().Requests)
 		collected = h
 	default:
 		return Report{}, errors.New("no results: give the results input, or a github-token to read workflow runs")
 	}
 
-	newer := collected
 	if local != nil {
-		newer = local
-	}
-	full, err := history.Combine(ev.Previous.History, newer, o.Now.Add(-KeepHistory))
-	if err != nil {
-		return Report{}, err
-	}
-	ev.Full = full
-	if local != nil {
+		full, err := history.Combine(ev.Previous.History, local, o.Now.Add(-KeepHistory))
+		if err != nil {
+			return Report{}, err
+		}
+		ev.Full = full
 		// Local results are scored whatever their dates: the user named
 		// them. The carried history adds nothing to them but the trend.
 		ev.Window = local
 		return ev, nil
 	}
-	window, err := history.Combine(full, nil, o.Since)
-	if err != nil {
-		return Report{}, err
+	// A run read now replaces every attempt of it the previous report
+	// carried: re-run since, or read in part then.
+	full := history.Replace(ev.Previous.History, collected, o.Now.Add(-KeepHistory))
+	ev.Full = full
+	// The window is the runs since Since of the workflows selected now:
+	// the carried history may hold runs of workflows the previous report
+	// read and this one does not. They stay in Full, for a report that
+	// selects them again.
+	sel := selectWorkflows(o.Workflows, st.WorkflowIDs)
+	var old, other, undecided int
+	window := history.FilterRuns(full, func(r history.Run) bool {
+		if !o.Since.IsZero() && !r.Time.IsZero() && r.Time.Before(o.Since) {
+			old++
+			return false
+		}
+		keep, known := sel.keep(r)
+		if !known {
+			undecided++
+		}
+		if !keep {
+			other++
+		}
+		return keep
+	})
+	var filtered []string
+	if old > 0 {
+		filtered = append(filtered, fmt.Sprintf("%d runs older than %s were left out of the window (lookback-days)", old, o.Since.UTC().Format(time.DateOnly)))
 	}
-	if dropped := len(full.Runs) - len(window.Runs); dropped > 0 {
-		ev.Filtered = fmt.Sprintf("%d runs older than %s were left out of the window (lookback-days)", dropped, o.Since.UTC().Format(time.DateOnly))
+	if other > 0 {
+		filtered = append(filtered, fmt.Sprintf("%d runs carried from the previous report, of workflows not in %s, were left out of the window (workflows)", other, strings.Join(o.Workflows, ", ")))
+	}
+	ev.Filtered = strings.Join(filtered, "; ")
+	if undecided > 0 {
+		log.Noticef("%d runs carried from the previous report cannot be matched to the workflows input (a history written by an earlier flakegate records no workflow): they are kept in the window whatever their workflow", undecided)
 	}
 	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
 	ev.Window = window
 	return ev, nil
+}
+
+// workflows is a selection of workflows (Scope.Workflows) as runs record
+// them (history.Run.WorkflowID and WorkflowFile); nil selects every run.
+type workflows struct {
+	ids   map[int64]bool
+	files map[string]bool
+	// unresolved: a workflow named by file had no run listed, so its id
+	// is unknown, and a run that records only an id may be of it.
+	unresolved bool
+}
+
+// selectWorkflows selects wfs (file names or ids); ids are the ids of the
+// workflows named by file, as the runs listed showed (Stats.WorkflowIDs).
+// Empty wfs select every workflow.
+func selectWorkflows(wfs []string, ids map[string]int64) *workflows {
+	if len(wfs) == 0 {
+		return nil
+	}
+	s := &workflows{ids: map[int64]bool{}, files: map[string]bool{}}
+	for _, wf := range wfs {
+		if id, err := strconv.ParseInt(wf, 10, 64); err == nil {
+			s.ids[id] = true
+			continue
+		}
+		s.files[path.Base(wf)] = true
+		if id, ok := ids[wf]; ok {
+			s.ids[id] = true
+		} else {
+			s.unresolved = true
+		}
+	}
+	return s
+}
+
+// keep reports whether r is of a selected workflow; known is false when
+// r does not record enough to tell, and is then kept.
+func (s *workflows) keep(r history.Run) (keep, known bool) {
+	switch {
+	case s == nil:
+		return true, true
+	case r.WorkflowID == 0 && r.WorkflowFile == "":
+		return true, false
+	case s.ids[r.WorkflowID] || r.WorkflowFile != "" && s.files[r.WorkflowFile]:
+		return true, true
+	case r.WorkflowFile == "" && s.unresolved:
+		return true, false
+	}
+	return false, true
 }
 
 // notOfBranch reports the runs listed on a branch that are not that
@@ -287,9 +365,12 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 	if h == nil && carried == nil {
 		return nil, prev.Report, nil
 	}
-	combined, err := history.Combine(carried, h, o.Now.Add(-KeepHistory))
-	if err != nil {
-		return nil, nil, err
+	var combined *history.History
+	if len(o.History) > 0 {
+		combined, _ = history.Combine(carried, h, o.Now.Add(-KeepHistory))
+	} else {
+		// Runs read now replace every attempt of them the report carried.
+		combined = history.Replace(carried, h, o.Now.Add(-KeepHistory))
 	}
 	if o.Infra.InfraMinTests > 0 {
 		outage := map[string]bool{}

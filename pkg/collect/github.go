@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"runtime"
 	"slices"
 	"strconv"
@@ -89,6 +90,17 @@ type Stats struct {
 	RunsListed   int // workflow runs listed (latest attempts), after Since and MaxRuns
 	RunsExcluded int // of those, runs left out because Exclude returned true
 	RunsKnown    int // of those, runs left out because Known holds their latest attempt
+	// RunsOverMax counts the runs in the window that MaxRuns (or GitHub's
+	// cap of ghapi.MaxFilteredRuns runs per query) left unread: GitHub's
+	// total_count less the runs listed, plus the listed runs cut to
+	// MaxRuns over all workflows. History.Skipped says so. With
+	// RunsOverMaxAtMost it is an upper bound: GitHub filters whole UTC
+	// days, so some of the runs it counts may predate Since.
+	RunsOverMax       int
+	RunsOverMaxAtMost bool
+	// WorkflowIDs maps each of Workflows to its workflow id, as the runs
+	// listed show; a workflow with no run listed has no entry.
+	WorkflowIDs map[string]int64
 	// Attempts is how many earlier attempts were looked up (one request
 	// each) to date the documents that name them.
 	Attempts int
@@ -148,8 +160,11 @@ type Stats struct {
 //
 // A run is known when Known holds its latest attempt's key. A run re-run
 // since the carried history was made has a new latest attempt and is read
-// again (history.Combine joins by run key, so the attempts read before are
-// replaced, not doubled). Holding only an earlier attempt's key is not
+// again; the caller joins what was read with history.Replace, which
+// replaces every attempt of the run read before (a document that names no
+// attempt was filed under the attempt that was latest then, and is filed
+// under the new latest attempt now: joined by run key, it would count
+// twice). Holding only an earlier attempt's key is not
 // enough: the documents of a re-run may all name earlier attempts, and the
 // run would then be read again at each collection, which costs requests
 // but loses nothing; the other way round would lose a re-run's evidence.
@@ -163,7 +178,14 @@ type Stats struct {
 // Everything left out is in History.Skipped with the reason: expired
 // artifacts, downloads that failed after retries, archives that are not
 // zips, hold no .xml entry or are over a cap of Limits, entries with unsafe
-// names, and documents that do not parse.
+// names, documents that do not parse, and the runs in the window beyond
+// MaxRuns (Stats.RunsOverMax).
+//
+// Each run read records its workflow (history.Run.WorkflowID, and
+// WorkflowFile when Workflows named it by file). A run read with a
+// transient failure (artifacts not listed, or a download that failed
+// after retries) is history.Run.Partial: History.Keys leaves it out of the
+// next Known, so the next collection reads it again.
 //
 // A hard failure stops the collection and is returned: the primary rate
 // limit or a secondary limit that outlasted the retries, bad credentials,
@@ -181,6 +203,9 @@ func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.His
 		col.stats.LeftOut = 1
 		return h, col.finishStats(), err
 	}
+	if s, ok := col.overMax(); ok {
+		col.skipped = append(col.skipped, s)
+	}
 	var jobs []*runJob
 	for _, r := range runs {
 		if o.Exclude != nil && o.Exclude(r) {
@@ -188,6 +213,7 @@ func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.His
 			continue
 		}
 		j := newRunJob(r)
+		j.file = col.files[r.ID]
 		if o.Known[j.key] {
 			col.stats.RunsKnown++
 			continue
@@ -230,6 +256,17 @@ func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.His
 			col.stats.NoResults = append(col.stats.NoResults, j.key)
 		}
 	}
+	byID := make(map[string]*runJob, len(jobs))
+	for _, j := range jobs {
+		byID[j.meta.RunID] = j
+	}
+	for i := range h.Runs {
+		r := &h.Runs[i]
+		if j := byID[r.RunID]; j != nil {
+			r.WorkflowID, r.WorkflowFile = j.wfID, j.file
+			r.Partial = j.transient.Load() || !j.listed.Load() || j.pending.Load() > 0
+		}
+	}
 	slices.Sort(col.stats.NoResults)
 	slices.Sort(col.stats.Incomplete)
 	col.stats.LeftOut = len(h.Skipped)
@@ -246,9 +283,11 @@ type collector struct {
 	stats     Stats
 	skipped   []history.Skipped
 	overrides map[string]string // document label → why reading stopped short
+	files     map[int64]string  // run id → the workflow file Workflows listed it by
 	mem       *budget
 	err       error
 	cancel    context.CancelCauseFunc
+	capped    bool // a workflow listed GitHub's cap of runs, and its count says no more
 }
 
 func (col *collector) count(f func(s *Stats)) {
@@ -309,22 +348,51 @@ func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 		wfs = []string{""}
 	}
 	seen := map[int64]bool{}
+	col.files = map[int64]string{}
+	col.stats.WorkflowIDs = map[string]int64{}
 	var all []ghapi.Run
 	for _, wf := range wfs {
 		// The runs list shows the latest attempts. Earlier attempts are
 		// looked up later, and only those that documents name: looking
 		// them all up (RunFilter.AllAttempts) would spend a request per
 		// earlier attempt, Known runs included.
-		runs, err := col.c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Workflow: wf, Branch: o.Branch, Event: o.Event,
+		runs, total, err := col.c.ListWorkflowRunsTotal(ctx, o.Repo, ghapi.RunFilter{Workflow: wf, Branch: o.Branch, Event: o.Event,
 			HeadSHA: o.HeadSHA, CreatedSince: o.Since, MaxRuns: o.MaxRuns})
 		if err != nil {
 			return nil, err
 		}
+		file := ""
+		if _, err := strconv.ParseInt(wf, 10, 64); err != nil && wf != "" {
+			file = path.Base(wf)
+		}
+		// reached: the listing went past Since, so the runs it did not
+		// list are older still, out of the window.
+		reached := false
 		for _, r := range runs {
-			if !seen[r.ID] && (o.Since.IsZero() || !r.CreatedAt.Before(o.Since)) {
+			if wf != "" && r.WorkflowID != 0 {
+				col.stats.WorkflowIDs[wf] = r.WorkflowID
+			}
+			if !o.Since.IsZero() && r.CreatedAt.Before(o.Since) {
+				reached = true
+				continue
+			}
+			if !seen[r.ID] {
 				seen[r.ID] = true
 				all = append(all, r)
+				if file != "" {
+					col.files[r.ID] = file
+				}
 			}
+		}
+		switch n := total - len(runs); {
+		case reached:
+		case n > 0:
+			col.stats.RunsOverMax += n
+			// GitHub counts from the start of Since's UTC day.
+			col.stats.RunsOverMaxAtMost = col.stats.RunsOverMaxAtMost || !o.Since.Equal(o.Since.Truncate(24*time.Hour))
+		case !col.maxRunsBinds() && len(runs) >= ghapi.MaxFilteredRuns:
+			// GitHub's cap: its count may stop there too.
+			col.capped = true
 		}
 	}
 	slices.SortStableFunc(all, func(a, b ghapi.Run) int {
@@ -334,10 +402,46 @@ func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 		return cmp.Compare(b.ID, a.ID)
 	})
 	if o.MaxRuns > 0 && len(all) > o.MaxRuns {
+		col.stats.RunsOverMax += len(all) - o.MaxRuns
 		all = all[:o.MaxRuns]
 	}
 	col.stats.RunsListed = len(all)
 	return all, nil
+}
+
+// maxRunsBinds reports whether MaxRuns, not GitHub's cap, bounds each
+// workflow's listing.
+func (col *collector) maxRunsBinds() bool {
+	return col.o.MaxRuns > 0 && col.o.MaxRuns <= ghapi.MaxFilteredRuns
+}
+
+// overMax says, as a Skipped entry, which runs in the window MaxRuns or
+// GitHub's cap left unread; false when none did.
+func (col *collector) overMax() (history.Skipped, bool) {
+	o, st := col.o, col.stats
+	var why string
+	switch {
+	case st.RunsOverMax > 0:
+		n := fmt.Sprintf("%d runs", st.RunsOverMax)
+		if st.RunsOverMaxAtMost {
+			n = "up to " + n
+		}
+		if col.maxRunsBinds() {
+			why = fmt.Sprintf("%s in the window were not read (max-runs is %d: the newest %d were read", n, o.MaxRuns, st.RunsListed)
+		} else {
+			why = fmt.Sprintf("%s in the window were not read (GitHub lists at most %d runs of a filtered query", n, ghapi.MaxFilteredRuns)
+		}
+		if st.RunsOverMaxAtMost {
+			why += fmt.Sprintf("; GitHub counts the runs from the start of %s UTC, and the window opens at %s, so some may predate it",
+				o.Since.UTC().Format(time.DateOnly), o.Since.UTC().Format("15:04"))
+		}
+		why += ")"
+	case col.capped:
+		why = fmt.Sprintf("older runs in the window, if any, not read: GitHub lists at most %d runs of a filtered query, and %d were listed", ghapi.MaxFilteredRuns, ghapi.MaxFilteredRuns)
+	default:
+		return history.Skipped{}, false
+	}
+	return history.Skipped{Path: "workflow runs of " + o.Repo.String(), Error: why}, true
 }
 
 // runJob is one run to read.
@@ -353,6 +457,9 @@ type runJob struct {
 	label   string
 	created time.Time
 
+	file string // the workflow file Workflows listed the run by; "" when none did
+	wfID int64  // the run's workflow
+
 	listed    atomic.Bool  // the artifacts were listed
 	pending   atomic.Int64 // matched artifacts not yet parsed or left out
 	transient atomic.Bool  // something failed that a later collection may read
@@ -363,7 +470,7 @@ func newRunJob(r ghapi.Run) *runJob {
 	if t.IsZero() {
 		t = r.CreatedAt
 	}
-	j := &runJob{id: r.ID, latest: max(1, r.Attempt), created: r.CreatedAt.UTC()}
+	j := &runJob{id: r.ID, latest: max(1, r.Attempt), created: r.CreatedAt.UTC(), wfID: r.WorkflowID}
 	j.meta = model.Run{CommitSHA: r.HeadSHA, RunID: strconv.FormatInt(j.id, 10), Attempt: j.latest, Time: t.UTC(),
 		Workflow: r.Name, Branch: r.HeadBranch, Event: r.Event}
 	j.key = history.RunKey(j.meta)

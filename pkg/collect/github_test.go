@@ -119,6 +119,21 @@ func TestGitHubRunMetadata(t *testing.T) {
 		{Run: model.Run{CommitSHA: b.HeadSHA, RunID: fmt.Sprint(b.ID), Attempt: 1, Time: t0.Add(time.Hour), Workflow: "Tests", Branch: "feature/x", Event: "pull_request",
 			Source: fmt.Sprintf("run %d attempt 1 / junit-linux / reports/TEST-a.xml", b.ID)}, Tests: 2, Failed: 1},
 	}
+	// Each run records its workflow's id, as GitHub lists it.
+	listed, err := newClient(t, s).ListWorkflowRuns(context.Background(), testRepo, ghapi.RunFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range listed {
+		for i := range want {
+			if want[i].RunID == fmt.Sprint(r.ID) {
+				want[i].WorkflowID = r.WorkflowID
+			}
+		}
+	}
+	if want[0].WorkflowID == 0 || want[0].WorkflowID == want[1].WorkflowID {
+		t.Errorf("workflow ids %d, %d: want two, non-zero", want[0].WorkflowID, want[1].WorkflowID)
+	}
 	if diff := cmp.Diff(want, h.Runs); diff != "" {
 		t.Errorf("runs (-want +got):\n%s", diff)
 	}

@@ -58,6 +58,17 @@ func (f RunFilter) options() *github.ListWorkflowRunsOptions {
 // each re-run run is followed by its earlier attempts, newest first; each
 // entry's RunAttempt says which attempt it is.
 func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) ([]Run, error) {
+	runs, _, err := c.ListWorkflowRunsTotal(ctx, repo, f)
+	return runs, err
+}
+
+// ListWorkflowRunsTotal is ListWorkflowRuns that also returns GitHub's
+// total_count for the query: how many runs (latest attempts) match it, the
+// listed ones and those MaxRuns left unlisted. For a filtered query GitHub
+// lists at most MaxFilteredRuns of them. The count is the first page's:
+// 0 when no page was read.
+func (c *Client) ListWorkflowRunsTotal(ctx context.Context, repo Repo, f RunFilter) ([]Run, int, error) {
+	total := -1
 	what := fmt.Sprintf("workflow runs of %s", repo)
 	if f.Workflow != "" {
 		what = fmt.Sprintf("runs of workflow %s in %s", f.Workflow, repo)
@@ -84,10 +95,16 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) (
 		if err != nil {
 			return nil, resp, err
 		}
+		if total < 0 {
+			total = list.GetTotalCount()
+		}
 		return list.WorkflowRuns, resp, nil
 	})
+	if total < 0 {
+		total = 0
+	}
 	if err != nil || !f.AllAttempts {
-		return mapAll(runs, runOf), err
+		return mapAll(runs, runOf), total, err
 	}
 	var out []Run
 	for _, run := range runs {
@@ -95,12 +112,12 @@ func (c *Client) ListWorkflowRuns(ctx context.Context, repo Repo, f RunFilter) (
 		for n := run.GetRunAttempt() - 1; n >= 1; n-- {
 			a, err := c.RunAttempt(ctx, repo, run.GetID(), n)
 			if err != nil {
-				return out, err
+				return out, total, err
 			}
 			out = append(out, a)
 		}
 	}
-	return out, nil
+	return out, total, nil
 }
 
 // RunAttempt returns a run as of attempt n (1-based).

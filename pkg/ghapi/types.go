@@ -72,6 +72,7 @@ type Run struct {
 	ID         int64
 	Attempt    int // run_attempt, 1-based
 	Name       string
+	WorkflowID int64 // the workflow's id
 	Event      string
 	HeadSHA    string
 	HeadBranch string
@@ -131,7 +132,7 @@ func fileOf(f *github.CommitFile) File {
 }
 
 func runOf(r *github.WorkflowRun) Run {
-	return Run{ID: r.GetID(), Attempt: r.GetRunAttempt(), Name: r.GetName(), Event: r.GetEvent(),
+	return Run{ID: r.GetID(), Attempt: r.GetRunAttempt(), Name: r.GetName(), WorkflowID: r.GetWorkflowID(), Event: r.GetEvent(),
 		HeadSHA: r.GetHeadSHA(), HeadBranch: r.GetHeadBranch(), HeadRepo: r.GetHeadRepository().GetFullName(),
 		Conclusion: r.GetConclusion(), CreatedAt: r.GetCreatedAt().Time, StartedAt: r.GetRunStartedAt().Time}
 }

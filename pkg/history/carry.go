@@ -35,6 +35,12 @@ type carriedRun struct {
 	Branch   string    `json:"b,omitempty"`
 	Event    string    `json:"e,omitempty"`
 	Source   string    `json:"s,omitempty"`
+	// Added after version 1 first shipped; a file without them carries
+	// runs with no workflow file or id, read in full (Run.WorkflowFile,
+	// Run.WorkflowID, Run.Partial).
+	WorkflowFile string `json:"wf,omitempty"`
+	WorkflowID   int64  `json:"wi,omitempty"`
+	Partial      bool   `json:"p,omitempty"`
 }
 
 type carriedTest struct {
@@ -66,7 +72,8 @@ func Encode(w io.Writer, h *History) error {
 	c := carried{Version: FormatVersion, Runs: make([]carriedRun, len(h.Runs)), Tests: make([]carriedTest, len(h.Tests))}
 	for i, r := range h.Runs {
 		c.Runs[i] = carriedRun{Commit: r.CommitSHA, RunID: r.RunID, Attempt: r.Attempt, Time: r.Time,
-			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source}
+			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source,
+			WorkflowFile: r.WorkflowFile, WorkflowID: r.WorkflowID, Partial: r.Partial}
 	}
 	for i, t := range h.Tests {
 		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, PlacedAt: t.placed.time, PlacedKey: t.placed.key, Other: t.OtherFailures,
@@ -106,7 +113,8 @@ func Decode(r io.Reader) (*History, error) {
 	h := &History{Runs: make([]Run, len(c.Runs))}
 	for i, r := range c.Runs {
 		h.Runs[i] = Run{Run: model.Run{CommitSHA: r.Commit, RunID: r.RunID, Attempt: r.Attempt, Time: r.Time,
-			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source}}
+			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source},
+			WorkflowFile: r.WorkflowFile, WorkflowID: r.WorkflowID, Partial: r.Partial}
 	}
 	for _, ct := range c.Tests {
 		if len(ct.Cells)%5 != 0 {
@@ -134,11 +142,14 @@ func Decode(r io.Reader) (*History, error) {
 func RunKey(r model.Run) string { return r.CommitSHA + "|" + r.Key() }
 
 // Keys returns the run keys h holds, so a collector can skip runs it has
-// already read.
+// already read. A Partial run is left out: it was not read in full, and
+// the next collection reads it again.
 func (h *History) Keys() map[string]bool {
 	m := make(map[string]bool, len(h.Runs))
 	for _, r := range h.Runs {
-		m[RunKey(r.Run)] = true
+		if !r.Partial {
+			m[RunKey(r.Run)] = true
+		}
 	}
 	return m
 }
@@ -149,18 +160,41 @@ func (h *History) Keys() map[string]bool {
 // an empty one: with both nil the result is empty, never nil. The totals
 // and skipped inputs are the newer history's.
 func Combine(older, newer *History, since time.Time) (*History, error) {
-	return combine(older, newer, func(r model.Run) bool {
+	return combine(older, newer, inWindow(since), false), nil
+}
+
+// Replace is Combine for a newer history read from workflow runs that
+// older may hold already: a run of newer replaces every run of older with
+// the same commit and run id, whatever their attempts. A workflow run read
+// again (re-run since older was made, or read in part then) is what was
+// read now: a document that names no attempt is filed under the latest
+// attempt, so its earlier filing would otherwise count twice.
+func Replace(older, newer *History, since time.Time) *History {
+	return combine(older, newer, inWindow(since), true)
+}
+
+func inWindow(since time.Time) func(Run) bool {
+	return func(r Run) bool {
 		return since.IsZero() || r.Time.IsZero() || !r.Time.Before(since)
-	}), nil
+	}
 }
 
 // Filter returns the runs of h that keep accepts, and the tests left with
 // cells in them. h is not changed; a nil h gives an empty history.
 func Filter(h *History, keep func(model.Run) bool) *History {
-	return combine(nil, h, keep)
+	return combine(nil, h, func(r Run) bool { return keep(r.Run) }, false)
 }
 
-func combine(older, newer *History, keep func(model.Run) bool) *History {
+// FilterRuns is Filter with the whole Run, its counts and origin, to
+// judge by.
+func FilterRuns(h *History, keep func(Run) bool) *History {
+	return combine(nil, h, keep, false)
+}
+
+// runOf is a workflow run's identity across its attempts.
+type runOf struct{ commit, id string }
+
+func combine(older, newer *History, keep func(Run) bool, replace bool) *History {
 	if older == nil {
 		older = &History{}
 	}
@@ -168,13 +202,22 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 		newer = &History{}
 	}
 	out := &History{Totals: newer.Totals, Skipped: newer.Skipped, Legs: newer.Legs}
+	var reread map[runOf]bool
+	if replace {
+		reread = map[runOf]bool{}
+		for _, r := range newer.Runs {
+			if r.RunID != "" {
+				reread[runOf{r.CommitSHA, r.RunID}] = true
+			}
+		}
+	}
 	keys := map[string]int32{}
 	remaps := [2][]int32{}
 	for n, h := range []*History{newer, older} {
 		remap := make([]int32, len(h.Runs))
 		for i, r := range h.Runs {
 			k := RunKey(r.Run)
-			if !keep(r.Run) {
+			if !keep(r) || n == 1 && r.RunID != "" && reread[runOf{r.CommitSHA, r.RunID}] {
 				remap[i] = -1
 				continue
 			}
@@ -208,9 +251,12 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 			if t.File != "" && (g.File == "" || placeBefore(t.placed, location{t.File, t.Line}, g.placed, location{g.File, g.Line})) {
 				g.File, g.Line, g.placed = t.File, t.Line, t.placed
 			}
+			sigs := keptSigs(t, remaps[n])
 			sigMap := make([]uint16, len(t.Sigs)+1)
-			for k, s := range t.Sigs {
-				sigMap[k+1] = addSig(g, s)
+			for k, s := range sigs {
+				if s.Count > 0 || t.Sigs[k].Count <= 0 { // not emptied by dropped runs
+					sigMap[k+1] = addSig(g, s)
+				}
 			}
 			for _, c := range t.Cells {
 				ri := remaps[n][c.Run]
@@ -226,4 +272,42 @@ func combine(older, newer *History, keep func(model.Run) bool) *History {
 	out.Tests = slices.DeleteFunc(out.Tests, func(t *Test) bool { return len(t.Cells) == 0 })
 	out.finalize()
 	return out
+}
+
+// keptSigs returns t's signatures counting only the failures of the cells
+// remap keeps: a signature's count less the failures of the dropped cells
+// that name it, so that a run left out (older than the window, or replaced
+// by a newer reading of it) does not count its failures twice or outside
+// the window. A cell records one signature for all its failures; those
+// of a cell that failed with several are taken off the one it names, and
+// a signature a kept cell names keeps a count of at least one. A
+// signature left with no failure has Count 0. With nothing dropped, t.Sigs
+// itself is returned.
+func keptSigs(t *Test, remap []int32) []Sig {
+	var dropped []int
+	for _, c := range t.Cells {
+		if remap[c.Run] < 0 && c.Sig > 0 && c.Fail > 0 {
+			if dropped == nil {
+				dropped = make([]int, len(t.Sigs)+1)
+			}
+			dropped[c.Sig] += int(c.Fail)
+		}
+	}
+	if dropped == nil {
+		return t.Sigs
+	}
+	named := make([]bool, len(t.Sigs)+1)
+	for _, c := range t.Cells {
+		if remap[c.Run] >= 0 {
+			named[c.Sig] = true
+		}
+	}
+	sigs := slices.Clone(t.Sigs)
+	for k := range sigs {
+		sigs[k].Count = max(sigs[k].Count-dropped[k+1], 0)
+		if named[k+1] {
+			sigs[k].Count = max(sigs[k].Count, 1)
+		}
+	}
+	return sigs
 }

@@ -63,6 +63,18 @@ type Run struct {
 	// failures) in the run: retried, repeated by the runner, or written
 	// to several files of the run that splitLegs did not tell apart.
 	Repeated int
+	// WorkflowID is the workflow of a run read from GitHub, and
+	// WorkflowFile its file name ("ci.yml") when the run was listed by it,
+	// so that a later report can leave out the runs of workflows no longer
+	// selected. Both are zero for local results and for runs carried in a
+	// history written before they were recorded.
+	WorkflowFile string
+	WorkflowID   int64
+	// Partial marks a run read from GitHub with a transient failure (an
+	// artifact not listed or not downloaded after retries): what it holds
+	// is part of the run. Keys leaves it out, so the next collection
+	// reads the run again and its results replace these (Replace).
+	Partial bool
 }
 
 // Test is one test's cells, one per run it appeared in.
