@@ -141,10 +141,13 @@ type doc struct {
 // names do not end in .xml). Names are compared case-insensitively.
 func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 	seen := map[string]int{}
-	xml := 0
+	xml, zips := 0, 0
 	for _, f := range a.zr.File {
 		name := f.Name
 		if strings.HasSuffix(name, "/") || !strings.EqualFold(extOf(name), ".xml") {
+			if strings.EqualFold(extOf(name), ".zip") {
+				zips++ // Playwright's traces, most often: not opened
+			}
 			ignored++
 			continue
 		}
@@ -166,8 +169,11 @@ func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 		docs = append(docs, doc{f: f, label: label})
 	}
 	if xml == 0 {
-		skipped = append(skipped, history.Skipped{Path: a.label,
-			Error: fmt.Sprintf("no JUnit XML in artifact (%d entries, none ending in .xml)", len(a.zr.File))})
+		why := fmt.Sprintf("no JUnit XML in artifact (%d entries, none ending in .xml)", len(a.zr.File))
+		if zips > 0 {
+			why += fmt.Sprintf("; %d zip file(s) in it are not opened: upload the XML files themselves", zips)
+		}
+		skipped = append(skipped, history.Skipped{Path: a.label, Error: why})
 	}
 	return docs, skipped, ignored
 }

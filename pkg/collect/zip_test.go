@@ -301,6 +301,25 @@ func TestZipScan(t *testing.T) {
 	}
 }
 
+// TestZipOnlyZipsSaid: an artifact whose results were zipped twice holds
+// no XML but a zip: the reason it was left out says so. (A zip beside
+// XML files, Playwright's traces, is ignored as any other file.)
+func TestZipOnlyZipsSaid(t *testing.T) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	zw.CreateHeader(&zip.FileHeader{Name: "results.zip", Method: zip.Store})
+	zw.Close()
+	a, err := openZip("art", buf.Bytes(), ZipLimits{}.withDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, skipped, _ := a.scan()
+	want := []history.Skipped{{Path: "art", Error: "no JUnit XML in artifact (1 entries, none ending in .xml); 1 zip file(s) in it are not opened: upload the XML files themselves"}}
+	if diff := cmp.Diff(want, skipped); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+}
+
 func TestLabelName(t *testing.T) {
 	long := strings.Repeat("é", 200) // 400 bytes
 	tests := map[string]string{
