@@ -503,7 +503,9 @@ func TestMarkdownStdoutIsTheReport(t *testing.T) {
 						t.Errorf("stdout lacks %q", s)
 					}
 				}
-			} else {
+			} else if tc.format == "csv" {
+				// CSV has no escapes: the guard drops the bidi control on
+				// a terminal. JSON writes it as \u202e, in the file too.
 				want = strings.ReplaceAll(file, "\u202e", "")
 			}
 			if diff := cmp.Diff(want, r.stdout); diff != "" {

@@ -2,8 +2,12 @@ package render
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/flakegate/flakegate/pkg/score"
 )
@@ -150,6 +154,40 @@ func appendStrings(b []byte, ss []string, in, inner string) []byte {
 	return append(b, ']')
 }
 
+// escapeInvisible writes, in JSON text j, each invisible character that
+// encoding/json leaves as it is (DEL, the C1 controls, formatting
+// characters such as bidirectional overrides, but the zero-width space the
+// renderers put after @) as a \uXXXX escape: the same string, but text a
+// terminal shows as it is, so the CLI's output guard, which drops them,
+// changes nothing in JSON on standard output. Such characters only occur
+// inside strings, where the escape means them. j is returned when it has
+// none.
+func escapeInvisible(j []byte) []byte {
+	i := 0
+	for i < len(j) && j[i] < utf8.RuneSelf && j[i] != 0x7f {
+		i++
+	}
+	if i == len(j) {
+		return j
+	}
+	out := append([]byte(nil), j[:i]...)
+	for i < len(j) {
+		r, n := utf8.DecodeRune(j[i:])
+		if r == 0x7f || r >= 0x80 && r != '\u200b' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+			if r > 0xffff {
+				r1, r2 := utf16.EncodeRune(r)
+				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+			} else {
+				out = fmt.Appendf(out, `\u%04x`, r)
+			}
+		} else {
+			out = append(out, j[i:i+n]...)
+		}
+		i += n
+	}
+	return out
+}
+
 // appendFloat formats f as encoding/json does.
 func appendFloat(b []byte, f float64) []byte {
 	format := byte('f')
@@ -167,13 +205,14 @@ func appendFloat(b []byte, f float64) []byte {
 	return b
 }
 
-// appendString quotes s as encoding/json does, with HTML escaping. Plain
-// printable ASCII is copied; anything else goes through encoding/json.
+// appendString quotes s as encoding/json does, with HTML escaping, and
+// invisible characters escaped (escapeInvisible). Plain printable ASCII is
+// copied; anything else goes through encoding/json.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
+			return append(b, escapeInvisible(q)...)
 		}
 	}
 	b = append(b, '"')

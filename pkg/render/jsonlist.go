@@ -95,6 +95,7 @@ func writeInOrder(w io.Writer, shell any, slots []slot, chunks int) error {
 	if err != nil {
 		return err
 	}
+	doc = escapeInvisible(doc)
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if chunks == 0 {
 		bw.Write(doc)
