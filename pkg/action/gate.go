@@ -152,6 +152,21 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 				return pr{}, fmt.Errorf("pull request #%d: head is %s, but the run tested %s: results are for an older commit", p.number, x.HeadSHA, p.headSHA)
 			}
 			fromGitHub(&p, x)
+			return p, nil
+		}
+		// The payload's body and labels are the PR's when the event
+		// happened, and a re-run gets the same payload: a declaration or
+		// label added since (as a blocked PR is told to) is read from the
+		// PR as it is now.
+		gh, err := a.client()
+		if err == nil {
+			var x ghapi.PullRequest
+			if x, err = gh.PullRequest(ctx, a.repo(), p.number); err == nil {
+				p.body, p.labels = x.Body, x.Labels
+			}
+		}
+		if err != nil {
+			a.log.Warningf("pull request #%d: %v; its body and labels are the event's", p.number, err)
 		}
 		return p, nil
 	}

@@ -328,3 +328,35 @@ func TestGatePartialDiffAndHeadCount(t *testing.T) {
 		}
 	}
 }
+
+// TestGateDeclarationAddedSince: a blocked PR is told to add a
+// "Test-Changes:" line or the label; a re-run gets the event's old payload,
+// so the gate reads the body and labels from the PR as it is now.
+func TestGateDeclarationAddedSince(t *testing.T) {
+	files := []ghfake.File{{Filename: "tests/test_cache.py", Status: "added", Patch: "@@ -0,0 +1 @@\n+def test_cache(): assert cache.get(1) == 1\n"}}
+	for _, tc := range []struct {
+		name, body string
+		labels     []string
+		want       int
+		verdict    string
+	}{
+		{"nothing added", "Cache lookups.", nil, 1, "block"},
+		{"a declaration added to the body", "Cache lookups.\n\nTest-Changes: adds test_cache", nil, 0, "pass"},
+		{"the label added", "Cache lookups.", []string{"test-changes-declared"}, 0, "pass"},
+	} {
+		s := newFake(t)
+		repo := s.Repo(repoName)
+		repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: tc.body, Labels: tc.labels, Files: files})
+		self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"base-results": "results/base", "head-results": "results/head",
+			"history": "results/history", "upload-artifact": "false"})
+		r.env["GITHUB_RUN_ATTEMPT"] = "2"
+		ws := r.env["GITHUB_WORKSPACE"]
+		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+		writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+		if code := r.run(); code != tc.want || r.outputs()["verdict"] != tc.verdict {
+			t.Errorf("%s: exit %d, verdict %s; want %d, %s\n%s", tc.name, code, r.outputs()["verdict"], tc.want, tc.verdict, r.stdout.String())
+		}
+	}
+}
