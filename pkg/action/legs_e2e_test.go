@@ -220,3 +220,56 @@ func TestManyLegsReportSaid(t *testing.T) {
 		t.Errorf("report.json %+v; want 600 testcases, 1 run with folded legs, the search stopped", rep)
 	}
 }
+
+// TestGateArtifactSidesMissingAndWorkflows: base and head read from the
+// artifacts of runs on their commits. Runs of a workflow the workflows
+// input leaves out are not read (an e2e run on head that fails a test no
+// longer blocks). No base run at all (none ran, or its artifacts expired)
+// leaves the evidence partial, not an error: the verdict is inconclusive,
+// the base side rests on history, and the summary says what is missing.
+func TestGateArtifactSidesMissingAndWorkflows(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		baseRuns  bool
+		workflows string
+		want      int
+		verdict   string
+	}{
+		{"all workflows", true, "", 1, "block"},
+		{"ci.yml only", true, "ci.yml", 0, "pass"},
+		{"no base run", false, "ci.yml", 0, "inconclusive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "")
+			for i := range 5 {
+				if tc.baseRuns {
+					b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), nil)}})
+				}
+				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+				repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
+			}
+			// An e2e workflow's run on head, with a test of its own failing.
+			e := repo.AddRun(ghfake.Run{Workflow: "e2e.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour)})
+			repo.AddArtifact(ghfake.Artifact{RunID: e.ID, Name: "e2e-junit", Files: map[string][]byte{"junit.xml": []byte(
+				`<testsuite name="e2e"><properties><property name="commit_sha" value="` + headSHA + `"/></properties><testcase classname="e2e.checkout" name="test_pay"><failure message="x"/></testcase></testsuite>`)}})
+			for i := range 40 {
+				m := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: ghfake.SHA(fmt.Sprint("main", i)), CreatedAt: now.Add(-time.Duration(50+i) * time.Hour)})
+				repo.AddArtifact(ghfake.Artifact{RunID: m.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(ghfake.SHA(fmt.Sprint("main", i)), int(m.ID), nil)}})
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+			inputs := map[string]string{"upload-artifact": "false"}
+			if tc.workflows != "" {
+				inputs["workflows"] = tc.workflows
+			}
+			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)
+			if code := r.run(); code != tc.want || r.outputs()["verdict"] != tc.verdict {
+				t.Fatalf("exit %d, verdict %q; want %d, %s\n%s", code, r.outputs()["verdict"], tc.want, tc.verdict, r.stdout.String())
+			}
+			if !tc.baseRuns && !strings.Contains(r.summary(), "runs of the base commit") {
+				t.Errorf("the summary does not say the base runs are missing:\n%s", r.summary())
+			}
+		})
+	}
+}

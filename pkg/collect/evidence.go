@@ -289,8 +289,26 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
 		return Gate{}, err
 	}
-	if ev.Base == nil || ev.Head == nil {
-		return Gate{}, errors.New("no base or head results: give base-results and head-results, or run the suite on the PR's base and head commits with JUnit artifacts")
+	if ev.Head == nil || len(ev.Head.Runs) == 0 {
+		left := ""
+		if ev.Head != nil && len(ev.Head.Skipped) > 0 {
+			left = fmt.Sprintf(" (%d input(s) left out, listed above)", len(ev.Head.Skipped))
+		}
+		return Gate{}, fmt.Errorf("no head results%s: give head-results, or run the suite on the PR's head commit %s with JUnit artifacts", left, shortSHA(o.HeadSHA))
+	}
+	if ev.Base == nil || len(ev.Base.Runs) == 0 {
+		if ev.Base == nil && len(o.BaseResults) == 0 && o.Client == nil {
+			return Gate{}, errors.New("no base results: give base-results, or a github-token to read the artifacts of runs on the PR's base commit")
+		}
+		// No base run read (none ran on the base commit, or its
+		// artifacts expired): the base side rests on base-branch history,
+		// and the evidence is partial, which the verdict says.
+		if ev.Base == nil {
+			ev.Base = &history.History{}
+		}
+		ev.Base.Skipped = append(ev.Base.Skipped, history.Skipped{Path: "runs of the base commit " + shortSHA(o.BaseSHA),
+			Error: "no JUnit results read from them (no completed run with a matching artifact, or its artifacts expired): the base side rests on base-branch history"})
+		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", shortSHA(o.BaseSHA))
 	}
 	ev.History, ev.LastReport, err = o.baseHistory(ctx, log)
 	return ev, err
@@ -305,15 +323,12 @@ func (o GateOptions) side(ctx context.Context, input string, globs []string, sha
 	if sha == "" || o.Client == nil {
 		return nil, nil
 	}
-	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Match: o.Match, MaxRuns: o.MaxRuns})
+	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
 	if err != nil {
 		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
 	}
 	for _, s := range h.Skipped {
 		log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
-	}
-	if len(h.Runs) == 0 {
-		return nil, nil
 	}
 	return h, nil
 }
@@ -484,4 +499,12 @@ func loadInput(ctx context.Context, workspace, input string, globs []string, log
 		return nil, fmt.Errorf("input %s: %w", input, err)
 	}
 	return h, nil
+}
+
+// shortSHA is a commit's first 12 hex digits, as messages name it.
+func shortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }
