@@ -220,7 +220,7 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 			return fmt.Errorf("files of pull request #%d: %w", p.number, err)
 		}
 		for _, f := range files {
-			in.Changes = append(in.Changes, gate.FileChange{Path: f.Path, PreviousPath: f.PreviousPath, Status: f.Status, Patch: f.Patch})
+			in.Changes = append(in.Changes, gate.FileChange{Path: f.Path, PreviousPath: f.PreviousPath, Status: f.Status, Patch: f.Patch, Changes: f.Changes})
 		}
 		in.ChangesKnown = true
 		if len(files) >= ghapi.MaxPullRequestFiles {

@@ -360,3 +360,26 @@ func TestGateDeclarationAddedSince(t *testing.T) {
 		}
 	}
 }
+
+// TestGateUnscannedDiff: a test file whose diff GitHub does not show (too
+// large: changes but no patch) is not checked for skip markers; the gate
+// says so and does not pass.
+func TestGateUnscannedDiff(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: "Test-Changes: rewrites the app tests",
+		Files: []ghfake.File{{Filename: "tests/test_app.py", Status: "modified", Additions: 5000}}})
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"base-results": "results/base", "head-results": "results/head",
+		"history": "results/history", "upload-artifact": "false"})
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+	if code := r.run(); code != 0 || r.outputs()["verdict"] != "inconclusive" {
+		t.Fatalf("exit %d, verdict %q; want 0, inconclusive\n%s", code, r.outputs()["verdict"], r.stdout.String())
+	}
+	if b, _ := os.ReadFile(r.file("report-json")); !strings.Contains(string(b), "not checked for new skip markers: tests/test_app.py") {
+		t.Errorf("gate.json does not name the file:\n%s", b)
+	}
+}

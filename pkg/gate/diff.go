@@ -21,6 +21,9 @@ type FileChange struct {
 	// Patch holds the unified-diff hunks, from the first "@@" line on. It is
 	// empty for binary files, pure renames, and files GitHub did not diff.
 	Patch string `json:"patch,omitempty"`
+	// Changes counts the lines added and deleted, when the files API gave
+	// it: with it and no Patch, GitHub left the diff out (too large).
+	Changes int `json:"changes,omitempty"`
 }
 
 // diffLine is one line of a hunk, numbered in the file version it belongs to.

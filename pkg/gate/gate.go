@@ -847,6 +847,10 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		// A required check that compared nothing has checked nothing.
 		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")
 	}
+	if n := Unscanned(in.Changes); in.ChangesKnown && len(n) > 0 {
+		partial = append(partial, fmt.Sprintf("%d changed file(s) whose diff GitHub did not show (too large) were not checked for new skip markers: %s",
+			len(n), strings.Join(n[:min(len(n), 5)], ", ")))
+	}
 	if in.ChangesKnown && in.ChangesCut {
 		partial = append(partial, fmt.Sprintf("the pull request's files were listed only up to %d: protected-path and skip-marker checks saw only those", len(in.Changes)))
 	}

@@ -62,15 +62,29 @@ var declarationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 
 // Declared reports whether the PR declares test changes, and by what: a
 // non-empty "Test-Changes:" line in the body (any case, at the start of a
-// line), or the declare label.
+// line) that does not say there are none (a pull request template's
+// "Test-Changes: none"), or the declare label.
 func Declared(body string, labels []string, label string) (bool, string) {
-	if m := declarationRE().FindStringSubmatch(body); m != nil {
-		return true, fmt.Sprintf("the PR body (Test-Changes: %s)", m[1])
+	for _, m := range declarationRE().FindAllStringSubmatch(body, -1) {
+		if !saysNone(m[1]) {
+			return true, fmt.Sprintf("the PR body (Test-Changes: %s)", m[1])
+		}
 	}
 	if label != "" && hasLabel(labels, label) {
 		return true, fmt.Sprintf("the %q label", label)
 	}
 	return false, ""
+}
+
+// saysNone reports whether a Test-Changes value declares nothing: none,
+// no, n/a, -, and the like.
+func saysNone(v string) bool {
+	v = strings.ToLower(strings.Trim(v, " \t.!`*_<>[]()"))
+	switch v {
+	case "", "none", "no", "n/a", "na", "-", "--", "nothing", "false", "nope", "no changes", "none.":
+		return true
+	}
+	return false
 }
 
 func checkProperties(in Input, opt Options, declared bool) []Violation {
@@ -270,7 +284,18 @@ var markerLangs = sync.OnceValue(func() []markerLang {
 // and a marker line that the same change removes elsewhere in the file (a
 // move, not a new marker).
 func SkipMarkers(changes []FileChange) []Violation {
-	var out []Violation
+	out, _ := skipMarkers(changes)
+	return out
+}
+
+// Unscanned lists the changed files SkipMarkers would scan whose diff
+// GitHub left out (too large to show): their added lines are not checked.
+func Unscanned(changes []FileChange) []string {
+	_, out := skipMarkers(changes)
+	return out
+}
+
+func skipMarkers(changes []FileChange) (out []Violation, unscanned []string) {
 	for _, c := range changes {
 		var lang *markerLang
 		langs := markerLangs()
@@ -279,6 +304,9 @@ func SkipMarkers(changes []FileChange) []Violation {
 				lang = &langs[i]
 				break
 			}
+		}
+		if lang != nil && c.Patch == "" && c.Changes > 0 && c.Status != "removed" {
+			unscanned = append(unscanned, c.Path)
 		}
 		if lang == nil || c.Patch == "" {
 			continue
@@ -303,7 +331,7 @@ func SkipMarkers(changes []FileChange) []Violation {
 				Message: fmt.Sprintf("new %s skip marker %q in an added line", lang.name, m)})
 		}
 	}
-	return out
+	return out, unscanned
 }
 
 // marker returns the marker found in one line of code, or "".

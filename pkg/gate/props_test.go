@@ -224,10 +224,44 @@ func TestDeclared(t *testing.T) {
 		{"Mentions Test-Changes: inline, not at the start", nil, false},
 		{"", []string{"bug", "Test-Changes-Declared"}, true},
 		{"", []string{"bug"}, false},
+		// A pull request template's line that says there are none.
+		{"Test-Changes: none", nil, false},
+		{"Test-Changes: N/A.", nil, false},
+		{"Test-Changes: `none`", nil, false},
+		{"Test-Changes: -", nil, false},
+		{"Test-Changes: none\nTest-Changes: adds test_cache", nil, true},
+		{"Test-Changes: none of the old tests change; adds test_cache", nil, true},
 	}
 	for _, tc := range tests {
 		if got, by := Declared(tc.body, tc.labels, DefaultDeclareLabel); got != tc.want {
 			t.Errorf("Declared(%q, %v) = %v (%s), want %v", tc.body, tc.labels, got, by, tc.want)
+		}
+	}
+}
+
+// TestUnscannedFilesLeaveItPartial: a changed test file whose diff GitHub
+// left out (changes but no patch) is not checked for skip markers: the
+// verdict says so and is not a pass. A pure rename (no changes) and a
+// removed file are not; a CLI diff always has its hunks.
+func TestUnscannedFilesLeaveItPartial(t *testing.T) {
+	ok := TestInput{Name: "t::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	for _, tc := range []struct {
+		change FileChange
+		want   Verdict
+	}{
+		{FileChange{Path: "tests/test_app.py", Status: "modified", Changes: 5000}, VerdictInconclusive},
+		{FileChange{Path: "tests/test_app.py", Status: "renamed", PreviousPath: "tests/test_old.py"}, VerdictPass},
+		{FileChange{Path: "tests/test_app.py", Status: "removed", Changes: 40}, VerdictPass},
+		{FileChange{Path: "docs/big.md", Status: "modified", Changes: 5000}, VerdictPass},
+	} {
+		in := Input{Tests: []TestInput{ok}, Collected: &Counts{Base: 1, Head: 1}, ChangesKnown: true, Changes: []FileChange{tc.change},
+			PRBody: "Test-Changes: rewrites the app tests"}
+		res, err := Evaluate(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != tc.want || tc.want == VerdictInconclusive && !strings.Contains(strings.Join(res.Reasons, "\n"), "not checked for new skip markers: tests/test_app.py") {
+			t.Errorf("%+v: verdict %s, want %s; reasons:\n%s", tc.change, res.Verdict, tc.want, strings.Join(res.Reasons, "\n"))
 		}
 	}
 }
@@ -315,7 +349,7 @@ func TestFileChangeFromPRFilesAPI(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := []FileChange{{Path: "tests/test_b.py", PreviousPath: "tests/test_a.py", Status: "renamed", Patch: "@@ -1,1 +1,2 @@\n import pytest\n+@pytest.mark.xfail"}}
+	want := []FileChange{{Path: "tests/test_b.py", PreviousPath: "tests/test_a.py", Status: "renamed", Patch: "@@ -1,1 +1,2 @@\n import pytest\n+@pytest.mark.xfail", Changes: 1}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

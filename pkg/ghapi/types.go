@@ -65,6 +65,7 @@ type File struct {
 	PreviousPath string // for renames
 	Status       string // added, removed, modified, renamed, …
 	Patch        string // unified diff hunks; empty for binary or huge files
+	Changes      int    // lines added and deleted (GitHub's changes)
 }
 
 // Run is one attempt of a workflow run.
@@ -128,7 +129,7 @@ func pullRequestOf(p *github.PullRequest) PullRequest {
 }
 
 func fileOf(f *github.CommitFile) File {
-	return File{Path: f.GetFilename(), PreviousPath: f.GetPreviousFilename(), Status: f.GetStatus(), Patch: f.GetPatch()}
+	return File{Path: f.GetFilename(), PreviousPath: f.GetPreviousFilename(), Status: f.GetStatus(), Patch: f.GetPatch(), Changes: f.GetChanges()}
 }
 
 func runOf(r *github.WorkflowRun) Run {
