@@ -19,6 +19,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/publish"
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // Env is what the action takes from its process; tests pass a map-backed
@@ -127,6 +128,9 @@ func Run(ctx context.Context, env Env) int {
 	}
 	if err != nil {
 		log.Errorf("flakegate: %v", err)
+		if cfg.Mode == config.ModeGate && cfg.CheckRun {
+			a.errorCheckRun(ctx, err)
+		}
 		fail(log, cfg.GitHub.Output, a.forLaterSteps(a.reportDir), "")
 		return 1
 	}
@@ -142,6 +146,33 @@ func Run(ctx context.Context, env Env) int {
 		return 1
 	}
 	return out.exit
+}
+
+// errorCheckRun reports a gate that could not reach a verdict as a failed
+// check run on the head commit: where the check run is the required check
+// (a fork's workflow_run, whose job's own status lands on the default
+// branch), the pull request would otherwise wait for it forever.
+func (a *run) errorCheckRun(ctx context.Context, cause error) {
+	sha := a.cfg.HeadSHA
+	if sha == "" {
+		return
+	}
+	c, err := a.client()
+	if err == nil {
+		msg := "flakegate could not reach a verdict: " + render.EscapeMarkdown(render.Truncate(cause.Error(), 2000))
+		if u := a.runURL(); u != "" {
+			msg += "\n\nThe log is in [this run](" + u + ")."
+		}
+		var url string
+		url, err = publish.CheckRun(ctx, orNil[publish.CheckRunner](c), a.repo(), ghapi.CheckRunSpec{
+			Name: a.cfg.CheckName, HeadSHA: sha, Status: "completed", Conclusion: "failure", DetailsURL: a.runURL(),
+			Title: "flakegate: error", Summary: msg})
+		if err == nil {
+			a.log.Infof("check run %q: %s", a.cfg.CheckName, url)
+			return
+		}
+	}
+	a.log.Warningf("check run for the error: %v", err)
 }
 
 // fail records verdict=error so a workflow can tell a broken tool from a

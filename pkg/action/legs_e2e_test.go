@@ -273,3 +273,29 @@ func TestGateArtifactSidesMissingAndWorkflows(t *testing.T) {
 		})
 	}
 }
+
+// TestGateErrorCheckRun: with check-run on, a gate that cannot reach a
+// verdict (here the PR's ledger does not parse) still completes its check
+// run, as a failure that says why: for a fork's workflow_run the check run
+// is the required check, and the PR would wait for it forever.
+func TestGateErrorCheckRun(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "forker/shop")
+	repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte("version: [1\n"))
+	for i := range 5 {
+		b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+		h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+		repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), nil)}})
+		repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"check-run": "true", "upload-artifact": "false"})
+	if code := r.run(); code != 1 || r.outputs()["verdict"] != "error" {
+		t.Fatalf("exit %d, verdict %q; want 1, error\n%s", code, r.outputs()["verdict"], r.stdout.String())
+	}
+	runs := repo.CheckRuns()
+	if len(runs) != 1 || runs[0].HeadSHA != headSHA || runs[0].Conclusion != "failure" || runs[0].Title != "flakegate: error" ||
+		!strings.Contains(runs[0].Summary, "could not reach a verdict") || !strings.Contains(runs[0].Summary, "ledger") {
+		t.Errorf("check runs %+v; want one failure on the head commit saying why", runs)
+	}
+}
