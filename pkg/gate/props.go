@@ -245,6 +245,7 @@ var markerLangs = sync.OnceValue(func() []markerLang {
 			name: "pytest/unittest", applies: hasExt(".py"), comment: "#", quotes: `"'`,
 			rules: []*regexp.Regexp{
 				regexp.MustCompile(`\bpytest\.mark\.(skip|skipif|xfail)\b`),
+				regexp.MustCompile(`@mark\.(skip|skipif|xfail)\b`), // from pytest import mark
 				regexp.MustCompile(`\bpytest\.(skip|xfail|importorskip)\s*\(`),
 				regexp.MustCompile(`@(unittest\.)?(skip|skipIf|skipUnless|expectedFailure)\b`),
 				regexp.MustCompile(`\bself\.skipTest\s*\(`),
@@ -263,7 +264,9 @@ var markerLangs = sync.OnceValue(func() []markerLang {
 			name: "Jest/Mocha", applies: hasExt(".js", ".jsx", ".ts", ".tsx", ".mjs", ".cjs", ".mts", ".cts"), comment: "//", quotes: "\"'`",
 			rules: []*regexp.Regexp{
 				regexp.MustCompile(`\b(it|test|describe|context|suite|specify)\.(skip|fixme)\b`),
+				regexp.MustCompile(`\b(it|test|describe)\.(concurrent|each|only)\.skip\b`), // Jest's modifiers
 				regexp.MustCompile(`\bx(it|test|describe|context|specify)\s*\(`),
+				regexp.MustCompile(`\bthis\.skip\s*\(`), // Mocha, inside a test
 			},
 		},
 		{

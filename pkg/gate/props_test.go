@@ -137,6 +137,9 @@ func TestSkipMarkers(t *testing.T) {
 		{"tests/test_x.py", "x = 1  # pytest.skip() would hide this", false},
 		{"tests/test_x.py", `msg = "use @pytest.mark.skip sparingly"`, false},
 		{"tests/test_x.py", "@skip_if_no_db", false},
+		{"tests/test_x.py", "@mark.skip(reason='slow')", true}, // from pytest import mark
+		{"tests/test_x.py", "@mark.xfail", true},
+		{"tests/test_x.py", "@benchmark.skipped_count", false},
 		{"pkg/x_test.go", "\tt.Skip(\"flaky\")", true},
 		{"pkg/x_test.go", "\tt.Skipf(\"needs %s\", db)", true},
 		{"pkg/x_test.go", "\tt.SkipNow()", true},
@@ -153,6 +156,11 @@ func TestSkipMarkers(t *testing.T) {
 		{"src/foo.test.js", "xdescribe('suite', () => {})", true},
 		{"src/foo.test.js", "xtest('works', () => {})", true},
 		{"src/foo.test.js", "it.todo('later')", false},
+		{"src/foo.test.ts", "test.concurrent.skip('works', async () => {})", true},
+		{"src/foo.test.ts", "it.each([1, 2]).skip", false}, // not a form Jest has
+		{"src/foo.test.ts", "describe.each.skip([1])('suite', () => {})", true},
+		{"src/foo.test.js", "    if (!process.env.DB) this.skip();", true},
+		{"src/foo.test.js", "    const s = this.skipped", false},
 		{"src/foo.test.js", "const skip = items.skip(2)", false},
 		{"spec/foo_spec.rb", "    skip 'flaky on CI'", true},
 		{"spec/foo_spec.rb", "    pending", true},
