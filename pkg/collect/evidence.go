@@ -294,7 +294,7 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 		if ev.Head != nil && len(ev.Head.Skipped) > 0 {
 			left = fmt.Sprintf(" (%d input(s) left out, listed above)", len(ev.Head.Skipped))
 		}
-		return Gate{}, fmt.Errorf("no head results%s: give head-results, or run the suite on the PR's head commit %s with JUnit artifacts", left, shortSHA(o.HeadSHA))
+		return Gate{}, fmt.Errorf("no head results%s: give head-results, or run the suite on the PR's head commit %s with JUnit artifacts in a completed run (this run's own artifacts are not read: it is still running; download them with actions/download-artifact and give head-results)", left, shortSHA(o.HeadSHA))
 	}
 	if ev.Base == nil || len(ev.Base.Runs) == 0 {
 		if ev.Base == nil && len(o.BaseResults) == 0 && o.Client == nil {
