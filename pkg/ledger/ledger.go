@@ -29,6 +29,7 @@ package ledger
 
 import (
 	"fmt"
+	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -160,6 +161,35 @@ func ScopeFile(test string) string {
 	}
 	if strings.Contains(head, "/") || pathExt().MatchString(head) {
 		return head
+	}
+	return ""
+}
+
+// moduleFile finds, among the changed files, the source file of a test
+// named by a dotted module or class ("tests.test_up::test_b", pytest
+// without a file attribute; "com.acme.FooTest::testBar", JUnit), whose
+// name gives no path: a changed file whose path, without its extension,
+// is the name with dots as slashes, or ends in it; the name's last parts
+// are dropped one by one (a class inside the module: "tests.test_up.
+// TestUp"). It returns "" when none is.
+func moduleFile(test string, changed []string) string {
+	head, _, ok := strings.Cut(test, "::")
+	if !ok || head == "" || strings.ContainsAny(head, "/\\") {
+		return ""
+	}
+	head, _, _ = strings.Cut(head, "$") // a nested JVM class
+	parts := strings.Split(head, ".")
+	for n := len(parts); n >= 1; n-- {
+		mod := strings.Join(parts[:n], "/")
+		if mod == "" {
+			continue
+		}
+		for _, f := range changed {
+			stem := strings.TrimSuffix(f, path.Ext(f))
+			if stem == mod || strings.HasSuffix(stem, "/"+mod) {
+				return f
+			}
+		}
 	}
 	return ""
 }

@@ -286,6 +286,31 @@ func TestScopeFileAndFreezeSet(t *testing.T) {
 	}
 }
 
+// TestScopeFileFromModuleName: with no file attribute (pytest's default
+// JUnit) a test named by its dotted module or class is released by
+// scope_file_changed when that module's file changes: tests.test_up, a
+// class in it, a JVM class under its source root. Other files do not.
+func TestScopeFileFromModuleName(t *testing.T) {
+	e := Entry{Test: "", Signature: "sha256:aaaaaaaa", ReleaseTriggers: []Trigger{ScopeFileChanged}}
+	for _, tc := range []struct {
+		test    string
+		changed []string
+		want    bool
+	}{
+		{"tests.test_up::test_b", []string{"tests/test_up.py"}, true},
+		{"tests.test_up.TestUp::test_b", []string{"README.md", "tests/test_up.py"}, true},
+		{"com.acme.UploadTest::testRetry", []string{"src/test/java/com/acme/UploadTest.java"}, true},
+		{"com.acme.UploadTest$Inner::testRetry", []string{"src/test/java/com/acme/UploadTest.java"}, true},
+		{"tests.test_up::test_b", []string{"tests/test_upload.py", "tests/other/test_up_more.py"}, false},
+		{"tests.test_up::test_b", []string{"app/up.py"}, false},
+	} {
+		e.Test = tc.test
+		if got := e.Released(Observation{}, tc.changed) != ""; got != tc.want {
+			t.Errorf("%s with %v changed: released %v, want %v", tc.test, tc.changed, got, tc.want)
+		}
+	}
+}
+
 // verifyDay is the day ledger files are verified on in tests.
 var verifyDay = time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 

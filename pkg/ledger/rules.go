@@ -266,6 +266,9 @@ func (e Entry) Released(obs Observation, changedFiles []string) string {
 			if file == "" {
 				file = ScopeFile(e.Test)
 			}
+			if file == "" {
+				file = moduleFile(e.Test, changedFiles)
+			}
 			if file != "" && slices.Contains(changedFiles, file) {
 				return fmt.Sprintf("released by %s: %s changed", t, file)
 			}
