@@ -5,33 +5,53 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/matrix"
 	"github.com/flakegate/flakegate/pkg/render"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // gateCommand is the `flakegate gate` command line that reads the matrix's
-// files to the same verdict: one decision procedure, whoever runs it.
-func gateCommand(rep *matrix.Report, opt matrix.Options) string {
+// files to the same verdict: one decision procedure, whoever runs it. It
+// carries every option that is not gate's default, and the history globs.
+func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string) string {
 	k := opt.K
 	if k == 0 {
 		k = gate.DefaultMaxRuns
 	}
-	cmd := fmt.Sprintf("flakegate gate --base '%s' --head '%s' --max-runs %d",
-		filepath.Join(rep.ResultsDir, "base-*.xml"), filepath.Join(rep.ResultsDir, "head-*.xml"), k)
-	if opt.Gate.FirstLook != 0 {
-		cmd += fmt.Sprintf(" --first-look %d", opt.Gate.FirstLook)
+	g := opt.Gate
+	cmd := fmt.Sprintf("flakegate gate --base %s --head %s --max-runs %d",
+		shellQuote(filepath.Join(rep.ResultsDir, "base-*.xml")), shellQuote(filepath.Join(rep.ResultsDir, "head-*.xml")), k)
+	if g.FirstLook != 0 {
+		cmd += fmt.Sprintf(" --first-look %d", g.FirstLook)
 	}
-	if opt.Gate.AlphaPR != gate.DefaultAlphaPR {
-		cmd += fmt.Sprintf(" --alpha-pr %g", opt.Gate.AlphaPR)
+	for _, f := range []struct {
+		name      string
+		v, preset float64
+	}{{"alpha-pr", g.AlphaPR, gate.DefaultAlphaPR}, {"p1", g.P1, sprt.DefaultP1}, {"alpha", g.Alpha, sprt.DefaultAlpha}, {"beta", g.Beta, sprt.DefaultBeta}} {
+		if f.v != 0 && f.v != f.preset {
+			cmd += fmt.Sprintf(" --%s %s", f.name, strconv.FormatFloat(f.v, 'g', -1, 64))
+		}
 	}
-	if len(opt.History) > 0 {
-		cmd += " --history ..."
+	if p := g.OnInconclusive; p != "" && p != gate.PolicyNeutral {
+		cmd += " --on-inconclusive " + string(p)
+	}
+	for _, h := range hist {
+		cmd += " --history " + shellQuote(h)
+	}
+	if strings.ContainsAny(rep.ResultsDir, "*?[{") {
+		cmd += "   (the results directory's name holds glob characters, which gate reads as a pattern: move the files to give them to gate)"
 	}
 	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // matrixCmd runs the suite on base and head in turns and gates the result.
@@ -97,11 +117,8 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		}
 		return err
 	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(env.Stderr, "flakegate matrix: %s\n", render.Plain(n))
-	}
 	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, render.Plain(rep.Stop), rep.ResultsDir)
-	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt))
+	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt, hist))
 	if *jsonFile != "" {
 		if err := writeFile(*jsonFile, &rep.Result, render.GateJSON); err != nil {
 			return fmt.Errorf("--json: %v", err)

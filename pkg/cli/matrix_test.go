@@ -78,6 +78,22 @@ func TestMatrixCLI(t *testing.T) {
 	if r.code != 1 || len(left) != 0 || strings.Contains(r.stderr, "JUnit files are in") {
 		t.Errorf("a run with no JUnit file: exit %d, left %v: %s", r.code, left, r.stderr)
 	}
+	// Nor when the first run's file is refused (its copy was kept to
+	// check it), and no cleanup note says otherwise.
+	os.WriteFile(filepath.Join(repo, "bad.sh"), []byte("#!/bin/sh\nmkdir -p out\necho '<testsuite' > out/junit.xml\n"), 0o755)
+	r = run(t, nil, "matrix", "--base", "HEAD", "--junit", "out/junit.xml", "--", "sh", filepath.Join(repo, "bad.sh"))
+	left, _ = filepath.Glob(filepath.Join(tmp, "flakegate-matrix-results-*"))
+	if r.code != 1 || len(left) != 0 || strings.Contains(r.stderr, "cleanup") {
+		t.Errorf("a run whose file is refused: exit %d, left %v: %s", r.code, left, r.stderr)
+	}
+}
+
+// TestShellQuote: a path with a quote in it stays one word.
+func TestShellQuote(t *testing.T) {
+	out, err := exec.Command("sh", "-c", "printf %s "+shellQuote(`/tmp/it's "x" $HOME`)).Output()
+	if err != nil || string(out) != `/tmp/it's "x" $HOME` {
+		t.Errorf("sh read %q, %v", out, err)
+	}
 }
 
 // TestMatrixAndGateAgree runs the sequential driver, then `flakegate gate`
@@ -125,7 +141,8 @@ func TestMatrixAndGateAgree(t *testing.T) {
 	os.Chdir(repo)
 	results := filepath.Join(t.TempDir(), "results")
 	mjson := filepath.Join(t.TempDir(), "matrix.json")
-	m := run(t, fixedClock, "matrix", "--base", "base", "-k", "10", "--junit", "out/junit.xml", "--results", results, "--json", mjson, "--", "sh", "run.sh")
+	m := run(t, fixedClock, "matrix", "--base", "base", "-k", "10", "--junit", "out/junit.xml", "--results", results, "--json", mjson,
+		"--on-inconclusive", "fail", "--p1", "0.8", "--", "sh", "run.sh")
 	if m.code == 2 {
 		t.Fatalf("matrix: exit %d\n%s%s", m.code, m.stdout, m.stderr)
 	}
@@ -134,6 +151,10 @@ func TestMatrixAndGateAgree(t *testing.T) {
 		t.Fatalf("matrix printed no gate command:\n%s", m.stdout)
 	}
 	line, _, _ = strings.Cut(line, "\n")
+	// Every option that is not gate's default is in it.
+	if !strings.Contains(line, " --p1 0.8") || !strings.Contains(line, " --on-inconclusive fail") {
+		t.Errorf("the gate command lacks matrix's options: %s", line)
+	}
 	var args []string
 	for _, f := range strings.Fields(line) {
 		args = append(args, strings.Trim(f, "'"))

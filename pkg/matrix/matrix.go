@@ -418,11 +418,12 @@ func (d *driver) makeResultsDir() error {
 		if dir, err = os.MkdirTemp("", "flakegate-matrix-results-"); err != nil {
 			return fmt.Errorf("results directory: %w", err)
 		}
-		// Removed again if no run writes into it.
+		// Removed again, with the copy of a file a run's check refused,
+		// if no run completed: the error names what was wrong.
 		d.cleanup = append(d.cleanup, func(context.Context) error {
 			if len(d.rep.Runs) == 0 {
 				d.rep.ResultsDir = ""
-				return os.Remove(dir)
+				return os.RemoveAll(dir)
 			}
 			return nil
 		})
