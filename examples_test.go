@@ -5,8 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flakegate/flakegate/pkg/ledger"
 )
 
 // TestExamples keeps the quickstarts in examples/ and the README's
@@ -107,5 +110,27 @@ func TestExamples(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadmeLedgerVerifies: the ledger entry the README shows how to write
+// passes ledger verify.
+func TestReadmeLedgerVerifies(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "## The quarantine ledger")
+	_, block, ok2 := strings.Cut(after, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README: no ledger in its section The quarantine ledger")
+	}
+	var lines []string
+	for _, l := range strings.Split(block, "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "   "))
+	}
+	if ps := ledger.VerifyFile("README.md", []byte(strings.Join(lines, "\n")), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)); len(ps) > 0 {
+		t.Errorf("the README's ledger does not verify: %v", ps)
 	}
 }
