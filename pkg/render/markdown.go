@@ -440,7 +440,7 @@ func mdInfraEvent(ev score.InfraEvent, repoURL string) string {
 		fmt.Fprintf(&b, "- suite `%s`", codeSafe(ev.Group))
 	}
 	b.WriteString(" in run " + runRef(ev.RunID, ev.Attempt, ev.Commit, repoURL))
-	fmt.Fprintf(&b, ": %d of %d tests failed, %.2g expected at their usual rates", ev.Failed, ev.Tests, ev.Expected)
+	fmt.Fprintf(&b, ": %s of %s tests failed, %.2f expected at their usual rates", group(ev.Failed), group(ev.Tests), ev.Expected)
 	if ev.RunID == "" && ev.Source != "" {
 		b.WriteString(" (" + EscapeMarkdown(Truncate(ev.Source, pathRunes)) + ")")
 	}
