@@ -66,6 +66,11 @@ type htmlPage struct {
 	CommitChart                  *commitChart
 	SkippedFiles                 []htmlPair
 	InfraRuns                    []htmlInfra
+	// Events are the co-failures left out (InfraEvents), the first
+	// maxHTMLEvents of them; MoreEvents counts the rest.
+	Events     []htmlEvent
+	MoreEvents int
+	EventCount int
 }
 
 type htmlRow struct {
@@ -90,6 +95,15 @@ type htmlSig struct {
 }
 
 type htmlPair struct{ A, B string }
+
+// maxHTMLEvents bounds the co-failures the HTML report lists one by one.
+const maxHTMLEvents = 200
+
+// htmlEvent is one co-failure left out as an infrastructure event.
+type htmlEvent struct {
+	What, RunID, Attempt, Commit, Source, Expected string
+	Tests, Failed                                  int
+}
 
 type htmlInfra struct {
 	RunID, Attempt, Commit, Time, Source string
@@ -267,6 +281,25 @@ func htmlData(r *score.Report) *htmlPage {
 			hi.Time = ir.Time.UTC().Format("2006-01-02 15:04 UTC")
 		}
 		p.InfraRuns = append(p.InfraRuns, hi)
+	}
+	p.EventCount = len(r.InfraEvents)
+	for i, ev := range r.InfraEvents {
+		if i == maxHTMLEvents {
+			p.MoreEvents = len(r.InfraEvents) - i
+			break
+		}
+		he := htmlEvent{RunID: oneLine(ev.RunID), Commit: shortSHA(ev.Commit), Source: oneLine(ev.Source), Tests: ev.Tests, Failed: ev.Failed,
+			Expected: fmt.Sprintf("%.2f", ev.Expected)}
+		if ev.Attempt > 0 {
+			he.Attempt = fmt.Sprint(ev.Attempt)
+		}
+		switch ev.Kind {
+		case score.EventCluster:
+			he.What = "cluster of " + plural(ev.Tests, "test", "tests") + " led by " + oneLine(ev.Group)
+		default:
+			he.What = "suite " + oneLine(ev.Group)
+		}
+		p.Events = append(p.Events, he)
 	}
 	return p
 }
