@@ -20,12 +20,14 @@ var csvHeader = []string{
 	"flake_score", "rank_score", "runs", "attempts", "failures",
 	// the ranking: rows are in the order of flake_rate_low
 	"flake_rate", "flake_rate_low", "flake_rate_high", "too_few_commits",
+	// CODEOWNERS, when read
+	"owners",
 }
 
 // CSV writes a header and one row per test, every test in rank order
 // (flagged tests first, then by flake_rate_low). Lists
 // are joined: commits with ";", error messages with " | ", evidence kinds
-// with ";". Rates are rounded to 4 places. A cell that a spreadsheet would
+// and owners with ";". Rates are rounded to 4 places. A cell that a spreadsheet would
 // read as a formula (starting with = + - @, a tab or a carriage return, also
 // after leading spaces or in full-width form) gets a leading apostrophe, as
 // OWASP advises against CSV injection.
@@ -53,6 +55,7 @@ func CSV(w io.Writer, r *score.Report) error {
 			rate(t.FailureInterval.Low), rate(t.FailureInterval.High), strings.Join(t.Evidence, ";"), sig, t.File, line,
 			rate(t.FlakeScore), rate(t.RankScore), strconv.Itoa(t.Runs), strconv.Itoa(t.Attempts), strconv.Itoa(t.Failures),
 			rate(t.FlakeRate), rate(t.FlakeRateInterval.Low), rate(t.FlakeRateInterval.High), strconv.FormatBool(t.TooFewCommits),
+			strings.Join(t.Owners, ";"),
 		)
 		for j := range row {
 			row[j] = neutralizeFormula(row[j])

@@ -76,7 +76,7 @@ type htmlPage struct {
 type htmlRow struct {
 	Rank                           int
 	ID                             string // element id, the target of the chart's links
-	Name, File                     string
+	Name, File, Owners             string
 	NameWrapped                    template.HTML // Name, escaped, with <wbr> after its separators
 	Score, Flake, Failure, Commits string
 	Evidence, TopSig               string
@@ -239,6 +239,9 @@ func htmlData(r *score.Report) *htmlPage {
 		}
 		if t.IntermittentCommits > 0 {
 			row.Commits += fmt.Sprintf(" +%d intermittent", t.IntermittentCommits)
+		}
+		if len(t.Owners) > 0 {
+			row.Owners = oneLine(strings.Join(t.Owners, " "))
 		}
 		if t.File != "" {
 			row.File = oneLine(t.File)

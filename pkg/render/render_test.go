@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -383,5 +384,46 @@ func TestEscapeInvisible(t *testing.T) {
 	}
 	if plain := []byte(`{"a": "b"}`); &escapeInvisible(plain)[0] != &plain[0] {
 		t.Error("ASCII JSON copied")
+	}
+}
+
+// TestOwnersInEveryFormat: a test's CODEOWNERS owners are in the HTML
+// report and the CSV too, not only in JSON and Markdown.
+func TestOwnersInEveryFormat(t *testing.T) {
+	r := handReport()
+	r.Tests[0].Owners = []string{"@org/team-a", "@owner1"}
+	if html := renderString(t, HTML, r); !strings.Contains(html, "owners: @org/team-a @owner1") {
+		t.Errorf("the HTML report does not name the owners")
+	}
+	csvText := renderString(t, CSV, r)
+	rows, err := csv.NewReader(strings.NewReader(csvText)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A cell starting with @ is one a spreadsheet would read as a formula.
+	if h := rows[0][len(rows[0])-1]; h != "owners" || rows[1][len(rows[1])-1] != "'@org/team-a;@owner1" {
+		t.Errorf("CSV owners column %q, first row %q", h, rows[1][len(rows[1])-1])
+	}
+}
+
+// TestReadmeListsCSVColumns: the README names every CSV column, in order.
+func TestReadmeListsCSVColumns(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), "- The CSV (`--format csv`, `report.csv`)")
+	text, _, _ := strings.Cut(after, "(`TestReadmeListsCSVColumns`)")
+	if !ok {
+		t.Fatal("README does not describe the CSV")
+	}
+	at := 0
+	for _, c := range csvHeader {
+		i := strings.Index(text[at:], "`"+c+"`")
+		if i < 0 {
+			t.Errorf("README does not name CSV column %q (after the ones before it)", c)
+			continue
+		}
+		at += i
 	}
 }
