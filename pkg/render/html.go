@@ -361,7 +361,7 @@ func newScoreChart(fl []*score.Test) *scoreChart {
 	x := func(v float64) float64 { return labelW + v*plotW }
 	h := top + rowH*float64(len(fl)) + 30
 	c := &scoreChart{Width: px(labelW + plotW + 60), Height: px(h),
-		Label: fmt.Sprintf("Flake rate of the top %d flagged tests with 95%% intervals", len(fl))}
+		Label: fmt.Sprintf("Flake rate of the top %s with 95%% intervals", plural(len(fl), "flagged test", "flagged tests"))}
 	bottom := top + rowH*float64(len(fl))
 	for _, v := range []float64{0, 0.25, 0.5, 0.75, 1} {
 		c.Ticks = append(c.Ticks, tick{X: px(x(v)), Y: px(bottom + 16), Label: fmt.Sprintf("%.2f", v)})
