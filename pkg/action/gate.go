@@ -250,8 +250,15 @@ func (a *run) comment(ctx context.Context, c *ghapi.Client, p pr, res gate.Resul
 		return err
 	}
 	state := string(res.Verdict) + "\n" + strings.Join(out.blocking, "\n") + "\n" + strings.Join(out.inconclusive, "\n")
-	r, err := publish.StickyComment(ctx, orNil[publish.Commenter](c), a.repo(), p.number, publish.Comment{
-		Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: b.String(), State: state, Failing: res.Verdict != gate.VerdictPass})
+	return a.postComment(ctx, c, p.number, publish.Comment{
+		Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: b.String(), State: state, Failing: res.Verdict != gate.VerdictPass}, out)
+}
+
+// postComment posts, edits or leaves the sticky comment cm and logs what
+// it did; when it cannot (a fork's read-only token), the job summary says
+// so and the error is returned.
+func (a *run) postComment(ctx context.Context, c *ghapi.Client, number int, cm publish.Comment, out *outcome) error {
+	r, err := publish.StickyComment(ctx, orNil[publish.Commenter](c), a.repo(), number, cm)
 	if err != nil {
 		a.appendSummary("\n> flakegate could not post its PR comment (" + render.EscapeMarkdown(err.Error()) + "); this summary is the report.\n")
 		return err

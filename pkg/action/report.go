@@ -253,19 +253,7 @@ func (a *run) reportComment(ctx context.Context, c *ghapi.Client, number int, re
 	for _, t := range rep.Flaky() {
 		state.WriteString("\n" + t.Name)
 	}
-	r, err := publish.StickyComment(ctx, orNil[publish.Commenter](c), a.repo(), number, publish.Comment{
-		Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: text, State: state.String()})
-	if err != nil {
-		a.appendSummary("\n> flakegate could not post its PR comment (" + render.EscapeMarkdown(err.Error()) + "); this summary is the report.\n")
-		return err
-	}
-	out.commentURL = r.URL
-	if r.Why != "" {
-		a.log.Infof("PR comment %s: %s", r.Action, r.Why)
-	} else {
-		a.log.Infof("PR comment %s: %s", r.Action, r.URL)
-	}
-	return nil
+	return a.postComment(ctx, c, number, publish.Comment{Mode: a.cfg.Comment, Tag: a.cfg.CommentTag, Body: text, State: state.String()}, out)
 }
 
 // reportCheckRun creates a check run on the commit under evaluation with
