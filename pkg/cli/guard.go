@@ -6,6 +6,8 @@ import (
 	"io"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
 // guard is the one sanitiser every line the command line prints passes
@@ -252,7 +254,7 @@ func (g *guard) filterInto(p []byte) {
 			g.start, g.hashes = true, 0
 			continue
 		}
-		if r != '\t' && (r < 0x20 || r == 0x7f || r >= utf8.RuneSelf && r != zwsp && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))) {
+		if r != '\t' && (r < 0x20 || render.Invisible(r)) {
 			continue
 		}
 		if g.start {

@@ -294,7 +294,7 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 		if ev.Head != nil && len(ev.Head.Skipped) > 0 {
 			left = fmt.Sprintf(" (%d input(s) left out, listed above)", len(ev.Head.Skipped))
 		}
-		return Gate{}, fmt.Errorf("no head results%s: give head-results, or run the suite on the PR's head commit %s with JUnit artifacts in a completed run (this run's own artifacts are not read: it is still running; download them with actions/download-artifact and give head-results)", left, shortSHA(o.HeadSHA))
+		return Gate{}, fmt.Errorf("no head results%s: give head-results, or run the suite on the PR's head commit %s with JUnit artifacts in a completed run (this run's own artifacts are not read: it is still running; download them with actions/download-artifact and give head-results)", left, model.ShortSHA(o.HeadSHA))
 	}
 	if ev.Base == nil || len(ev.Base.Runs) == 0 {
 		if ev.Base == nil && len(o.BaseResults) == 0 && o.Client == nil {
@@ -306,9 +306,9 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 		if ev.Base == nil {
 			ev.Base = &history.History{}
 		}
-		ev.Base.Skipped = append(ev.Base.Skipped, history.Skipped{Path: "runs of the base commit " + shortSHA(o.BaseSHA),
+		ev.Base.Skipped = append(ev.Base.Skipped, history.Skipped{Path: "runs of the base commit " + model.ShortSHA(o.BaseSHA),
 			Error: "no JUnit results read from them (no completed run with a matching artifact, or its artifacts expired): the base side rests on base-branch history"})
-		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", shortSHA(o.BaseSHA))
+		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", model.ShortSHA(o.BaseSHA))
 	}
 	ev.History, ev.LastReport, err = o.baseHistory(ctx, log)
 	return ev, err
@@ -499,12 +499,4 @@ func loadInput(ctx context.Context, workspace, input string, globs []string, log
 		return nil, fmt.Errorf("input %s: %w", input, err)
 	}
 	return h, nil
-}
-
-// shortSHA is a commit's first 12 hex digits, as messages name it.
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

@@ -81,7 +81,7 @@ func Declared(body string, labels []string, label string) (bool, string) {
 func saysNone(v string) bool {
 	v = strings.ToLower(strings.Trim(v, " \t.!`*_<>[]()"))
 	switch v {
-	case "", "none", "no", "n/a", "na", "-", "--", "nothing", "false", "nope", "no changes", "none.":
+	case "", "none", "no", "n/a", "na", "-", "--", "nothing", "false", "nope", "no changes":
 		return true
 	}
 	return false

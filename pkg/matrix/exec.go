@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // runOnce runs the command once on one side and copies its JUnit file to
@@ -45,7 +46,7 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	cmd.Cancel = func() error { return terminate(cmd) }
 	cmd.WaitDelay = opt.Grace
 
-	fmt.Fprintf(opt.Log, "flakegate matrix: %s (%s) in %s: %s\n", rec.Name(), short(d.shas[side]), dir, strings.Join(opt.Command, " "))
+	fmt.Fprintf(opt.Log, "flakegate matrix: %s (%s) in %s: %s\n", rec.Name(), model.ShortSHA(d.shas[side]), dir, strings.Join(opt.Command, " "))
 	rec.Start = opt.Now()
 	err := cmd.Run()
 	rec.Duration = opt.Now().Sub(rec.Start)

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // git runs git in dir and returns its trimmed standard output. The error
@@ -67,7 +69,7 @@ func (c checkout) dirty(ctx context.Context) bool {
 // addWorktree checks sha out, detached, into the new directory dir.
 func (c checkout) addWorktree(ctx context.Context, dir, sha string) error {
 	if _, err := git(ctx, c.top, "worktree", "add", "--detach", "--quiet", dir, sha); err != nil {
-		return fmt.Errorf("worktree %s at %s: %w", dir, short(sha), err)
+		return fmt.Errorf("worktree %s at %s: %w", dir, model.ShortSHA(sha), err)
 	}
 	return nil
 }
@@ -90,11 +92,4 @@ func (c checkout) removeWorktree(ctx context.Context, dir string) error {
 		return fmt.Errorf("worktree %s: %w", dir, errors.Join(err, pruneErr))
 	}
 	return nil
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

@@ -351,7 +351,7 @@ func (d *driver) run(ctx context.Context) error {
 		}
 		d.dirs[side] = filepath.Join(dir, d.repo.prefix)
 		if fi, err := os.Stat(d.dirs[side]); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s %s has no directory %s to run the command in", side, short(d.shas[side]), filepath.ToSlash(d.repo.prefix))
+			return fmt.Errorf("%s %s has no directory %s to run the command in", side, model.ShortSHA(d.shas[side]), filepath.ToSlash(d.repo.prefix))
 		}
 	}
 

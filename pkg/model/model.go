@@ -119,6 +119,14 @@ func (r Run) Key() string {
 	return "src:" + r.Source
 }
 
+// ShortSHA is a commit's first 12 hex digits, as messages name it.
+func ShortSHA(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
 // Checkout is where the repository's files are, to make the paths tools
 // write relative to its root.
 type Checkout struct {

@@ -173,7 +173,7 @@ func escapeInvisible(j []byte) []byte {
 	out := append([]byte(nil), j[:i]...)
 	for i < len(j) {
 		r, n := utf8.DecodeRune(j[i:])
-		if r == 0x7f || r >= 0x80 && r != '\u200b' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r)) {
+		if Invisible(r) {
 			if r > 0xffff {
 				r1, r2 := utf16.EncodeRune(r)
 				out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
@@ -186,6 +186,15 @@ func escapeInvisible(j []byte) []byte {
 		i += n
 	}
 	return out
+}
+
+// Invisible reports whether r, not an ASCII control below space, is a
+// character a terminal should not be sent: DEL, the C1 controls and the
+// formatting characters (bidirectional overrides and the like), but the
+// zero-width space the renderers put after @. The CLI's output guard
+// drops them; JSON escapes them (escapeInvisible).
+func Invisible(r rune) bool {
+	return r == 0x7f || r >= utf8.RuneSelf && r != '\u200b' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
 }
 
 // appendFloat formats f as encoding/json does.
