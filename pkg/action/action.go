@@ -86,7 +86,7 @@ func nonNil(s []string) []string {
 
 // Run runs the action and returns the exit code: 0 when the verdict lets
 // the check pass, 1 when it blocks or flakegate failed. The verdict output
-// tells the two apart: pass, block, inconclusive or error.
+// tells the two apart: pass, block, inconclusive, skipped or error.
 func Run(ctx context.Context, env Env) int {
 	if env.Now == nil {
 		env.Now = time.Now

@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,15 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		p, err = a.pullRequest(ctx)
 		return err
 	}); err != nil {
+		var stale superseded
+		if errors.As(err, &stale) {
+			// A later run gates the PR's head: this one posts nothing
+			// and does not fail, so that a PR pushed twice in quick
+			// succession leaves no red run and no failed check behind.
+			a.log.Noticef("flakegate gate: nothing to gate: %v", err)
+			a.appendSummary("## flakegate: nothing to gate\n\n" + render.EscapeMarkdown(err.Error()) + "\n")
+			return outcome{verdict: "skipped"}, nil
+		}
 		return outcome{}, err
 	}
 	if p.untrusted {
@@ -149,7 +159,7 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 				return pr{}, err
 			}
 			if x.HeadSHA != p.headSHA {
-				return pr{}, fmt.Errorf("pull request #%d: head is %s, but the run tested %s: results are for an older commit", p.number, x.HeadSHA, p.headSHA)
+				return pr{}, superseded(fmt.Sprintf("pull request #%d: head is %s, but the run tested %s: results are for an older commit, and the run of its head gates it", p.number, x.HeadSHA, p.headSHA))
 			}
 			fromGitHub(&p, x)
 			return p, nil
@@ -191,8 +201,14 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 			return p, nil
 		}
 	}
-	return pr{}, fmt.Errorf("workflow_run: no open pull request has head %s (the PR moved on, or the run was not for a PR)", sha)
+	return pr{}, superseded(fmt.Sprintf("workflow_run: no open pull request has head %s (the PR moved on or was closed, or the run was not for a PR)", sha))
 }
+
+// superseded is a workflow_run whose commit is no longer an open pull
+// request's head: there is nothing to gate.
+type superseded string
+
+func (s superseded) Error() string { return string(s) }
 
 func fromGitHub(p *pr, x ghapi.PullRequest) {
 	p.baseSHA, p.baseRef, p.body, p.labels = x.BaseSHA, x.BaseRef, x.Body, x.Labels

@@ -299,3 +299,53 @@ func TestGateErrorCheckRun(t *testing.T) {
 		t.Errorf("check runs %+v; want one failure on the head commit saying why", runs)
 	}
 }
+
+// TestGateWorkflowRunSuperseded: a PR pushed twice in quick succession. The
+// workflow_run of the first push completes after the second: its commit is
+// no longer the PR's head (or no open PR has it at all), and the run of
+// the newer head gates the PR. This one posts nothing (no comment, no
+// check run), says why, and does not fail.
+func TestGateWorkflowRunSuperseded(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		payload func() map[string]any
+		want    string
+	}{
+		{"fork, found by head SHA", func() map[string]any {
+			p := forkRunPayload()
+			p["workflow_run"].(map[string]any)["head_sha"] = ghfake.SHA("older")
+			return p
+		}, "no open pull request has head " + ghfake.SHA("older")},
+		{"listed in pull_requests", func() map[string]any {
+			p := forkRunPayload()
+			wr := p["workflow_run"].(map[string]any)
+			wr["head_sha"] = ghfake.SHA("older")
+			wr["pull_requests"] = []any{map[string]any{"number": 42,
+				"head": map[string]any{"ref": "fix", "sha": ghfake.SHA("older")},
+				"base": map[string]any{"ref": "main", "sha": baseSHA}}}
+			return p
+		}, "results are for an older commit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "forker/shop")
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+			r := newRunner(t, s, self.ID, "workflow_run", tc.payload(), map[string]string{"check-run": "true"})
+			if code := r.run(); code != 0 {
+				t.Fatalf("exit %d, want 0\n%s", code, r.stdout.String())
+			}
+			if v := r.outputs()["verdict"]; v != "skipped" {
+				t.Errorf("verdict %q, want skipped", v)
+			}
+			if log := r.stdout.String(); !strings.Contains(log, "::notice") || !strings.Contains(log, tc.want) {
+				t.Errorf("no notice saying %q:\n%s", tc.want, log)
+			}
+			if sum := r.summary(); !strings.Contains(sum, "nothing to gate") {
+				t.Errorf("summary does not say so:\n%s", sum)
+			}
+			if n, runs := len(repo.Comments(42)), repo.CheckRuns(); n != 0 || len(runs) != 0 {
+				t.Errorf("%d comments and check runs %+v posted; want none", n, runs)
+			}
+		})
+	}
+}
