@@ -153,7 +153,7 @@ func addOwners(rep *score.Report, file string, stderr io.Writer) error {
 		}
 		f, err = owners.Parse(string(b))
 	} else {
-		f, name, err = owners.Find("", os.ReadFile)
+		f, name, err = owners.Find("", func(p string) ([]byte, error) { return collect.ReadSmall("", p, owners.MaxFileSize) })
 	}
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -464,7 +463,7 @@ func LedgerAt(ctx context.Context, c *ghapi.Client, repo ghapi.Repo, path, sha, 
 		if !checkout {
 			return nil, nil
 		}
-		b, err := os.ReadFile(filepath.Join(workspace, path))
+		b, err := ReadSmall(workspace, path, ledger.MaxFileSize)
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, nil
 		}
@@ -481,9 +480,13 @@ func LedgerAt(ctx context.Context, c *ghapi.Client, repo ghapi.Repo, path, sha, 
 }
 
 // Owners reads the workspace's CODEOWNERS from GitHub's places; nil when
-// there is none. name is the file read, for messages.
+// there is none. name is the file read, for messages. A pull request's
+// checkout can commit the file as a link to any file the job can read (the
+// checkout's credentials in .git/config, /proc/self/environ): one that
+// leads out of the workspace is refused, as is one over GitHub's own limit
+// for CODEOWNERS.
 func Owners(workspace string) (f *owners.File, name string, err error) {
-	return owners.Find(workspace, os.ReadFile)
+	return owners.Find(workspace, func(p string) ([]byte, error) { return ReadSmall(workspace, p, owners.MaxFileSize) })
 }
 
 // loadInput reads the local globs an input names, warning of each file it

@@ -544,3 +544,48 @@ func splitGlob(glob string) (string, string, error) {
 	}
 	return g, filepath.FromSlash(rootDir), nil
 }
+
+// ReadSmall reads one small file that a checkout holds (CODEOWNERS, the
+// ledger), refusing what a pull request could commit to reach other
+// files: a symbolic link (GitHub reads such a file as the link's text, and
+// the target can be the checkout's credentials in .git/config), a path
+// that leads out of root through a linked directory (when root is not
+// empty), anything but a regular file (a FIFO would hang the read,
+// /dev/zero never ends), and more than max bytes. name is relative to
+// root. An absent file gives an error that errors.Is(err, fs.ErrNotExist)
+// tells.
+func ReadSmall(root, name string, max int64) ([]byte, error) {
+	p := name
+	if root != "" {
+		p = filepath.Join(root, name)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return nil, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s: a symbolic link: not followed (GitHub reads the link, not the file it names)", name)
+	}
+	if root != "" {
+		realRoot, err := filepath.EvalSymlinks(root)
+		if err != nil {
+			return nil, fmt.Errorf("workspace %s: %w", root, err)
+		}
+		if why := outside(p, realRoot, "a path through a symbolic link"); why != "" {
+			return nil, fmt.Errorf("%s: %s", name, why)
+		}
+	}
+	f, err := openRegular(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, max)
+	}
+	return b, nil
+}

@@ -6,8 +6,9 @@ package owners
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
-
+	"io/fs"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/model"
@@ -92,17 +93,27 @@ func (f *File) Owners(path string) []string {
 	return nil
 }
 
-// Find reads the first CODEOWNERS file of Paths under root with read (for
-// example os.ReadFile). It returns nil and no error when there is none.
+// MaxFileSize is GitHub's limit for a CODEOWNERS file: over it, GitHub
+// reads none of it.
+const MaxFileSize = 3 << 20
+
+// Find reads the first CODEOWNERS file of Paths under root with read, which
+// is given the path relative to root. It returns nil and no error when
+// there is none (read's errors.Is(err, fs.ErrNotExist) in every place); a
+// file that is there but cannot be read is an error, so that owners are
+// not left out without a word.
 func Find(root string, read func(string) ([]byte, error)) (*File, string, error) {
 	for _, p := range Paths {
 		name := strings.TrimSuffix(root, "/") + "/" + p
 		if root == "" {
 			name = p
 		}
-		b, err := read(name)
+		b, err := read(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
-			continue // absent or unreadable: try the next place
+			return nil, name, err
 		}
 		f, err := Parse(string(b))
 		return f, name, err
