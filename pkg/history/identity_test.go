@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flakegate/flakegate/pkg/internal/corpus"
 	"github.com/flakegate/flakegate/pkg/junit"
 )
 
@@ -133,8 +134,9 @@ func sorted(s []string) []string {
 	return out
 }
 
-// corpusDir is the shared conformance corpus, beside the project root.
-const corpusDir = "../../../shared/conformance/junit"
+// corpusDir is the conformance corpus: ../shared's, or the copy in
+// fixtures when the project is cloned alone.
+var corpusDir = corpus.Dir()
 
 // TestIdentityOverCorpus reads every file of the conformance corpus alone:
 // only two hold a test name under several projects, and only their tests

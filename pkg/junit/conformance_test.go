@@ -9,11 +9,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flakegate/flakegate/pkg/internal/corpus"
 	"github.com/flakegate/flakegate/pkg/model"
 )
 
-// corpusDir is the shared conformance corpus, beside the project root.
-const corpusDir = "../../../shared/conformance/junit"
+// corpusDir is the conformance corpus: ../shared's, or the copy in
+// fixtures when the project is cloned alone.
+var corpusDir = corpus.Dir()
 
 type expectation struct {
 	Path      string `json:"path"`
