@@ -9,15 +9,22 @@ package corpus
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 )
 
 // Shared and Copy are the corpus's two places, absolute.
 var Shared, Copy = places()
 
 func places() (shared, copy string) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..", "..") // pkg/internal/corpus → the project
+	root, _ := os.Getwd() // a test runs in its package's directory
+	for d := root; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			root = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
 	return filepath.Join(root, "..", "shared", "conformance", "junit"), filepath.Join(root, "fixtures", "conformance", "junit")
 }
 
