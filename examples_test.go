@@ -41,6 +41,7 @@ func TestExamples(t *testing.T) {
 	}
 	paths = append(paths, "README.md")
 	type step struct {
+		If   string            `yaml:"if"`
 		Uses string            `yaml:"uses"`
 		Run  string            `yaml:"run"`
 		With map[string]string `yaml:"with"`
@@ -84,8 +85,20 @@ func TestExamples(t *testing.T) {
 					if strings.Contains(s.Run, "flakegate matrix ") && (!installed || !fullHistory) {
 						t.Errorf("job %s runs flakegate matrix without installing it first (%v) or without fetch-depth: 0 (%v)", name, installed, fullHistory)
 					}
+					// go test replays a cached pass: every repetition of a
+					// run, and a history job whose cache is restored, would
+					// read the same result.
+					if (strings.Contains(s.Run, "go test") || strings.Contains(s.Run, "gotestsum")) && !strings.Contains(s.Run, "-count=1") {
+						t.Errorf("job %s runs Go's tests without -count=1: %q", name, s.Run)
+					}
 					if !strings.HasPrefix(s.Uses, "flakegate/flakegate@") {
 						continue
+					}
+					// A gate after other steps runs when they failed too:
+					// a skipped gate posts no check run, and a PR whose
+					// required check is that check run waits forever.
+					if s.With["mode"] == "gate" && !strings.Contains(s.If, "!cancelled()") {
+						t.Errorf("job %s: the gate step needs if: ${{ !cancelled() }}", name)
 					}
 					need := map[string]string{"contents": "read", "actions": "read"}
 					for k, v := range s.With {
