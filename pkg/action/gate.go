@@ -63,7 +63,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		ev, err = collect.ForGate(ctx, collect.GateOptions{
 			Scope: a.scope(branch), Client: c,
 			BaseResults: a.cfg.BaseResults, HeadResults: a.cfg.HeadResults, History: a.cfg.History,
-			BaseSHA: p.baseSHA, HeadSHA: p.headSHA, Previous: a.previousOptions(branch), Now: a.env.Now(),
+			BaseSHA: p.baseSHA, HeadSHA: p.headSHA, Previous: a.gatePreviousOptions(branch), Now: a.env.Now(),
 			Infra: a.cfg.ScoreOptions(),
 		}, a.log)
 		return err

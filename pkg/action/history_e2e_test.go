@@ -235,3 +235,43 @@ func TestGateAutoWithReportNoHistory(t *testing.T) {
 		t.Errorf("the gate downloaded %d blobs, want 1 (the report artifact)\n%s", n, log)
 	}
 }
+
+// TestGateReadsTheReportOfAnotherWorkflow: the quickstarts put the gate
+// (on pull requests) and the weekly report (on a schedule) in workflows of
+// their own. The gate's workflow has no run on the base branch, so it
+// reads the newest report of another workflow's scheduled run there: its
+// flaky tests and carried history.
+func TestGateReadsTheReportOfAnotherWorkflow(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	addCIRuns(repo, 30, 60)
+	report := repo.AddRun(ghfake.Run{Workflow: "flakegate-report.yml", Event: "schedule", CreatedAt: now.Add(-time.Hour)})
+	rr := newRunner(t, s, report.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, nil)
+	rr.env["GITHUB_WORKFLOW_REF"] = repoName + "/.github/workflows/flakegate-report.yml@refs/heads/main"
+	if code := rr.run(); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, rr.stdout.String())
+	}
+	// A pull request's run of another workflow, its branch named main,
+	// may upload an artifact of the same name: it is never read.
+	pr := repo.AddRun(ghfake.Run{Workflow: "other.yml", Event: "pull_request", HeadBranch: "main", CreatedAt: now.Add(-time.Minute)})
+	repo.AddArtifact(ghfake.Artifact{RunID: pr.ID, Name: "flakegate-report", Files: map[string][]byte{"report.json": []byte(`{"tests":[]}`)}})
+
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate-gate.yml", Event: "pull_request", HeadBranch: "fix", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+		map[string]string{"mode": "gate", "base-results": "results/base/*.xml", "head-results": "results/head/*.xml"})
+	r.env["GITHUB_WORKFLOW_REF"] = repoName + "/.github/workflows/flakegate-gate.yml@refs/heads/main"
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+	code := r.run()
+	log := r.stdout.String()
+	if out := r.outputs(); code != 0 || out["verdict"] != "pass" || out["flaky-count"] == "0" {
+		t.Fatalf("exit %d, outputs %v; want a pass that knows the report's flaky tests\n%s", code, out, log)
+	}
+	if !strings.Contains(log, fmt.Sprintf("previous report: run %d", report.ID)) {
+		t.Errorf("the report's run is not named:\n%s", log)
+	}
+	if got := gateTest(t, r, flakyName); got.History.Runs != 30 || got.History.Failures != 9 {
+		t.Errorf("history of %s = %+v, want the report's 30 runs with 9 failures", flakyName, got.History)
+	}
+}

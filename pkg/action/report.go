@@ -175,6 +175,15 @@ func (a *run) previousOptions(branch string) collect.PreviousOptions {
 		ArtifactName: a.cfg.ReportArtifact(), Self: a.cfg.GitHub.RunID}
 }
 
+// gatePreviousOptions are previousOptions, and the gate also reads the
+// report of another workflow (the weekly report's) when its own workflow,
+// run on pull requests, has left none on the base branch.
+func (a *run) gatePreviousOptions(branch string) collect.PreviousOptions {
+	o := a.previousOptions(branch)
+	o.AnyWorkflow = true
+	return o
+}
+
 // summary renders the job summary (or the tracking issue's body): the
 // report, what the inputs filtered out, the trend, the AI section and
 // annotations that did not fit the log's caps.

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
@@ -47,7 +48,16 @@ type PreviousOptions struct {
 	ArtifactName string
 	// Self is this run's id, never read.
 	Self int64
+	// AnyWorkflow: when this workflow has left no report on the branch,
+	// read the newest report of any workflow's scheduled or manual runs
+	// there. A gate usually runs in a workflow of its own, on pull
+	// requests only, apart from the weekly report's.
+	AnyWorkflow bool
 }
+
+// reportEvents are the events of runs that another workflow's report is
+// looked for in: a report runs on a schedule or by hand.
+var reportEvents = []string{"schedule", "workflow_dispatch"}
 
 // artifactSuffix is what an upload adds to the artifact name when the name
 // is taken (a re-run of the same run): -attempt-N, or -N after a conflict.
@@ -77,7 +87,43 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 	if err != nil {
 		return Previous{}, err
 	}
-	earlier := 0
+	p, earlier, err := o.first(ctx, c, runs)
+	if err != nil || p.Report != nil {
+		return p, err
+	}
+	if o.AnyWorkflow {
+		var others []ghapi.Run
+		for _, ev := range reportEvents {
+			rs, err := c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Branch: o.Branch, Event: ev, Status: "success", MaxRuns: 10})
+			if err != nil {
+				return Previous{}, err
+			}
+			others = append(others, rs...)
+		}
+		slices.SortStableFunc(others, func(a, b ghapi.Run) int { return b.CreatedAt.Compare(a.CreatedAt) })
+		seen := map[int64]bool{}
+		for _, r := range runs {
+			seen[r.ID] = true
+		}
+		others = slices.DeleteFunc(others, func(r ghapi.Run) bool { return seen[r.ID] })
+		p, n, err := o.first(ctx, c, others)
+		if err != nil || p.Report != nil {
+			return p, err
+		}
+		if earlier+n == 0 {
+			return Previous{}, ErrFirstReport
+		}
+		return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow, and of the scheduled or manual runs of other workflows, on %s has a report artifact (expired, or not uploaded)", earlier+n, o.Branch)
+	}
+	if earlier == 0 {
+		return Previous{}, ErrFirstReport
+	}
+	return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch)
+}
+
+// first reads the report of the first of runs, newest first, that left
+// one; Report is nil when none did. earlier counts the runs looked at.
+func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghapi.Run) (p Previous, earlier int, err error) {
 	for _, r := range runs {
 		// One workflow may both gate pull requests and report on a
 		// schedule: only report runs leave a report.
@@ -91,7 +137,7 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 		earlier++
 		arts, err := c.ListRunArtifacts(ctx, o.Repo, r.ID, "")
 		if err != nil {
-			return Previous{}, err
+			return Previous{}, earlier, err
 		}
 		for _, art := range arts {
 			if !IsReportArtifact(o.ArtifactName, art.Name) || art.Expired {
@@ -102,23 +148,20 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 				continue
 			}
 			if err != nil {
-				return Previous{}, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
+				return Previous{}, earlier, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
 			}
 			p, err := ReadReportArtifact(data)
 			if errors.Is(err, errNoReport) {
 				continue // a gate run's artifact
 			}
 			if err != nil {
-				return Previous{}, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
+				return Previous{}, earlier, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
 			}
 			p.RunID, p.Created = r.ID, r.CreatedAt
-			return p, nil
+			return p, earlier, nil
 		}
 	}
-	if earlier == 0 {
-		return Previous{}, ErrFirstReport
-	}
-	return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch)
+	return Previous{}, earlier, nil
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report
