@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -27,6 +28,10 @@ type pr struct {
 	// untrusted is set for workflow_run events: the results come from a run
 	// that executed the PR's code.
 	untrusted bool
+	// movedTo is the PR's head when it is no longer headSHA (a slow run, or
+	// a re-run, of an older commit): the sticky comment is left to the run
+	// of the newer head.
+	movedTo string
 }
 
 func (a *run) gate(ctx context.Context) (outcome, error) {
@@ -110,7 +115,10 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	var summary strings.Builder
 	_ = render.GateMarkdown(&summary, res, meta, summaryBudget-min(len(a.overflow()), summaryBudget/2))
 	a.appendSummary(summary.String())
-	if a.cfg.Comment != publish.CommentOff && p.number > 0 {
+	switch {
+	case p.movedTo != "":
+		a.log.Noticef("pull request #%d: its head is now %s, not %s, which this run tested: the sticky comment is left to the newer head's run; this verdict stands for %s", p.number, model.ShortSHA(p.movedTo), model.ShortSHA(p.headSHA), model.ShortSHA(p.headSHA))
+	case a.cfg.Comment != publish.CommentOff && p.number > 0:
 		a.optional("Sticky comment", func() error { return a.comment(ctx, c, p, res, meta, &out) })
 	}
 	if a.cfg.CheckRun {
@@ -173,6 +181,9 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 			var x ghapi.PullRequest
 			if x, err = gh.PullRequest(ctx, a.repo(), p.number); err == nil {
 				p.body, p.labels = x.Body, x.Labels
+				if x.HeadSHA != "" && p.headSHA != "" && x.HeadSHA != p.headSHA {
+					p.movedTo = x.HeadSHA
+				}
 			}
 		}
 		if err != nil {

@@ -383,3 +383,44 @@ func TestGateUnscannedDiff(t *testing.T) {
 		t.Errorf("gate.json does not name the file:\n%s", b)
 	}
 }
+
+// TestGateOlderHeadLeavesTheComment: a pull_request run for an older head
+// commit ends (or is re-run) after the run of the PR's current head. Its
+// verdict and exit code stand for the commit it tested, but the sticky
+// comment keeps the current head's verdict, and a notice says why.
+func TestGateOlderHeadLeavesTheComment(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "") // PR #42's head is headSHA now
+	oldSHA := ghfake.SHA("old")
+	repo.SetFile(oldSHA, ".github/flaky-ledger.yml", []byte(ledgerYAML))
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	inputs := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head", "history": "results/history/*.xml"}
+
+	// The run for the current head passes.
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), inputs)
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+	if code := r.run(); code != 0 {
+		t.Fatalf("current head: exit %d\n%s", code, r.stdout.String())
+	}
+	// The run for the old head (its payload names oldSHA) ends later.
+	old := prPayload(repoName)
+	old["pull_request"].(map[string]any)["head"].(map[string]any)["sha"] = oldSHA
+	r2 := newRunner(t, s, self.ID+1, "pull_request", old, inputs)
+	ws = r2.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", oldSHA, 5, map[string]int{"test_login": 5})
+	writeSide(t, filepath.Join(ws, "results/history"), "history", ghfake.SHA("main"), 40, nil)
+	if code := r2.run(); code != 1 || r2.outputs()["verdict"] != "block" {
+		t.Errorf("older head: exit %d, verdict %q; want 1, block: the verdict stands for the commit tested", code, r2.outputs()["verdict"])
+	}
+	cs := repo.Comments(42)
+	if len(cs) != 1 || strings.Contains(cs[0].Body, "flakegate: block") {
+		t.Errorf("the PR's head is %s and its run passed, but the sticky comment now says block (for the older commit %s)", headSHA[:7], oldSHA[:7])
+	}
+	if log := r2.stdout.String(); !strings.Contains(log, "::notice") || !strings.Contains(log, "the sticky comment is left to the newer head's run") {
+		t.Errorf("no notice:\n%s", log)
+	}
+}
