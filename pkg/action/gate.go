@@ -191,6 +191,12 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 		}
 		return p, nil
 	}
+	if mg := ev.MergeGroup; mg != nil {
+		// A merge queue's commit: local results only, gated against the
+		// queue's base; the queued PRs' diffs were checked on their own.
+		a.log.Infof("merge_group: the queue's commit %s against %s (%s)", model.ShortSHA(mg.HeadSHA), mg.BaseRef, model.ShortSHA(mg.BaseSHA))
+		return pr{headSHA: mg.HeadSHA, baseSHA: mg.BaseSHA, baseRef: mg.BaseRef}, nil
+	}
 	if ev.WorkflowRun == nil {
 		// No PR: local results only (for example workflow_dispatch).
 		return pr{headSHA: a.cfg.HeadSHA}, nil

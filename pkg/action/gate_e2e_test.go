@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -422,5 +423,46 @@ func TestGateOlderHeadLeavesTheComment(t *testing.T) {
 	}
 	if log := r2.stdout.String(); !strings.Contains(log, "::notice") || !strings.Contains(log, "the sticky comment is left to the newer head's run") {
 		t.Errorf("no notice:\n%s", log)
+	}
+}
+
+// TestGateMergeGroup: the required check runs in a merge queue too. mode
+// auto gates the queue's commit with the given results against the
+// queue's base branch (its history is read from that branch, not the
+// default one), posts the check run on the queue's commit, and comments
+// nowhere. A patch-induced flake in the group blocks it.
+func TestGateMergeGroup(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	mergeSHA := ghfake.SHA("queue")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "merge_group", HeadSHA: mergeSHA, CreatedAt: now})
+	payload := map[string]any{"action": "checks_requested", "merge_group": map[string]any{
+		"head_sha": mergeSHA, "head_ref": "refs/heads/gh-readonly-queue/release/pr-42-" + headSHA,
+		"base_sha": baseSHA, "base_ref": "refs/heads/release"},
+		"repository": map[string]any{"full_name": repoName, "default_branch": "main"}}
+	r := newRunner(t, s, self.ID, "merge_group", payload, map[string]string{
+		"base-results": "results/base/*.xml", "head-results": "results/head/*.xml", "check-run": "true", "upload-artifact": "false"})
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", mergeSHA, 5, map[string]int{"test_login": 3})
+	before := len(s.Requests(ghfake.HostAPI))
+	if code := r.run(); code != 1 || r.outputs()["verdict"] != "block" {
+		t.Fatalf("exit %d, verdict %q; want 1, block\n%s", code, r.outputs()["verdict"], r.stdout.String())
+	}
+	if runs := repo.CheckRuns(); len(runs) != 1 || runs[0].HeadSHA != mergeSHA || runs[0].Conclusion != "failure" {
+		t.Errorf("check runs %+v; want one failure on the queue's commit", runs)
+	}
+	if n := len(repo.Comments(42)); n != 0 {
+		t.Errorf("%d comments; a merge group has no pull request to comment on", n)
+	}
+	branches := map[string]bool{}
+	for _, q := range s.Requests(ghfake.HostAPI)[before:] {
+		if strings.HasSuffix(q.Path, "/actions/runs") {
+			v, _ := url.ParseQuery(q.RawQuery)
+			branches[v.Get("branch")] = true
+		}
+	}
+	if !branches["release"] || branches["main"] {
+		t.Errorf("runs listed on branches %v; want the queue's base, release, only", branches)
 	}
 }

@@ -33,8 +33,8 @@ type Mode string
 const (
 	// ModeAuto picks ModeGate for a pull request's event — pull_request,
 	// pull_request_target, or a workflow_run whose triggering run was started
-	// by one (forks included) — and ModeReport for every other event
-	// (schedule, workflow_dispatch, push, …).
+	// by one (forks included) — and for a merge queue's (merge_group), and
+	// ModeReport for every other event (schedule, workflow_dispatch, push, …).
 	ModeAuto Mode = "auto"
 	// ModeReport scores and ranks flaky tests over recent runs.
 	ModeReport Mode = "report"
@@ -264,7 +264,7 @@ func (c *Config) resolve(v *validator) {
 	c.Mode = c.RequestedMode
 	if c.Mode == ModeAuto {
 		c.Mode = ModeReport
-		if c.Event.FromPullRequest() {
+		if c.Event.FromPullRequest() || c.Event.MergeGroup != nil {
 			c.Mode = ModeGate
 		}
 	}
@@ -280,6 +280,8 @@ func (c *Config) resolve(v *validator) {
 		c.HeadSHA = c.PullRequest.HeadSHA
 	case c.Event.WorkflowRun != nil:
 		c.HeadSHA = c.Event.WorkflowRun.HeadSHA
+	case c.Event.MergeGroup != nil:
+		c.HeadSHA = c.Event.MergeGroup.HeadSHA
 	default:
 		c.HeadSHA = c.GitHub.SHA
 	}
@@ -291,7 +293,7 @@ func (c *Config) resolve(v *validator) {
 		}
 		v.fail("mode", string(c.RequestedMode), fmt.Sprintf(
 			"gate needs a pull request event (pull_request, pull_request_target, or a workflow_run triggered by one) "+
-				"or both base-results and head-results; the event is %s", event))
+				"or both base-results and head-results (a merge_group event needs both: the queue's commit has no run of its own to read); the event is %s", event))
 	}
 
 	switch c.Mode {

@@ -22,6 +22,7 @@ const (
 	EventPush              = "push"
 	EventSchedule          = "schedule"
 	EventWorkflowDispatch  = "workflow_dispatch"
+	EventMergeGroup        = "merge_group"
 )
 
 // Event is the parsed event file (GITHUB_EVENT_PATH). Exactly one of the
@@ -36,6 +37,8 @@ type Event struct {
 	WorkflowRun *WorkflowRun
 	// Push is set for push.
 	Push *Push
+	// MergeGroup is set for merge_group: a merge queue's commit to test.
+	MergeGroup *MergeGroup
 	// Schedule is the cron expression of a schedule event.
 	Schedule string
 	// DefaultBranch is the payload's repository.default_branch; "" when the
@@ -125,6 +128,15 @@ type RunPullRequest struct {
 	BaseRef string
 }
 
+// MergeGroup is a merge_group event's group: the commit the merge queue
+// made of the base branch's tip and the queued pull requests.
+type MergeGroup struct {
+	HeadSHA string
+	HeadRef string // refs/heads/gh-readonly-queue/<base>/pr-<n>-<sha>
+	BaseSHA string
+	BaseRef string // the base branch's name, refs/heads/ taken off
+}
+
 // Push is a push event's payload.
 type Push struct {
 	Ref    string
@@ -175,6 +187,12 @@ type (
 		Repository *struct {
 			DefaultBranch string `json:"default_branch"`
 		} `json:"repository"`
+		MergeGroup *struct {
+			HeadSHA string `json:"head_sha"`
+			HeadRef string `json:"head_ref"`
+			BaseSHA string `json:"base_sha"`
+			BaseRef string `json:"base_ref"`
+		} `json:"merge_group"`
 		Ref      string `json:"ref"`
 		Before   string `json:"before"`
 		After    string `json:"after"`
@@ -187,7 +205,7 @@ type (
 // others a missing file is no error.
 func readEvent(name, path string) (Event, error) {
 	ev := Event{Name: name}
-	needed := isPullRequestEvent(name) || name == EventWorkflowRun
+	needed := isPullRequestEvent(name) || name == EventWorkflowRun || name == EventMergeGroup
 	if path == "" {
 		if needed {
 			return ev, &EnvError{Name: "GITHUB_EVENT_PATH", Reason: fmt.Sprintf("is not set; the %s event needs its event file", name)}
@@ -215,6 +233,8 @@ func readEvent(name, path string) (Event, error) {
 		ev.PullRequest, errs = pullRequestFrom(name, &p)
 	case name == EventWorkflowRun:
 		ev.WorkflowRun, errs = workflowRunFrom(&p)
+	case name == EventMergeGroup:
+		ev.MergeGroup, errs = mergeGroupFrom(&p)
 	case name == EventPush:
 		ev.Push = &Push{Ref: p.Ref, Before: p.Before, After: p.After}
 	case name == EventSchedule:
@@ -298,6 +318,25 @@ func workflowRunFrom(p *payloadJSON) (*WorkflowRun, []error) {
 	}
 	if !isSHA(out.HeadSHA) {
 		errs = append(errs, eventErr(EventWorkflowRun, "workflow_run.head_sha", out.HeadSHA, "want a full commit SHA"))
+	}
+	return out, errs
+}
+
+func mergeGroupFrom(p *payloadJSON) (*MergeGroup, []error) {
+	mg := p.MergeGroup
+	if mg == nil {
+		return nil, []error{eventErr(EventMergeGroup, "merge_group", "", "is missing from the event file")}
+	}
+	out := &MergeGroup{HeadSHA: mg.HeadSHA, HeadRef: mg.HeadRef, BaseSHA: mg.BaseSHA, BaseRef: strings.TrimPrefix(mg.BaseRef, "refs/heads/")}
+	var errs []error
+	if !isSHA(out.HeadSHA) {
+		errs = append(errs, eventErr(EventMergeGroup, "merge_group.head_sha", out.HeadSHA, "want a full commit SHA"))
+	}
+	if !isSHA(out.BaseSHA) {
+		errs = append(errs, eventErr(EventMergeGroup, "merge_group.base_sha", out.BaseSHA, "want a full commit SHA"))
+	}
+	if out.BaseRef == "" {
+		errs = append(errs, eventErr(EventMergeGroup, "merge_group.base_ref", "", "is missing"))
 	}
 	return out, errs
 }
