@@ -11,7 +11,6 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
-	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -117,7 +116,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	a.appendSummary(summary.String())
 	switch {
 	case p.movedTo != "":
-		a.log.Noticef("pull request #%d: its head is now %s, not %s, which this run tested: the sticky comment is left to the newer head's run; this verdict stands for %s", p.number, model.ShortSHA(p.movedTo), model.ShortSHA(p.headSHA), model.ShortSHA(p.headSHA))
+		a.log.Noticef("pull request #%d: its head is now %s, not %s, which this run tested: the sticky comment is left to the newer head's run; this verdict stands for the commit tested", p.number, p.movedTo, p.headSHA)
 	case a.cfg.Comment != publish.CommentOff && p.number > 0:
 		a.optional("Sticky comment", func() error { return a.comment(ctx, c, p, res, meta, &out) })
 	}
@@ -194,7 +193,7 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 	if mg := ev.MergeGroup; mg != nil {
 		// A merge queue's commit: local results only, gated against the
 		// queue's base; the queued PRs' diffs were checked on their own.
-		a.log.Infof("merge_group: the queue's commit %s against %s (%s)", model.ShortSHA(mg.HeadSHA), mg.BaseRef, model.ShortSHA(mg.BaseSHA))
+		a.log.Infof("merge_group: the queue's commit %s against %s at %s", mg.HeadSHA, mg.BaseRef, mg.BaseSHA)
 		return pr{headSHA: mg.HeadSHA, baseSHA: mg.BaseSHA, baseRef: mg.BaseRef}, nil
 	}
 	if ev.WorkflowRun == nil {
