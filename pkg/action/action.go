@@ -131,9 +131,12 @@ func Run(ctx context.Context, env Env) int {
 		if cfg.Mode == config.ModeGate && cfg.CheckRun {
 			a.errorCheckRun(ctx, err)
 		}
+		a.appendSummary("## flakegate: error\n\n" + render.EscapeMarkdown(render.Truncate(err.Error(), 4000)) + "\n")
+		a.flushOverflow()
 		fail(log, cfg.GitHub.Output, a.forLaterSteps(a.reportDir), "")
 		return 1
 	}
+	a.flushOverflow()
 	summaryPath := ""
 	if err := a.writeFiles(map[string][]byte{SummaryFile: []byte(a.summaryCopy.String())}); err != nil {
 		log.Warningf("the copy of the job summary in report-dir: %v", err)
@@ -196,6 +199,8 @@ type run struct {
 	// summary is what the run appended to the job summary, kept for the
 	// copy in report-dir that summary-path names.
 	summaryCopy strings.Builder
+	// shown is how many of log.Overflow the job summary holds.
+	shown int
 }
 
 // appendSummary appends text to the job summary and to the run's copy of it.

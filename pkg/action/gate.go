@@ -112,7 +112,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	var summary strings.Builder
-	_ = render.GateMarkdown(&summary, res, meta, summaryBudget-min(len(a.overflow()), summaryBudget/2))
+	_ = render.GateMarkdown(&summary, res, meta, summaryBudget-min(len(a.overflow(summaryBudget/2)), summaryBudget/2))
 	a.appendSummary(summary.String())
 	switch {
 	case p.movedTo != "":
@@ -128,9 +128,6 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	}
 	for _, an := range publish.Annotations(res, in.Tests, a.cfg.Checkout(), -1) {
 		a.log.Annotate(publish.Annotation{Level: "error", Title: an.Title, File: an.Path, Line: an.StartLine, Message: an.Message})
-	}
-	if tail := a.overflow(); tail != "" {
-		a.appendSummary(tail)
 	}
 	if res.Verdict == gate.VerdictBlock {
 		out.exit = 1

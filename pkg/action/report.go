@@ -90,6 +90,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	a.appendSummary(summary)
+	a.shown = len(a.log.Overflow) // the summary lists them
 	if a.cfg.UploadArtifact {
 		a.optional("Upload report artifact", func() error { return a.upload(ctx, files) })
 	}
@@ -188,7 +189,7 @@ func (a *run) gatePreviousOptions(branch string) collect.PreviousOptions {
 // report, what the inputs filtered out, the trend, the AI section and
 // annotations that did not fit the log's caps.
 func (a *run) summary(rep *score.Report, trend *score.Trend, ai, filtered, empty string, budget int) (string, error) {
-	var head, tail bytes.Buffer
+	var head, trendMD bytes.Buffer
 	for _, note := range []string{empty, filtered} {
 		if note != "" {
 			head.WriteString("> [!NOTE]\n> " + render.EscapeMarkdown(note) + "\n\n")
@@ -196,16 +197,17 @@ func (a *run) summary(rep *score.Report, trend *score.Trend, ai, filtered, empty
 		}
 	}
 	if trend != nil {
-		if err := render.TrendMarkdown(&tail, trend); err != nil {
+		if err := render.TrendMarkdown(&trendMD, trend); err != nil {
 			return "", err
 		}
 	}
 	if ai != "" {
-		tail.WriteString("\n" + ai + "\n")
+		ai = "\n" + ai + "\n"
 	}
-	tail.WriteString(a.overflow())
+	overflow := a.overflow(budget)
+	tail := trendMD.Len() + len(ai) + len(overflow)
 	var md bytes.Buffer
-	err := render.Markdown(&md, rep, render.MarkdownOptions{Title: "flakegate report", MaxBytes: max(4096, budget-head.Len()-min(tail.Len(), budget/2)),
+	err := render.Markdown(&md, rep, render.MarkdownOptions{Title: "flakegate report", MaxBytes: max(4096, budget-head.Len()-min(tail, budget/2)),
 		ArtifactHint: fmt.Sprintf("the %s artifact", render.EscapeMarkdown(a.cfg.ReportArtifact())), RepoURL: a.repoURL()})
 	if err != nil {
 		return "", err
@@ -219,25 +221,56 @@ func (a *run) summary(rep *score.Report, trend *score.Trend, ai, filtered, empty
 			out = head.String() + out
 		}
 	}
-	if len(out)+tail.Len() <= budget {
-		out += tail.String()
+	// The tail's parts, each whole or said to be left out: the messages
+	// over the log's caps last, cut to the room left.
+	const noteRoom = 200
+	for _, part := range []struct{ what, md string }{{"The trend since the last report", trendMD.String()}, {"The AI root-cause section", ai}} {
+		switch {
+		case part.md == "":
+		case len(out)+len(part.md)+noteRoom <= budget:
+			out += part.md
+		default:
+			out += fmt.Sprintf("\n> [!NOTE]\n> %s is left out here (over the size limit); it is in the %s artifact.\n", part.what, render.EscapeMarkdown(a.cfg.ReportArtifact()))
+		}
 	}
-	return out, nil
+	return out + a.overflow(budget-len(out)), nil
 }
 
 // overflow lists the messages over GitHub's annotation caps, for the job
-// summary: nothing is left out silently.
-func (a *run) overflow() string {
-	n := len(a.log.Overflow)
+// summary, within room bytes: nothing is left out silently. They are in
+// the step's log as well (publish.Log prints them as plain lines).
+func (a *run) overflow(room int) string { return overflowMD(a.log.Overflow, room) }
+
+// flushOverflow appends to the job summary the messages over the caps that
+// it does not hold yet: those of stages after the summary was written (the
+// comment, the check run, the upload), or of a step that failed.
+func (a *run) flushOverflow() {
+	if rest := a.log.Overflow[min(a.shown, len(a.log.Overflow)):]; len(rest) > 0 {
+		a.appendSummary(overflowMD(rest, publish.MaxSummaryBytes-a.summaryCopy.Len()-1024))
+		a.shown = len(a.log.Overflow)
+	}
+}
+
+func overflowMD(list []publish.Annotation, room int) string {
+	n := len(list)
 	if n == 0 {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n<details><summary>%d more messages (over GitHub's annotation limits)</summary>\n\n", n)
-	for _, an := range a.log.Overflow {
-		fmt.Fprintf(&b, "- %s: %s\n", an.Level, render.EscapeMarkdown(render.Truncate(an.Message, 500)))
+	const end = "\n</details>\n"
+	for i, an := range list {
+		line := fmt.Sprintf("- %s: %s\n", an.Level, render.EscapeMarkdown(render.Truncate(an.Message, 500)))
+		if b.Len()+len(line)+len(end)+100 > room {
+			fmt.Fprintf(&b, "- and %d more: see the step's log\n", n-i)
+			break
+		}
+		b.WriteString(line)
 	}
-	b.WriteString("\n</details>\n")
+	b.WriteString(end)
+	if b.Len() > room {
+		return ""
+	}
 	return b.String()
 }
 

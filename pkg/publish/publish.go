@@ -83,11 +83,25 @@ func noCommand(s string) string {
 	return s
 }
 
-// Annotate prints an annotation, or keeps it in Overflow once GitHub's
-// per-step caps are reached.
+// Annotate prints an annotation. Once GitHub's per-step caps are reached
+// (over them the runner drops annotations), it prints the message as a
+// plain log line instead and keeps it in Overflow, for the summary.
 func (l *Log) Annotate(an Annotation) {
 	if l.perKind[an.Level] >= ghapi.MaxStepAnnotationsPerKind || l.total >= ghapi.MaxJobAnnotations {
 		l.Overflow = append(l.Overflow, an)
+		where := ""
+		if an.File != "" {
+			where = an.File + ": "
+			if an.Line > 0 {
+				where = fmt.Sprintf("%s:%d: ", an.File, an.Line)
+			}
+		}
+		for i, line := range strings.Split(an.Message, "\n") {
+			if i == 0 {
+				line = an.Level + ": " + where + line
+			}
+			l.Infof("%s", line)
+		}
 		return
 	}
 	l.perKind[an.Level]++
