@@ -3,8 +3,8 @@ package action
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
