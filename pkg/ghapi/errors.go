@@ -81,7 +81,8 @@ type RateLimitError struct {
 	What string
 	// Primary is true when the hourly request budget is spent; Reset says
 	// when it refills. Otherwise a secondary limit or 429 outlasted the retry
-	// budget, and RetryAfter says how long GitHub asked to wait.
+	// budget, and RetryAfter says how long GitHub asked to wait (0: it named
+	// no time, and asks for at least a minute); Reset is then zero.
 	Primary    bool
 	Limit      int
 	Reset      time.Time
@@ -110,6 +111,8 @@ func (e *RateLimitError) Error() string {
 		}
 	case e.RetryAfter > 0:
 		fmt.Fprintf(&b, "; retry after %s", e.RetryAfter)
+	case !e.Primary:
+		b.WriteString("; retry after a minute or more")
 	}
 	return b.String()
 }
@@ -185,7 +188,10 @@ func (c *Client) rateLimitFromResponse(what string, r *http.Response, err error)
 	}
 	e := &RateLimitError{What: what, Primary: primary, Now: c.now(), Err: err}
 	e.Limit, _ = strconv.Atoi(h.Get(headerLimit))
-	if secs, perr := strconv.ParseInt(h.Get(headerReset), 10, 64); perr == nil && secs > 0 {
+	// x-ratelimit-reset is the primary window's, sent on every answer: a
+	// secondary limit's answer carries it too, up to an hour away, and it
+	// says nothing of when that limit lifts.
+	if secs, perr := strconv.ParseInt(h.Get(headerReset), 10, 64); perr == nil && secs > 0 && primary {
 		e.Reset = time.Unix(secs, 0)
 	}
 	if secs, perr := strconv.Atoi(h.Get(headerRetryAfter)); perr == nil {

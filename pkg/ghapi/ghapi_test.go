@@ -251,10 +251,36 @@ func TestRetries(t *testing.T) {
 			wantReqs:  2,
 		},
 		{
-			name:      "429 waits for x-ratelimit-reset",
-			faults:    []ghfake.Fault{{Kind: ghfake.TooManyRequests, Reset: now.Add(30 * time.Second)}},
-			wantWaits: []time.Duration{30 * time.Second},
+			// GitHub sends the primary window's headers on a 429 too:
+			// remaining above 0, reset up to an hour away.
+			name:      "429 with requests left waits a minute, not until x-ratelimit-reset",
+			faults:    []ghfake.Fault{{Kind: ghfake.TooManyRequests, Reset: now.Add(40 * time.Minute)}},
+			wantWaits: []time.Duration{time.Minute},
 			wantReqs:  2,
+		},
+		{
+			name:      "429 and secondary limits back off past a minute",
+			faults:    []ghfake.Fault{{Kind: ghfake.TooManyRequests, Times: 2}},
+			opts:      ghapi.Options{Retry: retry.Policy{BackoffBase: 50 * time.Second, MaxBackoff: 5 * time.Minute, MaxWait: 5 * time.Minute}},
+			wantWaits: []time.Duration{time.Minute, 100 * time.Second},
+			wantReqs:  3,
+		},
+		{
+			name:      "429 without Retry-After beyond the wait budget",
+			faults:    []ghfake.Fault{{Kind: ghfake.TooManyRequests, Times: -1, Reset: now.Add(40 * time.Minute)}},
+			opts:      ghapi.Options{Retry: retry.Policy{MaxRetries: 9}},
+			wantWaits: []time.Duration{time.Minute, time.Minute},
+			wantReqs:  3,
+			wantErr:   ghapi.ErrRateLimited,
+			check: func(t *testing.T, err error) {
+				var rl *ghapi.RateLimitError
+				if !errors.As(err, &rl) || rl.Primary || !rl.Reset.IsZero() {
+					t.Fatalf("error = %#v, want a secondary *RateLimitError without the primary window's reset", err)
+				}
+				if msg := err.Error(); strings.Contains(msg, "resets at") || !strings.HasSuffix(msg, "secondary rate limit; retry after a minute or more") {
+					t.Errorf("message %q gives the primary window's reset for a secondary limit", msg)
+				}
+			},
 		},
 		{
 			name:     "429 beyond the wait budget",
@@ -276,8 +302,14 @@ func TestRetries(t *testing.T) {
 		},
 		{
 			name:      "secondary limit without Retry-After waits a minute",
-			faults:    []ghfake.Fault{{Kind: ghfake.SecondaryRateLimit}},
+			faults:    []ghfake.Fault{{Kind: ghfake.SecondaryRateLimit, Reset: now.Add(40 * time.Minute)}},
 			wantWaits: []time.Duration{time.Minute},
+			wantReqs:  2,
+		},
+		{
+			name:      "primary limit resetting within the wait budget waits until the reset",
+			faults:    []ghfake.Fault{{Kind: ghfake.PrimaryRateLimit, Reset: now.Add(30 * time.Second)}},
+			wantWaits: []time.Duration{30 * time.Second},
 			wantReqs:  2,
 		},
 		{
@@ -465,6 +497,21 @@ func TestDownloadArtifact(t *testing.T) {
 			name:    "signature refused twice",
 			setup:   func(s *ghfake.Server, r *ghfake.Repo, id int64) { s.SetSignedURLTTL(-time.Minute) },
 			wantErr: ghapi.ErrForbidden, wantAPI: 2, wantBlob: 2,
+		},
+		{
+			// Azure sends no x-ratelimit-* headers and has no minute rule.
+			name: "blob 429 without Retry-After waits the backoff",
+			setup: func(s *ghfake.Server, r *ghfake.Repo, id int64) {
+				s.Inject(ghfake.Fault{Host: ghfake.HostBlob, Kind: ghfake.TooManyRequests})
+			},
+			wantAPI: 1, wantBlob: 2, wantBlobWait: []time.Duration{time.Second},
+		},
+		{
+			name: "blob 429 honours Retry-After",
+			setup: func(s *ghfake.Server, r *ghfake.Repo, id int64) {
+				s.Inject(ghfake.Fault{Host: ghfake.HostBlob, Kind: ghfake.TooManyRequests, RetryAfter: 5 * time.Second})
+			},
+			wantAPI: 1, wantBlob: 2, wantBlobWait: []time.Duration{5 * time.Second},
 		},
 		{
 			name: "API 502 on the redirect is retried",

@@ -31,9 +31,9 @@ const maxErrorBody = 64 << 10
 // against the wall clock and would refuse a retry that an injected clock
 // allows.
 //
-// It retries network errors, 5xx, 429 and secondary-limit 403s, honouring
-// Retry-After and x-ratelimit-reset. A primary limit (remaining 0 without
-// Retry-After) is not retried: it may last an hour. Everything else is
+// It retries network errors, 5xx, 429 and rate-limit 403s, waiting as
+// rateLimitWait says. A primary limit (remaining 0) waits until its reset
+// only when that fits MaxWait: it may last an hour. Everything else is
 // returned as is. POSTs are retried too, as octokit's retry plugin does: a
 // 5xx after GitHub stored a comment can, rarely, duplicate it; the next
 // UpsertComment edits the first one found by its marker.
@@ -142,27 +142,39 @@ func (t *retryTransport) decide(ctx context.Context, attempt int, resp *http.Res
 	case code == http.StatusTooManyRequests:
 		return t.rateLimitWait(attempt, resp)
 	case code == http.StatusForbidden && !t.blob:
-		if resp.Header.Get(headerRemaining) == "0" && resp.Header.Get(headerRetryAfter) == "" {
-			return 0, false // primary limit: stop, the caller reports the reset
-		}
-		if !secondaryLimit(resp) {
-			return 0, false
+		if resp.Header.Get(headerRemaining) != "0" && !secondaryLimit(resp) {
+			return 0, false // a missing permission
 		}
 		return t.rateLimitWait(attempt, resp)
 	}
 	return 0, false
 }
 
-// rateLimitWait is the wait GitHub asks for: Retry-After, else until
-// x-ratelimit-reset, else at least a minute.
+// rateLimitWait is the wait GitHub asks for after a 429 or a rate-limit
+// 403 ("Best practices for using the REST API", rate limits):
+//  1. Retry-After, when present;
+//  2. else, when x-ratelimit-remaining is 0, until x-ratelimit-reset;
+//  3. else at least a minute, longer with the backoff.
+//
+// x-ratelimit-reset alone says nothing of a secondary limit: GitHub sends the
+// primary window's headers on every answer, a secondary limit's included,
+// with remaining above 0 and reset up to an hour away. RoundTrip gives up
+// when the wait would pass MaxWait.
+//
+// The blob host (Azure storage) sends no x-ratelimit-* headers and has no
+// minute rule: a 429 there without Retry-After waits the backoff.
 func (t *retryTransport) rateLimitWait(attempt int, resp *http.Response) (time.Duration, bool) {
 	if secs, err := strconv.Atoi(strings.TrimSpace(resp.Header.Get(headerRetryAfter))); err == nil && secs >= 0 {
 		return time.Duration(secs) * time.Second, true
 	}
-	if resp.Header.Get(headerRemaining) == "0" {
-		return 0, false // primary limit spent
+	if t.blob {
+		return t.backoff(attempt), true
 	}
-	if secs, err := strconv.ParseInt(resp.Header.Get(headerReset), 10, 64); err == nil && secs > 0 {
+	if resp.Header.Get(headerRemaining) == "0" {
+		secs, err := strconv.ParseInt(resp.Header.Get(headerReset), 10, 64)
+		if err != nil || secs <= 0 {
+			return 0, false // spent, with no word of when it refills
+		}
 		return max(time.Unix(secs, 0).Sub(t.opts.Now()), time.Second), true
 	}
 	return max(t.backoff(attempt), secondaryMinWait), true

@@ -132,22 +132,37 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request, body []byte) 
 func (s *Server) spendRate(w http.ResponseWriter) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.now()
-	if !now.Before(s.rateReset) {
-		s.rateUsed = 0
-		s.rateReset = now.Add(time.Hour).Truncate(time.Second)
-	}
+	s.rollRate()
 	ok := s.rateUsed < s.rateLimit
 	if ok {
 		s.rateUsed++
 	}
-	h := w.Header()
+	s.rateHeaders(w.Header(), time.Time{})
+	return ok
+}
+
+// rollRate starts a new primary window once the last one has reset. The
+// caller holds s.mu.
+func (s *Server) rollRate() {
+	if now := s.now(); !now.Before(s.rateReset) {
+		s.rateUsed = 0
+		s.rateReset = now.Add(time.Hour).Truncate(time.Second)
+	}
+}
+
+// rateHeaders sets the primary window's x-ratelimit-* headers, with reset
+// in place of the window's reset when it is not zero. GitHub sends them on
+// every answer of the REST API, secondary-limit 403s and 429s included. The
+// caller holds s.mu.
+func (s *Server) rateHeaders(h http.Header, reset time.Time) {
+	if reset.IsZero() {
+		reset = s.rateReset
+	}
 	h.Set("X-Ratelimit-Limit", strconv.Itoa(s.rateLimit))
 	h.Set("X-Ratelimit-Remaining", strconv.Itoa(s.rateLimit-s.rateUsed))
 	h.Set("X-Ratelimit-Used", strconv.Itoa(s.rateUsed))
-	h.Set("X-Ratelimit-Reset", strconv.FormatInt(s.rateReset.Unix(), 10))
+	h.Set("X-Ratelimit-Reset", strconv.FormatInt(reset.Unix(), 10))
 	h.Set("X-Ratelimit-Resource", "core")
-	return ok
 }
 
 // RateRemaining is what is left of the fake's primary rate limit.

@@ -484,7 +484,7 @@ func (s *Server) serve(host Host, w http.ResponseWriter, r *http.Request, handle
 	}
 	if f != nil && !cut {
 		rec.Injected = true
-		s.writeFault(out, f)
+		s.writeFault(host, out, f)
 	} else {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		handle(out, r, body)

@@ -13,11 +13,14 @@ type FaultKind int
 const (
 	// ServerError answers Status (default 502) with a JSON error body.
 	ServerError FaultKind = iota
-	// TooManyRequests answers 429, with Retry-After when RetryAfter is set and
-	// x-ratelimit-reset when Reset is set.
+	// TooManyRequests answers 429, with Retry-After when RetryAfter is set.
+	// On the API host it carries the primary window's x-ratelimit-* headers,
+	// as GitHub's do: remaining is what is left (not 0) and reset is the
+	// window's reset, or Reset when set.
 	TooManyRequests
 	// SecondaryRateLimit answers 403 with GitHub's secondary-limit message and
-	// documentation link, and Retry-After when RetryAfter is set.
+	// documentation link, Retry-After when RetryAfter is set, and the
+	// primary window's x-ratelimit-* headers as TooManyRequests does.
 	SecondaryRateLimit
 	// PrimaryRateLimit answers 403 with x-ratelimit-remaining 0 and
 	// x-ratelimit-reset at Reset (default in one hour).
@@ -52,7 +55,10 @@ type Fault struct {
 	Status     int           // for ServerError (default 502) and Redirect (default 307)
 	Location   string        // for Redirect: an absolute URL or a path on the same host
 	RetryAfter time.Duration // Retry-After header (whole seconds), 0 = none
-	Reset      time.Time     // x-ratelimit-reset, zero = none (PrimaryRateLimit: one hour on)
+	// Reset is x-ratelimit-reset. Zero: for PrimaryRateLimit, one hour on;
+	// for TooManyRequests and SecondaryRateLimit on the API host, the fake's
+	// primary window's reset; otherwise none.
+	Reset time.Time
 }
 
 type faultState struct {
@@ -94,12 +100,20 @@ func (s *Server) takeFault(host Host, r *http.Request) *Fault {
 	return nil
 }
 
-func (s *Server) writeFault(w http.ResponseWriter, f *Fault) {
+func (s *Server) writeFault(host Host, w http.ResponseWriter, f *Fault) {
 	h := w.Header()
 	if f.RetryAfter > 0 {
 		h.Set("Retry-After", strconv.Itoa(int(f.RetryAfter.Round(time.Second)/time.Second)))
 	}
-	if !f.Reset.IsZero() {
+	switch {
+	case host == HostAPI && (f.Kind == TooManyRequests || f.Kind == SecondaryRateLimit):
+		// A secondary limit spends nothing of the primary window, whose
+		// headers GitHub still sends.
+		s.mu.Lock()
+		s.rollRate()
+		s.rateHeaders(h, f.Reset)
+		s.mu.Unlock()
+	case !f.Reset.IsZero():
 		h.Set("X-Ratelimit-Reset", strconv.FormatInt(f.Reset.Unix(), 10))
 	}
 	switch f.Kind {

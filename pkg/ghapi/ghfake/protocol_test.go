@@ -279,6 +279,47 @@ func TestPrimaryRateLimitBudget(t *testing.T) {
 	}
 }
 
+// TestSecondaryLimitRateHeaders: GitHub sends the primary window's
+// x-ratelimit-* headers on a secondary-limit 403 and on a 429 too, with
+// requests remaining and the window's reset, up to an hour away. The blob
+// host (Azure) sends none.
+func TestSecondaryLimitRateHeaders(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app")
+	reset := time.Now().Add(50 * time.Minute).Truncate(time.Second)
+	s.SetRateLimit(100, reset)
+	u := s.URL + "repos/octo/app/actions/runs"
+	do(t, "GET", u, ghfake.Token, nil, nil)
+	tests := []struct {
+		name       string
+		fault      ghfake.Fault
+		wantStatus int
+		wantReset  time.Time
+	}{
+		{"secondary 403", ghfake.Fault{Kind: ghfake.SecondaryRateLimit}, 403, reset},
+		{"429", ghfake.Fault{Kind: ghfake.TooManyRequests}, 429, reset},
+		{"429 with the reset given", ghfake.Fault{Kind: ghfake.TooManyRequests, Reset: reset.Add(-10 * time.Minute)}, 429, reset.Add(-10 * time.Minute)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s.Inject(tc.fault)
+			resp := do(t, "GET", u, ghfake.Token, nil, nil)
+			want := map[string]string{"X-Ratelimit-Limit": "100", "X-Ratelimit-Remaining": "99", "X-Ratelimit-Used": "1",
+				"X-Ratelimit-Reset": fmt.Sprint(tc.wantReset.Unix()), "X-Ratelimit-Resource": "core"}
+			got := map[string]string{}
+			for k := range want {
+				got[k] = resp.header.Get(k)
+			}
+			if resp.status != tc.wantStatus {
+				t.Errorf("status %d, want %d", resp.status, tc.wantStatus)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("headers (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // ExampleNew shows a fake with runs, artifacts and latency, as a collector
 // benchmark would set it up.
 func ExampleNew() {
