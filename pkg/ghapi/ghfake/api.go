@@ -53,6 +53,7 @@ var routes = []route{
 	{"GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", (*Server).listComments},
 	{"POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", (*Server).createComment},
 	{"PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", (*Server).editComment},
+	{"DELETE", "/repos/{owner}/{repo}/issues/comments/{comment_id}", (*Server).deleteComment},
 	{"GET", "/repos/{owner}/{repo}/issues", (*Server).listIssues},
 	{"POST", "/repos/{owner}/{repo}/issues", (*Server).createIssue},
 	{"PATCH", "/repos/{owner}/{repo}/issues/{issue_number}", (*Server).editIssue},
@@ -637,6 +638,19 @@ func (s *Server) editComment(w http.ResponseWriter, r *http.Request, st *repoSta
 	c.Body = *in.Body
 	c.UpdatedAt = s.now().UTC().Truncate(time.Second)
 	writeJSON(w, http.StatusOK, s.commentJSON(st, c))
+}
+
+// deleteComment answers 204 with no body, as GitHub does; 404 for a
+// comment that is not there (or no longer).
+func (s *Server) deleteComment(w http.ResponseWriter, r *http.Request, st *repoState, _ []byte) {
+	id, _ := pathInt(r, "comment_id")
+	i := slices.IndexFunc(st.comments, func(c *Comment) bool { return c.ID == id })
+	if i < 0 {
+		notFound(w)
+		return
+	}
+	st.comments = slices.Delete(st.comments, i, i+1)
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // --- the authenticated user ---

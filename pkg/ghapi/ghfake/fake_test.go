@@ -109,6 +109,19 @@ func TestEveryRouteValidates(t *testing.T) {
 			_, _, err := gh.Issues.EditComment(ctx, o, r, cs[0].ID, &github.IssueComment{Body: github.String("edited")})
 			return err
 		}},
+		{"delete comment", func() error {
+			cs := repo.Comments(pr.Number)
+			if _, err := gh.Issues.DeleteComment(ctx, o, r, cs[0].ID); err != nil {
+				return err
+			}
+			if n := len(repo.Comments(pr.Number)); n != len(cs)-1 {
+				return fmt.Errorf("%d comments left of %d", n, len(cs))
+			}
+			if resp, err := gh.Issues.DeleteComment(ctx, o, r, cs[0].ID); resp == nil || resp.StatusCode != http.StatusNotFound {
+				return fmt.Errorf("deleting it again: %v, want 404", err)
+			}
+			return nil
+		}},
 		{"issues", func() error {
 			_, _, err := gh.Issues.ListByRepo(ctx, o, r, &github.IssueListByRepoOptions{State: "all", Labels: []string{"flaky"}})
 			return err

@@ -30,6 +30,7 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/issues/{issue_number}/comments"],
   ["post", "/repos/{owner}/{repo}/issues/{issue_number}/comments"],
   ["patch", "/repos/{owner}/{repo}/issues/comments/{comment_id}"],
+  ["delete", "/repos/{owner}/{repo}/issues/comments/{comment_id}"],
   ["get", "/repos/{owner}/{repo}/issues"],
   ["post", "/repos/{owner}/{repo}/issues"],
   ["patch", "/repos/{owner}/{repo}/issues/{issue_number}"],
