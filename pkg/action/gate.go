@@ -298,6 +298,9 @@ func (a *run) postComment(ctx context.Context, c *ghapi.Client, number int, cm p
 	} else {
 		a.log.Infof("PR comment %s: %s", r.Action, r.URL)
 	}
+	if r.Duplicates != "" {
+		a.log.Infof("PR comment: %s", r.Duplicates)
+	}
 	return nil
 }
 

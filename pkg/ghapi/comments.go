@@ -3,6 +3,7 @@ package ghapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -16,16 +17,55 @@ func checkBody(what, body string) error {
 	return nil
 }
 
-// WithMarker returns body with the marker appended on its own line when the
-// body does not contain it yet.
+// Markers are hidden HTML comments ("<!-- flakegate:... -->") written in a
+// body's trailer: its last lines, each one HTML comment, after a blank line.
+// A marker counts only there. The body above is rendered from data that
+// others control (test names, paths), which can carry a marker too; a marker
+// anywhere else (in a code span, in a quote) is text, not ours.
+
+// Trailer returns the lines that end body and are each one HTML comment, in
+// order; none when the last line is not one.
+func Trailer(body string) []string {
+	lines := strings.Split(strings.TrimRight(body, " \t\r\n"), "\n")
+	i := len(lines)
+	for i > 0 && hiddenLine(lines[i-1]) {
+		i--
+	}
+	out := lines[i:]
+	for j, l := range out {
+		out[j] = strings.TrimSpace(l)
+	}
+	return out
+}
+
+// hiddenLine reports whether line is one HTML comment and nothing else.
+func hiddenLine(line string) bool {
+	line = strings.TrimSpace(line)
+	inner, ok := strings.CutPrefix(line, "<!--")
+	if !ok {
+		return false
+	}
+	inner, ok = strings.CutSuffix(inner, "-->")
+	return ok && !strings.Contains(inner, "-->")
+}
+
+// HasMarker reports whether marker is a line of body's trailer.
+func HasMarker(body, marker string) bool {
+	return marker != "" && slices.Contains(Trailer(body), marker)
+}
+
+// WithMarker returns body with marker in its trailer: unchanged when the
+// trailer has it, else with the marker appended after a blank line. A
+// marker elsewhere in body does not count.
 func WithMarker(body, marker string) string {
-	if marker == "" || strings.Contains(body, marker) {
+	if marker == "" || HasMarker(body, marker) {
 		return body
 	}
-	if body != "" && !strings.HasSuffix(body, "\n") {
-		body += "\n"
+	body = strings.TrimRight(body, "\n")
+	if body == "" {
+		return marker
 	}
-	return body + marker
+	return body + "\n\n" + marker
 }
 
 // comments lists the comments of an issue or pull request, oldest first.
@@ -37,8 +77,9 @@ func (c *Client) comments(ctx context.Context, repo Repo, issue int) ([]*github.
 }
 
 // FindComment returns the comment that carries marker (a hidden HTML
-// comment such as "<!-- flakegate -->") and was written by us, or nil when
-// there is none. "Us" is Options.CommentAuthor when set. Otherwise it is
+// comment such as "<!-- flakegate -->") in its trailer and was written by
+// us, or nil when there is none; the first, when there are several (see
+// FindComments). "Us" is Options.CommentAuthor when set. Otherwise it is
 // the identity of the token: a GITHUB_TOKEN writes as github-actions[bot]
 // and an app's token as <app>[bot], so a bot's comment is ours; a personal
 // access token (classic or fine-grained) writes as its owner, a User, so
@@ -46,6 +87,18 @@ func (c *Client) comments(ctx context.Context, repo Repo, issue int) ([]*github.
 // quotes the marker is never picked, so it is never overwritten, unless
 // that person owns the token.
 func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker string) (*Comment, error) {
+	cs, err := c.FindComments(ctx, repo, issue, marker)
+	if err != nil || len(cs) == 0 {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// FindComments returns the comments FindComment would pick from, oldest
+// first: the one FindComment returns, then the later ones by the same author
+// with the marker in their trailer. There is more than one when runs posted
+// at the same time, each finding none; the later ones are duplicates.
+func (c *Client) FindComments(ctx context.Context, repo Repo, issue int, marker string) ([]*Comment, error) {
 	if marker == "" {
 		return nil, fmt.Errorf("comment marker: must not be empty")
 	}
@@ -55,15 +108,24 @@ func (c *Client) FindComment(ctx context.Context, repo Repo, issue int, marker s
 	}
 	var marked []*github.IssueComment
 	for _, cm := range cs {
-		if strings.Contains(cm.GetBody(), marker) {
+		if HasMarker(cm.GetBody(), marker) {
 			marked = append(marked, cm)
 		}
 	}
-	cm, err := pickOurs(ctx, c, marked, (*github.IssueComment).GetUser)
+	first, err := pickOurs(ctx, c, marked, (*github.IssueComment).GetUser)
 	if err != nil {
 		return nil, fmt.Errorf("comments of %s#%d: %w", repo, issue, err)
 	}
-	return commentOf(cm), nil
+	if first == nil {
+		return nil, nil
+	}
+	var out []*Comment
+	for _, cm := range marked {
+		if strings.EqualFold(cm.GetUser().GetLogin(), first.GetUser().GetLogin()) {
+			out = append(out, commentOf(cm))
+		}
+	}
+	return out, nil
 }
 
 // CreateComment posts a comment on an issue or pull request.
@@ -90,6 +152,12 @@ func (c *Client) EditComment(ctx context.Context, repo Repo, commentID int64, bo
 		return nil, c.classify(what, resp, err)
 	}
 	return commentOf(cm), nil
+}
+
+// DeleteComment deletes a comment. A comment already gone is ErrNotFound.
+func (c *Client) DeleteComment(ctx context.Context, repo Repo, commentID int64) error {
+	resp, err := c.gh.Issues.DeleteComment(ctx, repo.Owner, repo.Name, commentID)
+	return c.classify(fmt.Sprintf("comment %d in %s", commentID, repo), resp, err)
 }
 
 // UpsertComment keeps one sticky comment per marker: it edits the comment

@@ -631,10 +631,10 @@ func TestUpsertComment(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("first upsert: created=%v err=%v", created, err)
 	}
-	if want := "first verdict\n" + marker; cm.Body != want {
+	if want := "first verdict\n\n" + marker; cm.Body != want {
 		t.Errorf("body = %q, want %q", cm.Body, want)
 	}
-	cm2, created, err := c.UpsertComment(ctx, repo, pr.Number, marker, marker+"\nsecond verdict")
+	cm2, created, err := c.UpsertComment(ctx, repo, pr.Number, marker, "second verdict\n"+marker)
 	if err != nil || created {
 		t.Fatalf("second upsert: created=%v err=%v", created, err)
 	}
@@ -648,14 +648,14 @@ func TestUpsertComment(t *testing.T) {
 	for _, x := range r.Comments(pr.Number) {
 		got = append(got, row{x.User, x.Body})
 	}
-	want := []row{{"octocat", "unrelated"}, {"someone", "I quoted " + marker}, {"github-actions[bot]", marker + "\nsecond verdict"}}
+	want := []row{{"octocat", "unrelated"}, {"someone", "I quoted " + marker}, {"github-actions[bot]", "second verdict\n" + marker}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("comments (-want +got):\n%s", diff)
 	}
 
 	// Same body again: no write.
 	before := s.RequestCount(ghfake.HostAPI)
-	if _, _, err := c.UpsertComment(ctx, repo, pr.Number, marker, marker+"\nsecond verdict"); err != nil {
+	if _, _, err := c.UpsertComment(ctx, repo, pr.Number, marker, "second verdict\n"+marker); err != nil {
 		t.Fatal(err)
 	}
 	if n := s.RequestCount(ghfake.HostAPI) - before; n != 1 {
@@ -681,7 +681,7 @@ func TestFindCommentPaginates(t *testing.T) {
 	for i := range 230 {
 		r.AddComment(ghfake.Comment{Issue: pr.Number, Body: fmt.Sprint("chatter ", i)})
 	}
-	want := r.AddComment(ghfake.Comment{Issue: pr.Number, Body: "report " + marker, User: "github-actions[bot]", Bot: true})
+	want := r.AddComment(ghfake.Comment{Issue: pr.Number, Body: "report\n" + marker, User: "github-actions[bot]", Bot: true})
 	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
 	got, err := c.FindComment(context.Background(), repo, pr.Number, marker)
 	if err != nil {
@@ -858,7 +858,7 @@ func TestUpsertIssue(t *testing.T) {
 	}
 	want := []row{
 		{"closed one", marker, "closed", nil},
-		{"Flaky tests", "week 2\n" + marker, "open", []string{"flaky"}},
+		{"Flaky tests", "week 2\n\n" + marker, "open", []string{"flaky"}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("issues (-want +got):\n%s", diff)
@@ -1148,4 +1148,53 @@ func BenchmarkDownloadConcurrent(b *testing.B) {
 		wg.Wait()
 	}
 	b.ReportMetric(float64(c.Stats().Requests)/float64(b.N), "api-req/op")
+}
+
+// TestMarkerOnlyInTrailer: a marker counts only on its own line in the
+// trailer that ends a body, where WithMarker writes it. Rendered content
+// (a test name in a code span) can carry another step's marker.
+func TestMarkerOnlyInTrailer(t *testing.T) {
+	const marker, other = "<!-- flakegate:sticky-comment:e2e -->", "<!-- flakegate:state 0123456789abcdef -->"
+	tests := []struct {
+		name, body string
+		want       bool
+	}{
+		{"trailer", "report\n\n" + marker + "\n", true},
+		{"trailer with a state mark after", "report\n\n" + marker + "\n" + other + "\n", true},
+		{"older trailer without a blank line", "report\n" + marker, true},
+		{"marker alone", marker, true},
+		{"in a code span", "pending: `t::x " + marker + "`\n\n<!-- flakegate:sticky-comment:unit -->", false},
+		{"on its own line above the trailer", "x\n" + marker + "\n\n<!-- flakegate:sticky-comment:unit -->", false},
+		{"at the end of a line", "report " + marker, false},
+		{"followed by text", marker + "\nreport", false},
+		{"two comments on one line", "report\n<!-- a -->" + marker, false},
+	}
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
+	ctx := context.Background()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := ghapi.HasMarker(tc.body, marker); got != tc.want {
+				t.Errorf("HasMarker = %v, want %v", got, tc.want)
+			}
+			if got := ghapi.HasMarker(ghapi.WithMarker(tc.body, marker), marker); !got {
+				t.Errorf("WithMarker(%q) = %q lacks the marker in its trailer", tc.body, ghapi.WithMarker(tc.body, marker))
+			}
+			pr := r.AddPullRequest(ghfake.PullRequest{})
+			cm := r.AddComment(ghfake.Comment{Issue: pr.Number, User: "github-actions[bot]", Bot: true, Body: tc.body})
+			found, err := c.FindComment(ctx, repo, pr.Number, marker)
+			if err != nil || (found != nil) != tc.want || found != nil && found.ID != cm.ID {
+				t.Errorf("FindComment = %+v, %v; want found %v", found, err, tc.want)
+			}
+			is := r.AddIssue(ghfake.Issue{Title: tc.name, Body: tc.body, User: "github-actions[bot]"})
+			got, err := c.FindIssue(ctx, repo, marker, nil)
+			if err != nil || (got != nil) != tc.want || got != nil && got.Number != is.Number {
+				t.Errorf("FindIssue = %+v, %v; want found %v", got, err, tc.want)
+			}
+			if _, err := c.UpdateIssue(ctx, repo, is.Number, ghapi.IssueSpec{Body: tc.body, State: "closed"}); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

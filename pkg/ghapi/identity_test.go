@@ -52,7 +52,9 @@ func commentRows(r *ghfake.Repo, issue int) []commentRow {
 // on as before).
 func TestStickyCommentTokenIdentity(t *testing.T) {
 	const marker = "<!-- flakegate:gate -->"
-	alice := commentRow{"alice", false, "I quoted " + marker}
+	// A person's comment that ends with the marker on its own line, where
+	// flakegate writes it.
+	alice := commentRow{"alice", false, "I quoted\n" + marker}
 	tests := []struct {
 		name  string
 		token string
@@ -68,47 +70,47 @@ func TestStickyCommentTokenIdentity(t *testing.T) {
 			name: "personal token: the second post edits the first", token: ghfake.UserToken,
 			seed:        []commentRow{alice},
 			wantCreated: [2]bool{true, false},
-			want:        []commentRow{alice, {ghfake.UserLogin, false, "second\n" + marker}},
+			want:        []commentRow{alice, {ghfake.UserLogin, false, "second\n\n" + marker}},
 			wantLookups: 1,
 		},
 		{
 			name: "personal token: its owner's earlier comment, login in another case", token: ghfake.UserToken,
 			seed:        []commentRow{alice, {"MonaLisa", false, "old\n" + marker}},
 			wantCreated: [2]bool{false, false},
-			want:        []commentRow{alice, {"MonaLisa", false, "second\n" + marker}},
+			want:        []commentRow{alice, {"MonaLisa", false, "second\n\n" + marker}},
 			wantLookups: 1,
 		},
 		{
 			name: "personal token: a bot's earlier comment stays the sticky one, no lookup", token: ghfake.UserToken,
 			seed:        []commentRow{alice, {"github-actions[bot]", true, "old\n" + marker}},
 			wantCreated: [2]bool{false, false},
-			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n" + marker}},
+			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n\n" + marker}},
 		},
 		{
 			name: "GITHUB_TOKEN: a bot comment matches, no lookup", token: ghfake.Token,
 			seed:        []commentRow{alice, {"github-actions[bot]", true, "old\n" + marker}},
 			wantCreated: [2]bool{false, false},
-			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n" + marker}},
+			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n\n" + marker}},
 		},
 		{
 			name: "GITHUB_TOKEN: only a person's comment, GET /user refused, post as before", token: ghfake.Token,
 			seed:        []commentRow{alice},
 			wantCreated: [2]bool{true, false},
-			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n" + marker}},
+			want:        []commentRow{alice, {"github-actions[bot]", true, "second\n\n" + marker}},
 			wantLookups: 1, wantRefused: 1,
 		},
 		{
 			name: "GITHUB_TOKEN: no marked comment, no lookup", token: ghfake.Token,
 			seed:        []commentRow{{"alice", false, "no marker"}},
 			wantCreated: [2]bool{true, false},
-			want:        []commentRow{{"alice", false, "no marker"}, {"github-actions[bot]", true, "second\n" + marker}},
+			want:        []commentRow{{"alice", false, "no marker"}, {"github-actions[bot]", true, "second\n\n" + marker}},
 		},
 		{
 			name: "CommentAuthor wins over the token's identity", token: ghfake.UserToken,
 			opts:        ghapi.Options{CommentAuthor: "Alice"},
 			seed:        []commentRow{alice, {ghfake.UserLogin, false, "old\n" + marker}},
 			wantCreated: [2]bool{false, false},
-			want:        []commentRow{{"alice", false, "second\n" + marker}, {ghfake.UserLogin, false, "old\n" + marker}},
+			want:        []commentRow{{"alice", false, "second\n\n" + marker}, {ghfake.UserLogin, false, "old\n" + marker}},
 		},
 	}
 	for _, tc := range tests {
@@ -181,7 +183,7 @@ func TestTokenLoginAskedOnce(t *testing.T) {
 			for range 3 {
 				pr := r.AddPullRequest(ghfake.PullRequest{})
 				r.AddComment(ghfake.Comment{Issue: pr.Number, User: "alice", Body: marker})
-				r.AddComment(ghfake.Comment{Issue: pr.Number, User: ghfake.UserLogin, Body: "report " + marker})
+				r.AddComment(ghfake.Comment{Issue: pr.Number, User: ghfake.UserLogin, Body: "report\n" + marker})
 				prs = append(prs, pr.Number)
 			}
 			c, _ := newClient(t, s, tc.token, ghapi.Options{})
@@ -273,13 +275,13 @@ func TestTrackingIssueTokenIdentity(t *testing.T) {
 		name, token string
 		want        []row
 	}{
-		{"personal token", ghfake.UserToken, []row{{"alice", "quoting " + marker}, {ghfake.UserLogin, "week 2\n" + marker}}},
-		{"GITHUB_TOKEN", ghfake.Token, []row{{"alice", "quoting " + marker}, {"github-actions[bot]", "week 2\n" + marker}}},
+		{"personal token", ghfake.UserToken, []row{{"alice", "quoting\n" + marker}, {ghfake.UserLogin, "week 2\n\n" + marker}}},
+		{"GITHUB_TOKEN", ghfake.Token, []row{{"alice", "quoting\n" + marker}, {"github-actions[bot]", "week 2\n\n" + marker}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := ghfake.New(t)
 			r := s.Repo("octo/app")
-			r.AddIssue(ghfake.Issue{Title: "about flakegate", Body: "quoting " + marker, User: "alice"})
+			r.AddIssue(ghfake.Issue{Title: "about flakegate", Body: "quoting\n" + marker, User: "alice"})
 			c, _ := newClient(t, s, tc.token, ghapi.Options{})
 			ctx := context.Background()
 			for i, body := range []string{"week 1", "week 2"} {

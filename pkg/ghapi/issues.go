@@ -3,7 +3,6 @@ package ghapi
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/google/go-github/v60/github"
 )
@@ -59,8 +58,8 @@ func (c *Client) issues(ctx context.Context, repo Repo, state string, labels []s
 	return out, nil
 }
 
-// FindIssue returns the open issue whose body carries marker and that we
-// opened, or nil. labels narrow the search on the server side. "We" is
+// FindIssue returns the open issue whose body carries marker in its trailer
+// (see Trailer) and that we opened, or nil. labels narrow the search on the server side. "We" is
 // decided as for FindComment: a person's issue that quotes the marker is
 // never picked, so it is never edited or closed, unless that person owns
 // the token.
@@ -74,7 +73,7 @@ func (c *Client) FindIssue(ctx context.Context, repo Repo, marker string, labels
 	}
 	var marked []*github.Issue
 	for _, is := range issues {
-		if strings.Contains(is.GetBody(), marker) {
+		if HasMarker(is.GetBody(), marker) {
 			marked = append(marked, is)
 		}
 	}

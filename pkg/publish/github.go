@@ -22,12 +22,15 @@ import (
 // satisfies the first three and *artifact.Client the last. Tests may pass
 // anything that talks to a fake GitHub.
 
-// Commenter finds, posts and edits pull request comments.
+// Commenter finds, posts, edits and deletes pull request comments.
 type Commenter interface {
-	FindComment(ctx context.Context, repo ghapi.Repo, issue int, marker string) (*ghapi.Comment, error)
+	FindComments(ctx context.Context, repo ghapi.Repo, issue int, marker string) ([]*ghapi.Comment, error)
 	CreateComment(ctx context.Context, repo ghapi.Repo, issue int, body string) (*ghapi.Comment, error)
 	EditComment(ctx context.Context, repo ghapi.Repo, commentID int64, body string) (*ghapi.Comment, error)
+	DeleteComment(ctx context.Context, repo ghapi.Repo, commentID int64) error
 }
+
+var _ Commenter = (*ghapi.Client)(nil)
 
 // CheckRunner creates check runs.
 type CheckRunner interface {
@@ -118,9 +121,24 @@ type CommentResult struct {
 	URL    string
 	Action string // posted, edited, unchanged or skipped
 	Why    string // for skipped and unchanged
+	// Duplicates says what was done with other comments of ours with the
+	// tag's marker, which runs at the same time post ("" when none).
+	Duplicates string
 }
 
-var statePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`<!-- flakegate:state ([0-9a-f]{16}) -->`) })
+var statePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^<!-- flakegate:state ([0-9a-f]{16}) -->$`) })
+
+// stateOf is the state mark in body's trailer, where StickyComment writes
+// it, or "". One in the body above it is text, perhaps a test's name.
+func stateOf(body string) string {
+	t := ghapi.Trailer(body)
+	for i := len(t) - 1; i >= 0; i-- {
+		if statePattern().MatchString(t[i]) {
+			return t[i]
+		}
+	}
+	return ""
+}
 
 func stateMark(state string) string {
 	sum := sha256.Sum256([]byte(state))
@@ -133,7 +151,10 @@ var ErrCannotComment = errors.New("the token cannot comment on the pull request 
 
 // StickyComment posts, edits or leaves the pull request's one comment for
 // cm.Tag, as cm.Mode says. Only the comment flakegate wrote with that tag's
-// marker is ever edited.
+// marker in its trailer is ever edited. Runs at the same time can each find
+// none and each post one: after posting, the comments are listed again and
+// the oldest is kept, edited to this body; the newer ones of ours are
+// deleted. Duplicates found at the start are deleted too.
 func StickyComment(ctx context.Context, c Commenter, repo ghapi.Repo, pr int, cm Comment) (CommentResult, error) {
 	if cm.Mode == CommentOff {
 		return CommentResult{Action: "skipped", Why: "comment is off"}, nil
@@ -146,31 +167,82 @@ func StickyComment(ctx context.Context, c Commenter, repo ghapi.Repo, pr int, cm
 	}
 	marker, mark := CommentMarker(cm.Tag), stateMark(cm.State)
 	body := strings.TrimRight(cm.Body, "\n") + "\n\n" + marker + "\n" + mark + "\n"
-	old, err := c.FindComment(ctx, repo, pr, marker)
+	found, err := c.FindComments(ctx, repo, pr, marker)
 	if err != nil {
 		return CommentResult{}, cannotComment(err)
 	}
-	same := old != nil && statePattern().FindString(old.Body) == mark
+	var old *ghapi.Comment
+	if len(found) > 0 {
+		old = found[0]
+	}
+	same := old != nil && stateOf(old.Body) == mark
+	var res CommentResult
 	switch {
 	case old == nil && !cm.Failing && cm.Mode != CommentAlways:
 		return CommentResult{Action: "skipped", Why: "the verdict passes and there is no comment to update (comment: " + string(cm.Mode) + ")"}, nil
 	case same && (cm.Mode == CommentChanges || cm.Mode == CommentFailures && !cm.Failing):
-		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the verdict and the tests it names are unchanged (comment: " + string(cm.Mode) + ")"}, nil
+		res = CommentResult{URL: old.URL, Action: "unchanged", Why: "the verdict and the tests it names are unchanged (comment: " + string(cm.Mode) + ")"}
 	case old != nil && old.Body == body:
-		return CommentResult{URL: old.URL, Action: "unchanged", Why: "the comment already reads so"}, nil
-	}
-	if old == nil {
+		res = CommentResult{URL: old.URL, Action: "unchanged", Why: "the comment already reads so"}
+	case old == nil:
 		got, err := c.CreateComment(ctx, repo, pr, body)
 		if err != nil {
 			return CommentResult{}, cannotComment(err)
 		}
-		return CommentResult{URL: got.URL, Action: "posted"}, nil
+		res = CommentResult{URL: got.URL, Action: "posted"}
+		// Another run may have posted too: the oldest is the one to keep.
+		if found, err = c.FindComments(ctx, repo, pr, marker); err != nil {
+			res.Duplicates = "not checked for comments posted at the same time: " + err.Error()
+			return res, nil
+		}
+		if len(found) == 0 || found[0].ID == got.ID {
+			break
+		}
+		if found[0].Body != body {
+			if _, err := c.EditComment(ctx, repo, found[0].ID, body); err != nil {
+				// Ours stays; the older one is left to the next run.
+				res.Duplicates = fmt.Sprintf("an older comment (%s) was posted at the same time and could not be edited: %v", found[0].URL, err)
+				return res, nil
+			}
+		}
+		res = CommentResult{URL: found[0].URL, Action: "edited", Why: "another run posted the comment at the same time; the oldest is kept"}
+	default:
+		got, err := c.EditComment(ctx, repo, old.ID, body)
+		if err != nil {
+			return CommentResult{}, cannotComment(err)
+		}
+		res = CommentResult{URL: got.URL, Action: "edited"}
 	}
-	got, err := c.EditComment(ctx, repo, old.ID, body)
-	if err != nil {
-		return CommentResult{}, cannotComment(err)
+	if len(found) > 1 {
+		res.Duplicates = deleteDuplicates(ctx, c, repo, found[1:])
 	}
-	return CommentResult{URL: got.URL, Action: "edited"}, nil
+	return res, nil
+}
+
+// deleteDuplicates deletes comments of ours that repeat the sticky comment
+// and says what it did. One already gone was deleted by another run.
+func deleteDuplicates(ctx context.Context, c Commenter, repo ghapi.Repo, dups []*ghapi.Comment) string {
+	var deleted, failed []string
+	for _, d := range dups {
+		err := c.DeleteComment(ctx, repo, d.ID)
+		switch {
+		case err == nil || errors.Is(err, ghapi.ErrNotFound):
+			deleted = append(deleted, strconv.FormatInt(d.ID, 10))
+		default:
+			failed = append(failed, fmt.Sprintf("%d (%v)", d.ID, err))
+		}
+	}
+	msg := fmt.Sprintf("deleted %d duplicate comment(s) of ours with the same marker, which runs at the same time posted: %s", len(deleted), strings.Join(deleted, ", "))
+	if len(deleted) == 0 {
+		msg = ""
+	}
+	if len(failed) > 0 {
+		if msg != "" {
+			msg += "; "
+		}
+		msg += "could not delete duplicate comment(s) " + strings.Join(failed, ", ")
+	}
+	return msg
 }
 
 func cannotComment(err error) error {
