@@ -103,7 +103,10 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 			if err != nil {
 				return err
 			}
-			url, did, err := publish.TrackingIssue(ctx, orNil[publish.IssueTracker](c), a.repo(), a.cfg.CommentTag, rep.FlakyCount, body)
+			url, did, warning, err := publish.TrackingIssue(ctx, orNil[publish.IssueTracker](c), a.repo(), a.cfg.CommentTag, rep.FlakyCount, body)
+			if warning != "" {
+				a.log.Warningf("tracking issue: %s", warning)
+			}
 			switch {
 			case err != nil:
 				return err

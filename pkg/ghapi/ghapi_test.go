@@ -1198,3 +1198,43 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 		})
 	}
 }
+
+// TestFindIssueScanCap: FindIssue reads the 1,000 most recently updated
+// open issues and pull requests. A tracking issue opened long ago but edited
+// by every report is among them; one that is not says so (ErrScanCapped)
+// instead of silently finding nothing.
+func TestFindIssueScanCap(t *testing.T) {
+	const marker = "<!-- flakegate:tracking-issue -->"
+	now := t0
+	s := ghfake.New(t)
+	s.SetClock(func() time.Time { return now })
+	r := s.Repo("octo/app")
+	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
+	ctx := context.Background()
+	tracking, _, err := c.UpsertIssue(ctx, repo, marker, ghapi.IssueSpec{Title: "flaky", Body: "week 1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 1000 {
+		now = now.Add(time.Minute)
+		r.AddIssue(ghfake.Issue{Title: fmt.Sprint("bug ", i)})
+	}
+	got, err := c.FindIssue(ctx, repo, marker, nil)
+	if !errors.Is(err, ghapi.ErrScanCapped) || got != nil || !strings.Contains(err.Error(), "1000 most recently updated") {
+		t.Errorf("FindIssue past 1,000 newer issues = %+v, %v; want ErrScanCapped", got, err)
+	}
+	// The next report edits it (as every report does); now it is found,
+	// though 1,000 open issues are newer.
+	now = now.Add(time.Hour)
+	if _, err := c.UpdateIssue(ctx, repo, tracking.Number, ghapi.IssueSpec{Body: ghapi.WithMarker("week 2", marker)}); err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour)
+	for i := range 5 {
+		r.AddIssue(ghfake.Issue{Title: fmt.Sprint("new bug ", i)})
+	}
+	got, err = c.FindIssue(ctx, repo, marker, nil)
+	if err != nil || got == nil || got.Number != tracking.Number {
+		t.Errorf("FindIssue of the recently updated tracking issue = %+v, %v; want #%d", got, err, tracking.Number)
+	}
+}

@@ -37,12 +37,14 @@ type CheckRunner interface {
 	CreateCheckRun(ctx context.Context, repo ghapi.Repo, spec ghapi.CheckRunSpec) (*ghapi.CheckRun, error)
 }
 
-// IssueTracker keeps one issue per marker.
+// IssueTracker finds, opens and edits issues.
 type IssueTracker interface {
-	UpsertIssue(ctx context.Context, repo ghapi.Repo, marker string, spec ghapi.IssueSpec) (*ghapi.Issue, bool, error)
 	FindIssue(ctx context.Context, repo ghapi.Repo, marker string, labels []string) (*ghapi.Issue, error)
+	CreateIssue(ctx context.Context, repo ghapi.Repo, spec ghapi.IssueSpec) (*ghapi.Issue, error)
 	UpdateIssue(ctx context.Context, repo ghapi.Repo, number int, spec ghapi.IssueSpec) (*ghapi.Issue, error)
 }
+
+var _ IssueTracker = (*ghapi.Client)(nil)
 
 // Uploader uploads a workflow artifact.
 type Uploader interface {
@@ -279,34 +281,50 @@ const (
 // the tag's marker. While there are flaky tests it creates or updates
 // it; once there are none it closes it with the report that says so, and
 // opens none. The next flaky test opens a new one.
-func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag string, flaky int, body string) (url, did string, err error) {
+//
+// In a repository with more open issues and pull requests than FindIssue
+// reads, an issue not updated for a while may not be found: then a new one
+// is opened (or, with no flaky tests, none is closed) and warning says so.
+func TrackingIssue(ctx context.Context, c IssueTracker, repo ghapi.Repo, tag string, flaky int, body string) (url, did, warning string, err error) {
 	if c == nil {
-		return "", IssueNone, errors.New("no GitHub client: give a github-token")
+		return "", IssueNone, "", errors.New("no GitHub client: give a github-token")
+	}
+	marker := IssueMarker(tag)
+	body = ghapi.WithMarker(body, marker)
+	old, err := c.FindIssue(ctx, repo, marker, nil)
+	if errors.Is(err, ghapi.ErrScanCapped) {
+		warning, err = err.Error()+"; an older tracking issue, if any, is left as it is", nil
+	}
+	if err != nil {
+		return "", IssueNone, "", err
 	}
 	if flaky == 0 {
-		old, err := c.FindIssue(ctx, repo, IssueMarker(tag), nil)
-		if err != nil || old == nil {
-			return "", IssueNone, err
+		if old == nil {
+			return "", IssueNone, warning, nil
 		}
-		spec := ghapi.IssueSpec{Title: "flakegate: no flaky tests", Body: ghapi.WithMarker(body, IssueMarker(tag)), State: "closed"}
-		is, err := c.UpdateIssue(ctx, repo, old.Number, spec)
+		is, err := c.UpdateIssue(ctx, repo, old.Number, ghapi.IssueSpec{Title: "flakegate: no flaky tests", Body: body, State: "closed"})
 		if err != nil {
-			return "", IssueNone, err
+			return "", IssueNone, warning, err
 		}
-		return is.URL, IssueClosed, nil
+		return is.URL, IssueClosed, warning, nil
 	}
 	title := fmt.Sprintf("flakegate: %d flaky tests", flaky)
 	if flaky == 1 {
 		title = "flakegate: 1 flaky test"
 	}
-	is, created, err := c.UpsertIssue(ctx, repo, IssueMarker(tag), ghapi.IssueSpec{Title: title, Body: body, State: "open"})
+	spec := ghapi.IssueSpec{Title: title, Body: body, State: "open"}
+	if old == nil {
+		is, err := c.CreateIssue(ctx, repo, spec)
+		if err != nil {
+			return "", IssueNone, warning, err
+		}
+		return is.URL, IssueCreated, warning, nil
+	}
+	is, err := c.UpdateIssue(ctx, repo, old.Number, spec)
 	if err != nil {
-		return "", IssueNone, err
+		return "", IssueNone, warning, err
 	}
-	if created {
-		return is.URL, IssueCreated, nil
-	}
-	return is.URL, IssueUpdated, nil
+	return is.URL, IssueUpdated, warning, nil
 }
 
 // maxNameTries bounds the names Upload tries when a name is taken.

@@ -182,3 +182,26 @@ func TestStickyCommentPlantedMarkers(t *testing.T) {
 		t.Errorf("comments (-want +got):\n%s", diff)
 	}
 }
+
+// TestTrackingIssueScanCap: past the issues FindIssue reads, the report
+// says so: a new issue is opened with a warning, or, with no flaky tests,
+// none is closed, with a warning.
+func TestTrackingIssueScanCap(t *testing.T) {
+	ctx := context.Background()
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	c := newClient(t, s)
+	if _, did, warning, err := TrackingIssue(ctx, c, testRepo, "", 3, "3 flaky"); err != nil || did != IssueCreated || warning != "" {
+		t.Fatalf("first report: %s, %q, %v", did, warning, err)
+	}
+	for i := range 1000 {
+		r.AddIssue(ghfake.Issue{Title: fmt.Sprint("bug ", i), UpdatedAt: time.Now().Add(time.Hour)})
+	}
+	for _, flaky := range []int{0, 2} {
+		_, did, warning, err := TrackingIssue(ctx, c, testRepo, "", flaky, fmt.Sprint(flaky, " flaky"))
+		want := map[int]string{0: IssueNone, 2: IssueCreated}[flaky]
+		if err != nil || did != want || !strings.Contains(warning, "none of the 1000 most recently updated open issues") {
+			t.Errorf("%d flaky: %q, warning %q, %v; want %q and a warning", flaky, did, warning, err, want)
+		}
+	}
+}

@@ -703,12 +703,20 @@ func (s *Server) listIssues(w http.ResponseWriter, r *http.Request, st *repoStat
 			out = append(out, e)
 		}
 	}
+	// GitHub: sort created (default), updated or comments; direction desc
+	// (default) or asc. The fake has no comment counts: comments sorts as
+	// created. Ties go by number.
 	asc := q.Get("direction") == "asc"
-	sort.Slice(out, func(i, j int) bool {
+	byUpdated := q.Get("sort") == "updated"
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].is, out[j].is
 		if asc {
-			return out[i].is.Number < out[j].is.Number
+			a, b = b, a
 		}
-		return out[i].is.Number > out[j].is.Number
+		if byUpdated && !a.UpdatedAt.Equal(b.UpdatedAt) {
+			return a.UpdatedAt.After(b.UpdatedAt)
+		}
+		return a.Number > b.Number
 	})
 	lo, hi := s.page(w, r, len(out))
 	items := []any{}
