@@ -275,3 +275,23 @@ func TestGateReadsTheReportOfAnotherWorkflow(t *testing.T) {
 		t.Errorf("history of %s = %+v, want the report's 30 runs with 9 failures", flakyName, got.History)
 	}
 }
+
+// TestReportArtifactPatternMatchesNothing: an artifact-pattern that no
+// artifact matches leaves the report empty, and the warning and the
+// summary say so, naming the pattern's input and artifacts it refused,
+// not only "no test results were found".
+func TestReportArtifactPatternMatchesNothing(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	addCIRuns(repo, 50, 60)
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"},
+		map[string]string{"artifact-pattern": "*nomatch*", "upload-artifact": "false"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	want := "none of the 10 artifacts of the runs read matched artifact-pattern (names seen: junit-results)"
+	if log, sum := r.stdout.String(), r.summary(); !strings.Contains(log, want) || !strings.Contains(sum, render.EscapeMarkdown(want)) {
+		t.Errorf("neither the log nor the summary says %q:\n%s\n%s", want, log, sum)
+	}
+}

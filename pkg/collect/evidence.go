@@ -165,6 +165,9 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		return keep
 	})
 	var filtered []string
+	if st.Artifacts > 0 && st.Matched == 0 {
+		filtered = append(filtered, fmt.Sprintf("none of the %d artifacts of the runs read matched artifact-pattern (names seen: %s)", st.Artifacts, strings.Join(st.Unmatched, ", ")))
+	}
 	if old > 0 {
 		filtered = append(filtered, fmt.Sprintf("%d runs older than %s were left out of the window (lookback-days)", old, o.Since.UTC().Format(time.DateOnly)))
 	}

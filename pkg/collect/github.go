@@ -105,8 +105,11 @@ type Stats struct {
 	// each) to date the documents that name them.
 	Attempts int
 
-	Artifacts  int   // artifacts listed on the runs read
-	Matched    int   // of those, artifacts Match accepted
+	Artifacts int // artifacts listed on the runs read
+	Matched   int // of those, artifacts Match accepted
+	// Unmatched are a few distinct names of artifacts Match refused, for a
+	// hint when none matched.
+	Unmatched  []string
 	Expired    int   // matched artifacts GitHub no longer serves (listed as expired, or 410)
 	Downloaded int   // zips downloaded
 	Bytes      int64 // compressed bytes downloaded
@@ -135,6 +138,9 @@ type Stats struct {
 	// collection stopped with an error. Empty when the error is nil.
 	Incomplete []string
 }
+
+// maxUnmatched bounds Stats.Unmatched.
+const maxUnmatched = 5
 
 // GitHub collects the JUnit results of a repository's workflow runs.
 //
@@ -614,6 +620,11 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 		name := a.Name
 		col.count(func(s *Stats) { s.Artifacts++ })
 		if !col.o.Match(name) {
+			col.count(func(s *Stats) {
+				if len(s.Unmatched) < maxUnmatched && !slices.Contains(s.Unmatched, name) {
+					s.Unmatched = append(s.Unmatched, name)
+				}
+			})
 			continue
 		}
 		col.count(func(s *Stats) { s.Matched++ })
