@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -89,6 +90,9 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	}
 	if len(paths) == 0 {
 		return usagef("no PATH given: pass JUnit XML files, directories or globs")
+	}
+	if slices.Contains(paths, "-") {
+		return usagef("PATH -: standard input is not accepted: save the JUnit XML to a file and pass it")
 	}
 	var def *model.Run
 	if *commitSHA != "" || *runID != "" {

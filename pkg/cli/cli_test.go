@@ -244,6 +244,7 @@ func TestGateCLI(t *testing.T) {
 		{[]string{"gate", "--head", dir}, "--base and --head are required"},
 		{[]string{"gate", "--base", dir, "--head", dir, "--json", "-"}, "--json -: want a file name"},
 		{[]string{"analyze", "--json", "-", dir}, "--json -: want a file name; --format json prints the JSON report"},
+		{[]string{"analyze", dir, "-"}, "PATH -: standard input is not accepted"},
 		{[]string{"ledger", "bogus"}, `unknown command "bogus": the one command is verify`},
 		{[]string{"analyze", "--workers", "-3", dir}, "--workers -3: want 0 (one per CPU) or a positive number"},
 		{[]string{"version", "extra"}, `flakegate version: unexpected argument "extra"`},
