@@ -60,7 +60,15 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 			return nil, nil, err
 		}
 		if len(got) == 0 {
-			missing = append(missing, history.Skipped{Path: p, Error: nothingIn(p)})
+			why := nothingIn(p)
+			if root != "" && filepath.IsAbs(p) && !within(root, filepath.Clean(p)) {
+				// In the action's container, a path on the runner reads
+				// nothing: the runner rewrites an input that starts
+				// with its workspace or temporary directory, but not
+				// the second line of a list.
+				why += fmt.Sprintf(" (an absolute path is read where flakegate runs, which sees the workspace at %s: give a path relative to the workspace)", root)
+			}
+			missing = append(missing, history.Skipped{Path: p, Error: why})
 		}
 		files = append(files, got...)
 	}

@@ -41,6 +41,12 @@ func TestLocalInConfines(t *testing.T) {
 	if got, _, err := LocalIn(ws, []string{outside}); err != nil || len(got) != 1 {
 		t.Errorf("LocalIn(absolute %s): %d sources, err %v; want its one file", outside, len(got), err)
 	}
+	// One that names nothing here (the runner's path, from inside the
+	// action's container) says where the workspace is.
+	if _, missing, _ := LocalIn(ws, []string{"/home/runner/work/shop/shop/results/*.xml"}); len(missing) != 1 ||
+		!strings.Contains(missing[0].Error, "matched no files (an absolute path is read where flakegate runs, which sees the workspace at "+ws) {
+		t.Errorf("a runner path: %+v, want a hint naming the workspace", missing)
+	}
 
 	done := make(chan struct{})
 	var srcs []string
