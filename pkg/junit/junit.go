@@ -139,7 +139,9 @@ type Case struct {
 	File      string
 	// Outcome is the final outcome by the counting rules of the conformance
 	// corpus: error > failure > skipped > passed among direct children, and a
-	// disabled or notrun status with no outcome child is skipped.
+	// disabled or notrun status with no outcome child is skipped. So is
+	// GoogleTest's result="skipped" or "suppressed" with no outcome child
+	// (GoogleTest 1.10 writes a GTEST_SKIP so), which the corpus has none of.
 	Outcome model.Outcome
 	// Detail is the outcome element that decided Outcome; zero for a pass.
 	Detail Outcome
@@ -165,7 +167,7 @@ type Case struct {
 // tag repeats up to its time attribute, and the generation of what the
 // Reader remembers: index is -1 when the tag was read afresh. Two cases
 // read by one Reader with the same index and generation have the same
-// classname, name, file, line and status attribute, so a caller may
+// classname, name, file, line, status and result attributes, so a caller may
 // remember what it made of the first and use it for the second.
 func (c *Case) Memo() (index int32, generation uint32) { return c.memo, c.memoGen }
 

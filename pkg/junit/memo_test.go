@@ -103,6 +103,11 @@ func reuseDocs() [][]byte {
 		"inserted retry":      strings.Replace(base, `<testcase classname="c" name="b"`, `<testcase classname="c" name="a" file="a.py" line="3" time="0.5"><failure/></testcase><testcase classname="c" name="b"`, 1),
 		"dropped test":        strings.Replace(base, `<testcase classname="c" name="a" file="a.py" line="3" time="0.1"/>`, ``, 1),
 		"status dropped":      strings.Replace(base, ` status="disabled"`, ``, 1),
+		"result skipped":      strings.Replace(base, `name="d"/>`, `name="d" status="run" result="skipped"/>`, 1),
+		"result after time":   strings.Replace(base, `time="0.1"/>`, `time="0.1" result="skipped"/>`, 1),
+		"result for status":   strings.Replace(base, ` status="disabled"`, ` result="suppressed"`, 1),
+		"result completed":    strings.Replace(base, `status="disabled" time="0.2"/>`, `status="disabled" time="0.2" result="completed"/>`, 1),
+		"result in prefix":    strings.Replace(base, `name="a" file="a.py"`, `name="a" result="skipped" file="a.py"`, 1),
 		"single quotes":       strings.ReplaceAll(base, `"`, `'`),
 		"truncated in tag":    base[:strings.Index(base, `time="0.2"`)+3],
 		// The third tag, which a Reader that read base reads by

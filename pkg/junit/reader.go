@@ -96,8 +96,8 @@ type Reader struct {
 	stampLayout           int       // index in timeLayouts of the layout that read it
 	suiteSlab             []Suite   // suites are carved from here, a chunk at a time
 
-	statusSkip  bool // the open testcase has status="disabled" or "notrun"
-	primarySeen bool // the open testcase has had a failure, error or skipped child
+	notRun      notRun // what the open testcase's attributes say of a test that did not run
+	primarySeen bool   // the open testcase has had a failure, error or skipped child
 
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
@@ -129,10 +129,11 @@ type Reader struct {
 	totals       Totals
 
 	// Repeat, when set, is offered each case whose self-closing testcase
-	// tag repeats a remembered tag (Case.Memo) that is not disabled: a
-	// plain pass, with no outcome element, reruns or properties. index
-	// and generation are what Case.Memo would return, suite is the case's
-	// Suite and file its file attribute. When Repeat returns true it has
+	// tag repeats a remembered tag (Case.Memo) whose attributes do not say
+	// the test did not run (notRun): a plain pass, with no outcome
+	// element, reruns or properties. index and generation are what
+	// Case.Memo would return, suite is the case's Suite and file its file
+	// attribute. When Repeat returns true it has
 	// taken the case, which counts as passed, and fn is not called for
 	// it; when false, fn is. It saves a history's builder the work of
 	// filling a Case for the bulk of its results.
@@ -794,7 +795,7 @@ func (r *Reader) repeatAt(at, j int, fn func(*Case) error) (bool, error) {
 	}
 	r.scans++
 	r.repeats++
-	if r.Repeat != nil && !m.disabled && r.Repeat(k, r.gen, r.suite, m.file) {
+	if r.Repeat != nil && m.notRun == 0 && r.Repeat(k, r.gen, r.suite, m.file) {
 		r.cursor = j + 1
 		r.memo = append(r.memo, k)
 		r.totals.Testcases++
@@ -818,16 +819,21 @@ func (r *Reader) caseFromMemo(m *tagMemo, k int32, next int, timeAttr []byte) {
 	if len(timeAttr) <= maxNumberBytes {
 		r.cur.setTime(timeAttr)
 	}
-	r.statusSkip, r.primarySeen = m.disabled, false
+	r.notRun, r.primarySeen = m.notRun, false
 	r.memo = append(r.memo, k)
 }
 
-// finishCase ends the case being read: a disabled test with no outcome
-// element is skipped; it is counted and handed to fn.
+// finishCase ends the case being read: a test that did not run by its
+// attributes (notRun) and has no outcome element is skipped; it is counted
+// and handed to fn.
 func (r *Reader) finishCase(fn func(*Case) error) error {
-	if !r.primarySeen && r.statusSkip {
+	if !r.primarySeen && r.notRun != 0 {
+		msg := "disabled"
+		if r.notRun == notRunSkipped {
+			msg = "skipped"
+		}
 		r.cur.Outcome = model.Skipped
-		r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: "disabled"}, true
+		r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: msg}, true
 	}
 	r.inCase = false
 	r.totals.Add(r.cur.Outcome)
@@ -1041,7 +1047,7 @@ type caseAttrs struct {
 	isCase bool
 	set    uint8 // which of the fields below this tag has: caName, …
 
-	name, classname, file, line, time, status []byte
+	name, classname, file, line, time, status, result []byte
 	// hit is the previous file's tag whose bytes this tag starts with: its
 	// attributes before prefixEnd are known without scanning them again.
 	hit     *tagMemo
@@ -1078,7 +1084,43 @@ const (
 	caLine
 	caTime
 	caStatus
+	caResult
 )
+
+// notRun is what a testcase's attributes say of a test that did not run,
+// as bits. A case that has them and no outcome element is skipped, as it is
+// no evidence of passing: status="disabled" (CTest) or "notrun"
+// (GoogleTest), which the conformance corpus counts as skipped, and
+// GoogleTest's result="suppressed" (a disabled test) and result="skipped"
+// (GTEST_SKIP: GoogleTest 1.10 writes status="run" result="skipped" and
+// no <skipped> child, which 1.11 added).
+type notRun uint8
+
+const (
+	notRunStatus     notRun = 1 << iota // status="disabled" or "notrun"
+	notRunSuppressed                    // result="suppressed"
+	notRunSkipped                       // result="skipped"
+)
+
+// notRunOf returns n with the bits of one attribute replaced by what its
+// value v says: the result attribute's when result, else the status's.
+func notRunOf(n notRun, v []byte, result bool) notRun {
+	if result {
+		n &^= notRunSuppressed | notRunSkipped
+		switch string(v) {
+		case "suppressed":
+			n |= notRunSuppressed
+		case "skipped":
+			n |= notRunSkipped
+		}
+		return n
+	}
+	n &^= notRunStatus
+	if string(v) == "disabled" || string(v) == "notrun" {
+		n |= notRunStatus
+	}
+	return n
+}
 
 // tagMemo is a testcase tag read before: the bytes up to its time
 // attribute and what they said. Runs of one suite write the same tests in
@@ -1097,7 +1139,7 @@ type tagMemo struct {
 	bodyDeep          uint8
 	name, class, file string
 	line              int
-	disabled          bool
+	notRun            notRun
 }
 
 // errMore asks scanTag's caller to read more input and scan again.
@@ -1297,6 +1339,8 @@ func (r *Reader) scanTagOnce() (gt, nameLen int, err error) {
 				r.ca.stampAt, r.ca.stampEnd, r.ca.stamps = i+1, i+1+e, r.ca.stamps+1
 			case "status":
 				r.ca.status, r.ca.set = v, r.ca.set|caStatus
+			case "result":
+				r.ca.result, r.ca.set = v, r.ca.set|caResult
 			}
 		} else {
 			r.spans = append(r.spans, attr{name, v, int32(i + 1), int32(i + 1 + e)})
@@ -1463,7 +1507,7 @@ func (r *Reader) values(tag []byte, at, checked int) error {
 	}
 	// A testcase tag stays reusable: the same bytes decode the same way,
 	// and the remembered fields are the decoded values.
-	for k, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status} {
+	for k, f := range []*[]byte{&r.ca.name, &r.ca.classname, &r.ca.file, &r.ca.line, &r.ca.time, &r.ca.status, &r.ca.result} {
 		if r.ca.set&(1<<k) != 0 && bytes.IndexByte(*f, '&') >= 0 {
 			v, err := r.decode(*f, at)
 			if err != nil {
@@ -1615,15 +1659,22 @@ func (r *Reader) open(kind elemKind, at int) error {
 		if ca.set&caLine != 0 && len(ca.line) <= maxNumberBytes {
 			m.line = parseLine(ca.line)
 		}
-		if ca.set&caStatus != 0 {
-			m.disabled = string(ca.status) == "disabled" || string(ca.status) == "notrun"
+		// Rare attributes: a remembered prefix's say stands unless the
+		// tag restates it.
+		if ca.set&(caStatus|caResult) != 0 {
+			if ca.set&caStatus != 0 {
+				m.notRun = notRunOf(m.notRun, ca.status, false)
+			}
+			if ca.set&caResult != 0 {
+				m.notRun = notRunOf(m.notRun, ca.result, true)
+			}
 		}
 		r.cur.setNames(m.name, m.class, m.file)
 		r.cur.line = m.line
 		if ca.set&caTime != 0 && len(ca.time) <= maxNumberBytes {
 			r.cur.setTime(ca.time)
 		}
-		r.statusSkip, r.primarySeen = m.disabled, false
+		r.notRun, r.primarySeen = m.notRun, false
 		if len(r.pool) >= maxPool {
 			return nil // remembered tags are full until the next file
 		}

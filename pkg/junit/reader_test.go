@@ -115,6 +115,27 @@ func TestParseFeatures(t *testing.T) {
 			},
 		},
 		{
+			// GoogleTest 1.10 writes GTEST_SKIP with no <skipped> child;
+			// 1.11 adds one (googletest 59e5b401).
+			name: "GoogleTest result skipped or suppressed with no outcome child",
+			doc: `<testsuite name="s">
+<testcase name="a" status="run" result="skipped" time="0.001" classname="g"/>
+<testcase name="b" status="notrun" result="suppressed" time="0.001" classname="g"/>
+<testcase name="c" status="run" result="skipped" time="0.001" classname="g"><skipped message="why"/></testcase>
+<testcase name="d" status="run" result="completed" time="0.001" classname="g"/>
+<testcase name="e" result="skipped" classname="g"><failure message="f"/></testcase>
+<testcase name="f" result="suppressed" classname="g"/>
+</testsuite>`,
+			want: []flat{
+				{ID: "g::a", Outcome: model.Skipped, Detail: Outcome{Kind: model.Skipped, Message: "skipped"}, Duration: time.Millisecond},
+				{ID: "g::b", Outcome: model.Skipped, Detail: Outcome{Kind: model.Skipped, Message: "disabled"}, Duration: time.Millisecond},
+				{ID: "g::c", Outcome: model.Skipped, Detail: Outcome{Kind: model.Skipped, Message: "why"}, Duration: time.Millisecond},
+				{ID: "g::d", Duration: time.Millisecond},
+				{ID: "g::e", Outcome: model.Failed, Detail: Outcome{Kind: model.Failed, Message: "f"}},
+				{ID: "g::f", Outcome: model.Skipped, Detail: Outcome{Kind: model.Skipped, Message: "disabled"}},
+			},
+		},
+		{
 			name: "entities in names and a byte-order mark",
 			doc:  "\xEF\xBB\xBF<?xml version=\"1.0\" encoding=\"UTF-8\"?><testsuite name=\"s\"><testcase classname=\"q&quot;c\" name=\"a &lt;b&gt; &apos;c&apos;\"/></testsuite>",
 			want: []flat{{ID: `q"c::a <b> 'c'`}},
