@@ -211,6 +211,7 @@ type Builder struct {
 	// not pointers, so the per-case work writes no pointer.
 	firstPend []int32
 	multi     []int32 // tests of this document met under several suites or files
+	reruns    []int32 // tests this document repeats under a pytest suite (markReruns)
 	inMulti   []int32 // per test: the last document it was put in multi
 
 	// memoTest maps the reader's remembered testcase tags (junit.Case.Memo)
@@ -327,7 +328,7 @@ func (b *Builder) add(src Source) error {
 	}
 	b.pend, b.pendSigs, b.locs, b.props, b.cursor = b.pend[:0], b.pendSigs[:0], b.locs[:0], b.props[:0], 0
 	b.suites, b.lastSuite = b.suites[:0], nil
-	b.multi = b.multi[:0]
+	b.multi, b.reruns = b.multi[:0], b.reruns[:0]
 	b.doc++
 	b.docTests = 0
 	mark := b.mark()
@@ -345,6 +346,9 @@ func (b *Builder) add(src Source) error {
 	fresh := b.tests[mark.tests:]
 	if len(b.multi) > 0 {
 		fresh = b.qualify(mark.tests)
+	}
+	if len(b.reruns) > 0 {
+		b.markReruns(&tot)
 	}
 	if len(fresh) > 0 {
 		if n, ok := b.all.admit(fresh, b.lim.total); !ok {
@@ -600,11 +604,54 @@ func (b *Builder) count1(ti int32, suite *junit.Suite, file string) error {
 			return fmt.Errorf("more than %d distinct tests in one file: flakegate reads at most %d tests per file, so it left this file out",
 				b.lim.perFile, b.lim.perFile)
 		}
-	} else if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != suite || b.caseFile(first) != file) && b.inMulti[ti] != b.doc {
-		b.inMulti[ti] = b.doc
-		b.multi = append(b.multi, ti)
+	} else {
+		// A test met again in the document: rare.
+		if first := &b.pend[b.firstPend[ti]]; (b.suites[first.suite] != suite || b.caseFile(first) != file) && b.inMulti[ti] != b.doc {
+			b.inMulti[ti] = b.doc
+			b.multi = append(b.multi, ti)
+		}
+		if pytestSuite(suite) {
+			b.reruns = append(b.reruns, ti)
+		}
 	}
 	return nil
+}
+
+// pytestSuite reports whether a testcase's suite is pytest's: the
+// <testsuite> pytest writes is named by its junit_suite_name option,
+// "pytest" unless set, and recent pytest names the <testsuites> around it
+// "pytest tests" whatever the option (pytest-dev/pytest#12736).
+func pytestSuite(s *junit.Suite) bool {
+	return s != nil && (s.Name == "pytest" || s.Parent != nil && s.Parent.Name == "pytest tests")
+}
+
+// markReruns reads the attempts of pytest-rerunfailures (16.6.1 and
+// later) and of the flaky plugin. pytest's junitxml writes nothing for an
+// attempt whose outcome is "rerun", and the attempt's teardown then closes
+// an empty <testcase>: a failed attempt is a plain pass followed by the
+// next attempt, a testcase of the same test. So in a pytest document, a
+// case with no outcome child (and no rerun child) that another case of its
+// test follows is a failed attempt, and tot counts it so. Other tools that
+// repeat a test in one file (go test -count, gotestsum --rerun-fails,
+// Surefire) write each attempt's outcome and keep their reading.
+func (b *Builder) markReruns(tot *junit.Totals) {
+	repeated := make(map[int32]bool, len(b.reruns)) // by base test
+	for _, ti := range b.reruns {
+		repeated[ti] = true
+	}
+	later := make(map[int32]bool, len(b.reruns)) // by test: a case of it follows
+	for i := len(b.pend) - 1; i >= 0; i-- {
+		p := &b.pend[i]
+		if !repeated[p.base] {
+			continue
+		}
+		if later[p.test] && p.pass == 1 && p.fail == 0 && p.skip == 0 && pytestSuite(b.suites[p.suite]) {
+			p.pass, p.fail = 0, 1
+			tot.Passed--
+			tot.Failed++
+		}
+		later[p.test] = true
+	}
 }
 
 // newTest adds a test to the builder and returns its index. cls and name

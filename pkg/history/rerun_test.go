@@ -1,0 +1,155 @@
+package history
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/junit"
+)
+
+// TestPytestReruns: in a pytest document, an empty testcase that another
+// case of its test follows is a failed attempt (pytest-rerunfailures
+// 16.6.1 and later, the flaky plugin; see testdata/rerun). Other tools'
+// repeated testcases keep the outcome they state.
+func TestPytestReruns(t *testing.T) {
+	const always = "testdata/rerun/pytest-rerunfailures-16.6.1-programbench64-always-fails.xml"
+	const issue170 = "testdata/rerun/pytest-rerunfailures-issue170-flaky-pass-on-rerun.xml"
+	file := func(p string) string {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	pytest := func(cases string) string {
+		return `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="1" time="0.1" timestamp="2026-01-01T00:00:00" hostname="h">` +
+			cases + `</testsuite></testsuites>`
+	}
+	const a = `<testcase classname="tests.test_a" name="test_a" time="0.010" />`
+	const aFail = `<testcase classname="tests.test_a" name="test_a" time="0.010"><failure message="assert False">E assert False</failure></testcase>`
+	const aError = `<testcase classname="tests.test_a" name="test_a" time="0.010"><error message="failed on teardown with &quot;boom&quot;">boom</error></testcase>`
+	const aSkip = `<testcase classname="tests.test_a" name="test_a" time="0.010"><skipped type="pytest.skip" message="no">no</skipped></testcase>`
+	const b = `<testcase classname="tests.test_a" name="test_b" time="0.010" />`
+	for _, tc := range []struct {
+		name, doc string
+		cells     map[string][]Cell
+		totals    junit.Totals
+	}{
+		{"rerunfailures 16.6.1, failed every attempt", file(always),
+			map[string][]Cell{"test_rerun::test_always_fails": {{Fail: 3, Sig: 1}}},
+			junit.Totals{Testcases: 3, Failed: 3}},
+		{"rerunfailures issue 170, passed on rerun", file(issue170),
+			map[string][]Cell{"test_sample::test_random": {{Pass: 1, Fail: 1}}},
+			junit.Totals{Testcases: 2, Passed: 1, Failed: 1}},
+		{"attempts apart (pytest-xdist)", pytest(a + b + a + aFail),
+			map[string][]Cell{"tests.test_a::test_a": {{Fail: 3, Sig: 1}}, "tests.test_a::test_b": {{Pass: 1}}},
+			junit.Totals{Testcases: 4, Passed: 1, Failed: 3}},
+		{"pytest 8 with junit_suite_name set", strings.Replace(strings.Replace(pytest(a+a), `<testsuites>`, `<testsuites name="pytest tests">`, 1), `name="pytest" `, `name="unit" `, 1),
+			map[string][]Cell{"tests.test_a::test_a": {{Pass: 1, Fail: 1}}},
+			junit.Totals{Testcases: 2, Passed: 1, Failed: 1}},
+		{"pytest, one attempt", pytest(a + b),
+			map[string][]Cell{"tests.test_a::test_a": {{Pass: 1}}, "tests.test_a::test_b": {{Pass: 1}}},
+			junit.Totals{Testcases: 2, Passed: 2}},
+		// pytest writes a failure in the call and an error in the
+		// teardown as two testcases: each states its outcome.
+		{"pytest, failure then teardown error", pytest(aFail + aError),
+			map[string][]Cell{"tests.test_a::test_a": {{Fail: 2, Sig: 1}}},
+			junit.Totals{Testcases: 2, Failed: 1, Errors: 1}},
+		{"pytest, a skip is not an attempt", pytest(aSkip + a),
+			map[string][]Cell{"tests.test_a::test_a": {{Pass: 1, Skip: 1}}},
+			junit.Totals{Testcases: 2, Passed: 1, Skipped: 1}},
+		// go test -count=3 through go-junit-report: three passes.
+		{"go test -count", file(filepath.Join(corpusDir, "go-junit-report/016-report.xml")),
+			map[string][]Cell{"package/repeated-names::TestRepeat": {{Pass: 3}}},
+			junit.Totals{Testcases: 3, Passed: 3}},
+		{"another tool's suite", strings.Replace(pytest(a+a+aFail), `name="pytest" `, `name="tests" `, 1),
+			map[string][]Cell{"tests.test_a::test_a": {{Pass: 2, Fail: 1, Sig: 1}}},
+			junit.Totals{Testcases: 3, Passed: 2, Failed: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Read twice by one builder: the second read takes the
+			// repeated tags by the reader's memo (onRepeat).
+			for _, workers := range []int{1, 2} {
+				h, err := Load(context.Background(), []Source{stringSource("junit.xml", tc.doc)}, Options{Workers: workers})
+				if err != nil || len(h.Skipped) > 0 {
+					t.Fatal(err, h.Skipped)
+				}
+				if diff := cmp.Diff(tc.cells, cellsByID(h)); diff != "" {
+					t.Errorf("cells (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff(tc.totals, h.Totals); diff != "" {
+					t.Errorf("totals (-want +got):\n%s", diff)
+				}
+			}
+			bs := NewBuilders(1)
+			for i := range 2 {
+				bs[0].Add(stringSource("run"+string(rune('1'+i))+"/junit.xml", tc.doc))
+			}
+			h := Merge(bs...)
+			for _, x := range h.Tests {
+				if want := tc.cells[x.ID]; len(x.Cells) != 2 || x.Cells[0].Pass != want[0].Pass || x.Cells[1].Pass != want[0].Pass ||
+					x.Cells[0].Fail != want[0].Fail || x.Cells[1].Fail != want[0].Fail {
+					t.Errorf("%s read twice by one builder: %+v, want twice %+v", x.ID, x.Cells, want)
+				}
+			}
+		})
+	}
+}
+
+// TestRepeatedOutsidePytestUnchanged: over the conformance corpus and the
+// real-tool fixtures, where no pytest document repeats a test, a history
+// holds the attempts the cases state, and counts the cases as they do.
+func TestRepeatedOutsidePytestUnchanged(t *testing.T) {
+	var paths []string
+	for _, dir := range []string{corpusDir, "../../fixtures/tools"} {
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".xml") {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := junit.NewReader()
+	checked := 0
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want [3]int // passed, failed and skipped attempts
+		tot, perr := r.Parse(p, f, func(c *junit.Case) error {
+			pass, fail, skip := c.Attempts()
+			want[0], want[1], want[2] = want[0]+pass, want[1]+fail, want[2]+skip
+			return nil
+		})
+		f.Close()
+		if perr != nil {
+			continue
+		}
+		h, err := Load(context.Background(), []Source{fileSource(p)}, Options{Workers: 1})
+		if err != nil || len(h.Skipped) > 0 {
+			continue // left out: TestIdentityOverCorpus's concern
+		}
+		var got [3]int
+		for _, x := range h.Tests {
+			for _, c := range x.Cells {
+				got[0], got[1], got[2] = got[0]+int(c.Pass), got[1]+int(c.Fail), got[2]+int(c.Skip)
+			}
+		}
+		if got != want || h.Totals != tot {
+			t.Errorf("%s: attempts %v and totals %+v, want %v and %+v", p, got, h.Totals, want, tot)
+		}
+		checked++
+	}
+	if checked < 100 {
+		t.Errorf("only %d files checked", checked)
+	}
+}
