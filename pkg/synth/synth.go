@@ -28,9 +28,11 @@ const (
 	// Regression fails on every run of commits From to To-1, then is fixed,
 	// and on the commits of its Blocks.
 	Regression
-	// Retried fails with probability P and is then retried inside the run
-	// (pytest-rerunfailures, gotestsum --rerun-fails): the repeated testcase
-	// passes.
+	// Retried fails with probability P and is then retried inside the run,
+	// as gotestsum --rerun-fails writes it: the failed testcase, then the
+	// repeated one, which passes. (pytest-rerunfailures writes the failed
+	// attempt as an empty testcase, which history reads in pytest's
+	// documents only.)
 	Retried
 )
 
