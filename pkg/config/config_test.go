@@ -486,7 +486,7 @@ func TestLoadErrors(t *testing.T) {
 			runner{event: EventPullRequest, payload: pullRequestPayload(`null`, `""`), inputs: map[string]string{"github-token": ""}},
 			[]string{`input github-token: a token is required because mode gate reads the pull request's files and base-branch history; leave github-token at its default (${{ github.token }}) or pass a token`}},
 		{"gate on a schedule without local results", sched(map[string]string{"mode": "gate", "base-results": "base/*.xml"}),
-			[]string{`input mode: got "gate"; gate needs a pull request event (pull_request, pull_request_target, or a workflow_run triggered by one) or both base-results and head-results; the event is schedule`}},
+			[]string{`input mode: got "gate"; gate needs a pull request event (pull_request, pull_request_target, or a workflow_run triggered by one) or both base-results and head-results (a merge_group event needs both: the queue's commit has no run of its own to read); the event is schedule`}},
 		{"API needed but no repository",
 			runner{event: EventSchedule, payload: schedulePayload, env: map[string]string{"GITHUB_REPOSITORY": ""}},
 			[]string{`GITHUB_REPOSITORY: want "owner/name"; the GitHub API is needed because mode report with no results input downloads workflow-run artifacts`}},
