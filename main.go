@@ -14,6 +14,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal cancels the work, which then stops at its next
+	// check; a second one ends the process at once, as the runner's
+	// cancel (SIGINT, then SIGTERM) expects.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
 		Action: func(ctx context.Context) int {
 			return action.Run(ctx, action.Env{Getenv: os.Getenv, Stdout: os.Stdout})

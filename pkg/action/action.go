@@ -151,6 +151,9 @@ func Run(ctx context.Context, env Env) int {
 	return out.exit
 }
 
+// errorCheckRunTimeout bounds the error check run's requests.
+const errorCheckRunTimeout = 5 * time.Second
+
 // errorCheckRun reports a gate that could not reach a verdict as a failed
 // check run on the head commit: where the check run is the required check
 // (a fork's workflow_run, whose job's own status lands on the default
@@ -160,6 +163,10 @@ func (a *run) errorCheckRun(ctx context.Context, cause error) {
 	if sha == "" {
 		return
 	}
+	// Also when the run was cancelled: the check run is what the pull
+	// request waits for. A few seconds of the runner's grace period.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), errorCheckRunTimeout)
+	defer cancel()
 	c, err := a.client()
 	if err == nil {
 		msg := "flakegate could not reach a verdict: " + render.EscapeMarkdown(render.Truncate(cause.Error(), 2000))
@@ -299,11 +306,35 @@ func (a *run) writeFiles(files map[string][]byte) error {
 		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
 			return fmt.Errorf("report-dir: %s exists and is not a regular file (%s): flakegate does not write through it", p, fi.Mode().Type())
 		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		if err := writeWhole(p, b); err != nil {
 			return fmt.Errorf("report-dir: %w", err)
 		}
 	}
 	return nil
+}
+
+// writeWhole writes b to p by a temporary file renamed into place, so that
+// a step cancelled mid-write leaves the old file or the new one, never
+// half of one.
+func writeWhole(p string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // checkReportDir refuses a report-dir in the workspace reached through a

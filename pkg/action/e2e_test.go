@@ -99,7 +99,13 @@ func newRunner(t *testing.T, s *ghfake.Server, runID int64, event string, payloa
 
 func (r *runner) run() int {
 	r.t.Helper()
-	return Run(context.Background(), Env{
+	return r.runCtx(context.Background())
+}
+
+// runCtx runs the action with ctx, as a cancelled job's step would be.
+func (r *runner) runCtx(ctx context.Context) int {
+	r.t.Helper()
+	return Run(ctx, Env{
 		Getenv: func(k string) string { return r.env[k] },
 		Stdout: &r.stdout,
 		Now:    func() time.Time { return now },

@@ -79,6 +79,9 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	if err := a.stage("Diff and ledger", func() error { return a.diffAndLedger(ctx, c, p, &in) }); err != nil {
 		return outcome{}, err
 	}
+	if err := ctx.Err(); err != nil {
+		return outcome{}, err // cancelled: no verdict, no files
+	}
 	res, err := gate.Evaluate(in, a.cfg.GateOptions())
 	if err != nil {
 		return outcome{}, err
@@ -104,6 +107,9 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		a.optional("AI root causes", func() error { meta.AI = a.explainBlocking(ctx, res, ev); return nil })
 	}
 
+	if err := ctx.Err(); err != nil {
+		return outcome{}, err
+	}
 	files, err := render.GateFiles(res, meta)
 	if err != nil {
 		return outcome{}, err

@@ -1,9 +1,11 @@
 package action
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -347,5 +349,28 @@ func TestGateWorkflowRunSuperseded(t *testing.T) {
 				t.Errorf("%d comments and check runs %+v posted; want none", n, runs)
 			}
 		})
+	}
+}
+
+// TestGateCancelledPostsTheErrorCheckRun: the job is cancelled (the runner
+// signals the container) while the gate collects. Where the check run is
+// the required check, the pull request would wait for it forever: the
+// error check run is still posted, with a context of its own, and no
+// report file is written.
+func TestGateCancelledPostsTheErrorCheckRun(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "forker/shop")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"check-run": "true", "upload-artifact": "false"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code := r.runCtx(ctx); code != 1 || r.outputs()["verdict"] != "error" {
+		t.Fatalf("exit %d, verdict %q; want 1, error\n%s", code, r.outputs()["verdict"], r.stdout.String())
+	}
+	if runs := repo.CheckRuns(); len(runs) != 1 || runs[0].HeadSHA != headSHA || runs[0].Conclusion != "failure" || !strings.Contains(runs[0].Summary, "context canceled") {
+		t.Errorf("check runs %+v; want one failure on the head commit saying the run was cancelled", runs)
+	}
+	if _, err := os.Stat(filepath.Join(r.env["GITHUB_WORKSPACE"], "flakegate-report", "gate.json")); err == nil {
+		t.Errorf("a cancelled gate wrote gate.json")
 	}
 }

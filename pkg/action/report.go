@@ -48,6 +48,9 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 
 	opts := a.cfg.ScoreOptions()
 	opts.Now = now
+	if err := ctx.Err(); err != nil {
+		return outcome{}, err // cancelled: no report, no files
+	}
 	rep, err := score.Score(ev.Window, opts)
 	if err != nil {
 		return outcome{}, fmt.Errorf("score: %w", err)
@@ -74,6 +77,9 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		a.optional("AI root causes", func() error { ai = a.explain(ctx, rep); return nil })
 	}
 
+	if err := ctx.Err(); err != nil {
+		return outcome{}, err
+	}
 	var files map[string][]byte
 	if err := a.stage("Write reports", func() error {
 		var err error
