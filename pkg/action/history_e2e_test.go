@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -293,5 +294,40 @@ func TestReportArtifactPatternMatchesNothing(t *testing.T) {
 	want := "none of the 10 artifacts of the runs read matched artifact-pattern (names seen: junit-results)"
 	if log, sum := r.stdout.String(), r.summary(); !strings.Contains(log, want) || !strings.Contains(sum, render.EscapeMarkdown(want)) {
 		t.Errorf("neither the log nor the summary says %q:\n%s\n%s", want, log, sum)
+	}
+}
+
+// TestReportOverTheRequestBudget: the weekly report needs more requests
+// than the token has left this hour. The collection stops, and the report
+// covers the runs read and says so, rather than failing with nothing
+// saved; the next report reads the rest.
+func TestReportOverTheRequestBudget(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	addCIRuns(repo, 30, 60)
+	s.SetRateLimit(30, now.Add(time.Hour))
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"min-commits": "2"})
+	code := r.run()
+	log, sum := r.stdout.String(), r.summary()
+	if out := r.outputs(); code != 0 || out["verdict"] != "pass" || out["tests-count"] == "0" {
+		t.Fatalf("exit %d, outputs %v; want a report of the runs read\n%s", code, out, log)
+	}
+	for _, want := range []string{"the collection stopped early", "rate limit", "the next report reads the rest"} {
+		if !strings.Contains(log, want) || !strings.Contains(sum, want) {
+			t.Errorf("the log and the summary do not both say %q\n%s\n%s", want, log, sum)
+		}
+	}
+	// The next week, with the budget back: the runs read are known, the
+	// others are read.
+	s.SetRateLimit(ghfake.DefaultRateLimit, now.Add(time.Hour))
+	next := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(time.Minute)})
+	r2 := newRunner(t, s, next.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"min-commits": "2"})
+	if code := r2.run(); code != 0 || strings.Contains(r2.summary(), "stopped early") {
+		t.Fatalf("next report: exit %d\n%s", code, r2.stdout.String())
+	}
+	m := regexp.MustCompile(`runs listed (\d+), left out \d+ \([^)]*\), already known (\d+)`).FindStringSubmatch(r2.stdout.String())
+	if m == nil || m[2] == "0" {
+		t.Errorf("the next report knew none of the runs read before: %v\n%s", m, r2.stdout.String())
 	}
 }

@@ -98,6 +98,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	}
 	var collected, local *history.History
 	var st Stats
+	stopped := "" // why the collection stopped early, for the summary
 	switch {
 	case len(o.Results) > 0:
 		h, err := loadInput(ctx, o.Workspace, "results", o.Results, log)
@@ -115,7 +116,17 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			TempDir: o.TempDir, Repo: o.Repo, Workflows: o.Workflows, Branch: o.Branch,
 			Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(nil, false),
 		})
-		if err != nil {
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && (errors.Is(err, ghapi.ErrRateLimited) || errors.Is(err, ghapi.ErrUnresponsive)):
+			// What was read is kept and carried: runs not read in full
+			// are left out of the next report's known runs (Partial,
+			// or not carried at all), so it reads them. Throwing it away
+			// would make a repository over its request budget start from
+			// nothing every week, and fail the same way.
+			stopped = fmt.Sprintf("the collection stopped early (%v): the report covers the runs read, and the next report reads the rest", err)
+			log.Warningf("%s", stopped)
+		default:
 			return Report{}, fmt.Errorf("collect: %w", err)
 		}
 		st = stats
@@ -165,6 +176,9 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		return keep
 	})
 	var filtered []string
+	if stopped != "" {
+		filtered = append(filtered, stopped)
+	}
 	if st.Artifacts > 0 && st.Matched == 0 {
 		filtered = append(filtered, fmt.Sprintf("none of the %d artifacts of the runs read matched artifact-pattern (names seen: %s)", st.Artifacts, strings.Join(st.Unmatched, ", ")))
 	}

@@ -194,7 +194,8 @@ const maxUnmatched = 5
 // next Known, so the next collection reads it again.
 //
 // A hard failure stops the collection and is returned: the primary rate
-// limit or a secondary limit that outlasted the retries, bad credentials,
+// limit or a secondary limit that outlasted the retries, a host that
+// stopped answering (ghapi.ErrUnresponsive), bad credentials,
 // ctx ending, or a failure to list the runs. The History is then partial,
 // never nil: what was parsed so far, one Skipped entry saying how many runs
 // were not read, and Stats.Incomplete naming them. Report it as partial and
@@ -323,7 +324,7 @@ func (col *collector) hard(ctx context.Context, err error) bool {
 	switch {
 	case ctx.Err() != nil:
 		col.fail(context.Cause(ctx))
-	case errors.Is(err, ghapi.ErrRateLimited), errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized:
+	case errors.Is(err, ghapi.ErrRateLimited), errors.Is(err, ghapi.ErrUnresponsive), errors.As(err, &ae) && ae.StatusCode == http.StatusUnauthorized:
 		col.fail(err)
 	default:
 		return false

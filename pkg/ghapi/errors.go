@@ -32,6 +32,9 @@ var (
 	ErrRateLimited = errors.New("rate limited")
 	// ErrTooLarge: a download, file or text over a size limit.
 	ErrTooLarge = errors.New("too large")
+	// ErrUnresponsive: the host let MaxStalls attempts in a row time out
+	// without an answer; the client asks it nothing more.
+	ErrUnresponsive = errors.New("not answering")
 )
 
 // messageReadOnly is what GitHub says when a token lacks a write permission,

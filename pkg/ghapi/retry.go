@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -49,13 +51,28 @@ type retryTransport struct {
 	blob              bool
 	pace              *pacer        // nil: not paced
 	timeout           time.Duration // per attempt; 0: none
+	// stalls counts the attempts in a row, over every call, that timed out
+	// before any answer; an answer resets it. At MaxStalls the host is
+	// taken as down: a hung GitHub would otherwise hold the job for each
+	// request's attempts in turn, hours for a long collection.
+	stalls atomic.Int64
 }
+
+// MaxStalls is how many attempts in a row may time out, with no answer,
+// before a host is asked nothing more (ErrUnresponsive): more than one
+// call's attempts, and more than the downloads and listings in flight at
+// once, so that one slow request or one slow wave does not stop a
+// collection.
+const MaxStalls = 12
 
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	replayable := req.Body == nil || req.Body == http.NoBody || req.GetBody != nil
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
+		if n := t.stalls.Load(); n >= MaxStalls {
+			return nil, fmt.Errorf("%s: %w: %d requests in a row had no answer within %s", req.URL.Host, ErrUnresponsive, n, t.timeout)
+		}
 		if err := t.pace.wait(ctx, req.Method); err != nil {
 			return nil, err
 		}
@@ -77,6 +94,12 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.requests.Add(1)
 		resp, err := t.base.RoundTrip(r)
+		switch {
+		case resp != nil:
+			t.stalls.Store(0)
+		case ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded):
+			t.stalls.Add(1)
+		}
 		if resp != nil {
 			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 		} else {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,5 +97,62 @@ func TestTimeoutPerAttempt(t *testing.T) {
 	}
 	if diff := cmp.Diff([]time.Duration{time.Second, 2 * time.Second}, sl.waits); diff != "" {
 		t.Errorf("waits (-want +got):\n%s", diff)
+	}
+}
+
+// TestUnresponsiveHostIsLeftAlone: a GitHub that takes connections and
+// never answers. Each call's attempts time out in turn; once MaxStalls in a
+// row have, every later call fails at once with ErrUnresponsive instead of
+// waiting out its own attempts, and an answer in between starts the count
+// again.
+func TestUnresponsiveHostIsLeftAlone(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app").AddRun(ghfake.Run{})
+	s.SetLatency(time.Second)
+	sl := &deadlineSleeper{}
+	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 20 * time.Millisecond}, ghapi.Options{Retry: retry.Policy{
+		Sleep: sl.Sleep, MaxRetries: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	calls := 0
+	for ; calls < ghapi.MaxStalls; calls++ {
+		if _, err := c.ListWorkflowRuns(ctx, repo, ghapi.RunFilter{}); errors.Is(err, ghapi.ErrUnresponsive) {
+			break
+		}
+	}
+	if got := c.Stats().Requests; got != ghapi.MaxStalls {
+		t.Errorf("%d attempts before giving up, want MaxStalls = %d", got, ghapi.MaxStalls)
+	}
+	start := time.Now()
+	_, err = c.ListWorkflowRuns(ctx, repo, ghapi.RunFilter{})
+	if !errors.Is(err, ghapi.ErrUnresponsive) || !strings.Contains(err.Error(), "requests in a row had no answer within 20ms") {
+		t.Errorf("error = %v, want ErrUnresponsive saying why", err)
+	}
+	if d := time.Since(start); d > 15*time.Millisecond || c.Stats().Requests != ghapi.MaxStalls {
+		t.Errorf("the call after took %v and %d attempts in all: it should not have asked", d, c.Stats().Requests)
+	}
+}
+
+// TestOneSlowAnswerDoesNotStall: timeouts that an answer interrupts never
+// add up to MaxStalls.
+func TestOneSlowAnswerDoesNotStall(t *testing.T) {
+	s := ghfake.New(t)
+	s.Repo("octo/app").AddRun(ghfake.Run{})
+	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 20 * time.Millisecond}, ghapi.Options{Retry: retry.Policy{
+		Sleep: (&deadlineSleeper{}).Sleep, MaxRetries: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < ghapi.MaxStalls; i++ {
+		s.SetLatency(time.Second) // this call's 3 attempts time out
+		if _, err := c.ListWorkflowRuns(context.Background(), repo, ghapi.RunFilter{}); errors.Is(err, ghapi.ErrUnresponsive) {
+			t.Fatalf("call %d: %v after answers in between", i, err)
+		}
+		s.SetLatency(0)
+		if _, err := c.ListWorkflowRuns(context.Background(), repo, ghapi.RunFilter{}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
 	}
 }
