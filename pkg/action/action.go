@@ -54,12 +54,18 @@ type verdictJSON struct {
 	Flaky        int      `json:"flaky"`
 	Blocking     []string `json:"blocking"`
 	Inconclusive []string `json:"inconclusive"`
+	Truncated    bool     `json:"truncated,omitempty"` // a list holds its first maxOutputNames names
 }
+
+// maxOutputNames bounds each list of verdict-json: GitHub caps a job's
+// outputs at 1 MB, and a verdict can block tens of thousands of tests.
+const maxOutputNames = 100
 
 // outputs are the step outputs, in action.yml's order.
 func (o outcome) outputs(reportDir, summaryPath string) [][2]string {
 	v := verdictJSON{Verdict: o.verdict, Tests: o.tests, Failed: o.failed, Flaky: o.flaky,
-		Blocking: nonNil(o.blocking), Inconclusive: nonNil(o.inconclusive)}
+		Blocking: nonNil(o.blocking[:min(len(o.blocking), maxOutputNames)]), Inconclusive: nonNil(o.inconclusive[:min(len(o.inconclusive), maxOutputNames)]),
+		Truncated: len(o.blocking) > maxOutputNames || len(o.inconclusive) > maxOutputNames}
 	js, _ := json.Marshal(v) // strings and ints only: cannot fail
 	return [][2]string{
 		{"verdict", o.verdict},
@@ -212,10 +218,12 @@ type run struct {
 
 // appendSummary appends text to the job summary and to the run's copy of it.
 func (a *run) appendSummary(text string) {
-	a.summaryCopy.WriteString(text)
-	if _, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, text); err != nil {
+	wrote, err := publish.AppendSummary(a.cfg.GitHub.StepSummary, text)
+	if err != nil {
 		a.log.Warningf("job summary: %v", err)
+		wrote = render.Truncate(text, max(0, publish.MaxSummaryBytes-a.summaryCopy.Len()))
 	}
+	a.summaryCopy.WriteString(wrote) // the copy in report-dir is what the summary holds
 }
 
 // SummaryFile is the copy of the job summary in report-dir: the step's own

@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
 	"github.com/flakegate/flakegate/pkg/publish"
 )
@@ -534,5 +535,55 @@ func TestReportOnPullRequest(t *testing.T) {
 			!strings.HasPrefix(cr.Annotations[0].Path, "tests/") {
 			t.Errorf("attempt %d: check run %+v", attempt, cr)
 		}
+	}
+}
+
+// TestVerdictJSONBounded: a verdict that blocks thousands of tests gives a
+// verdict-json of at most maxOutputNames names a list, says it was cut,
+// and keeps the whole counts in their outputs.
+func TestVerdictJSONBounded(t *testing.T) {
+	var names []string
+	for i := range 5000 {
+		names = append(names, fmt.Sprintf("tests/test_%04d.py::test_a_long_name_%d", i, i))
+	}
+	out := outcome{verdict: "block", blocking: names, inconclusive: names[:3]}
+	got := map[string]string{}
+	for _, kv := range out.outputs("", "") {
+		got[kv[0]] = kv[1]
+	}
+	var v verdictJSON
+	if err := json.Unmarshal([]byte(got["verdict-json"]), &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Blocking) != maxOutputNames || len(v.Inconclusive) != 3 || !v.Truncated || got["blocking-count"] != "5000" {
+		t.Errorf("%d and %d names, truncated %v, blocking-count %s", len(v.Blocking), len(v.Inconclusive), v.Truncated, got["blocking-count"])
+	}
+	if n := len(got["verdict-json"]); n > 16<<10 {
+		t.Errorf("verdict-json is %d bytes", n)
+	}
+	short := outcome{verdict: "pass"}
+	for _, kv := range short.outputs("", "") {
+		if kv[0] == "verdict-json" && strings.Contains(kv[1], "truncated") {
+			t.Errorf("an uncut verdict-json says truncated: %s", kv[1])
+		}
+	}
+}
+
+// TestSummaryCopyIsTheSummary: the copy in report-dir (summary-path) is
+// what the job summary holds, cut as it was cut under GitHub's 1 MiB, not
+// everything the step tried to append.
+func TestSummaryCopyIsTheSummary(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary")
+	cfg := &config.Config{}
+	cfg.GitHub.StepSummary = path
+	a := &run{cfg: cfg, log: publish.NewLog(io.Discard, func(string) string { return "" })}
+	a.appendSummary("## first\n")
+	a.appendSummary(strings.Repeat("| row | data |\n", 200000)) // 3 MB
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.summaryCopy.String() != string(b) || len(b) > publish.MaxSummaryBytes {
+		t.Errorf("copy %d bytes, summary %d bytes (cap %d): want the same text", a.summaryCopy.Len(), len(b), publish.MaxSummaryBytes)
 	}
 }

@@ -190,11 +190,11 @@ func delimiter(value string) (string, error) {
 }
 
 // AppendSummary appends Markdown to the GITHUB_STEP_SUMMARY file, keeping
-// the step's summary under GitHub's 1 MiB. It returns the bytes written; a
+// the step's summary under GitHub's 1 MiB. It returns what it wrote: a
 // summary that would not fit is cut at a line boundary with a note.
-func AppendSummary(path, markdown string) (int, error) {
+func AppendSummary(path, markdown string) (string, error) {
 	if path == "" {
-		return 0, errors.New("GITHUB_STEP_SUMMARY is not set")
+		return "", errors.New("GITHUB_STEP_SUMMARY is not set")
 	}
 	used := 0
 	if fi, err := os.Stat(path); err == nil {
@@ -205,7 +205,7 @@ func AppendSummary(path, markdown string) (int, error) {
 	if len(markdown) > room {
 		keep := room - len(note)
 		if keep < 0 {
-			return 0, fmt.Errorf("job summary is already %d bytes: no room under GitHub's 1 MiB limit", used)
+			return "", fmt.Errorf("job summary is already %d bytes: no room under GitHub's 1 MiB limit", used)
 		}
 		cutAt := strings.LastIndexByte(markdown[:keep], '\n')
 		if cutAt < 0 {
@@ -213,7 +213,10 @@ func AppendSummary(path, markdown string) (int, error) {
 		}
 		markdown = markdown[:cutAt] + note
 	}
-	return len(markdown), appendFile(path, markdown)
+	if err := appendFile(path, markdown); err != nil {
+		return "", err
+	}
+	return markdown, nil
 }
 
 func appendFile(path, s string) error {

@@ -54,15 +54,18 @@ func TestAppendSummaryCap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "summary")
 	os.WriteFile(path, []byte(strings.Repeat("x", 1000)+"\n"), 0o644)
 	big := strings.Repeat("| row | data |\n", 100000)
-	n, err := AppendSummary(path, big)
+	wrote, err := AppendSummary(path, big)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fi, _ := os.Stat(path)
-	if fi.Size() > MaxSummaryBytes || int(fi.Size()) != 1001+n {
-		t.Errorf("summary is %d bytes (wrote %d), cap %d", fi.Size(), n, MaxSummaryBytes)
+	if fi.Size() > MaxSummaryBytes || int(fi.Size()) != 1001+len(wrote) {
+		t.Errorf("summary is %d bytes (wrote %d), cap %d", fi.Size(), len(wrote), MaxSummaryBytes)
 	}
 	b, _ := os.ReadFile(path)
+	if string(b[1001:]) != wrote {
+		t.Error("AppendSummary does not return what it wrote")
+	}
 	if !strings.HasSuffix(string(b), "in the report artifact.\n") {
 		t.Error("cut summary lacks the note")
 	}
