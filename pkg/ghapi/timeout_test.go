@@ -125,13 +125,12 @@ func TestUnresponsiveHostIsLeftAlone(t *testing.T) {
 	if got := c.Stats().Requests; got != ghapi.MaxStalls {
 		t.Errorf("%d attempts before giving up, want MaxStalls = %d", got, ghapi.MaxStalls)
 	}
-	start := time.Now()
 	_, err = c.ListWorkflowRuns(ctx, repo, ghapi.RunFilter{})
 	if !errors.Is(err, ghapi.ErrUnresponsive) || !strings.Contains(err.Error(), "requests in a row had no answer within 20ms") {
 		t.Errorf("error = %v, want ErrUnresponsive saying why", err)
 	}
-	if d := time.Since(start); d > 15*time.Millisecond || c.Stats().Requests != ghapi.MaxStalls {
-		t.Errorf("the call after took %v and %d attempts in all: it should not have asked", d, c.Stats().Requests)
+	if n := c.Stats().Requests; n != ghapi.MaxStalls {
+		t.Errorf("%d attempts in all: the call after should not have asked", n)
 	}
 }
 
@@ -140,12 +139,12 @@ func TestUnresponsiveHostIsLeftAlone(t *testing.T) {
 func TestOneSlowAnswerDoesNotStall(t *testing.T) {
 	s := ghfake.New(t)
 	s.Repo("octo/app").AddRun(ghfake.Run{})
-	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 20 * time.Millisecond}, ghapi.Options{Retry: retry.Policy{
+	c, err := ghapi.New(ghfake.Token, s.URL, &http.Client{Timeout: 100 * time.Millisecond}, ghapi.Options{Retry: retry.Policy{
 		Sleep: (&deadlineSleeper{}).Sleep, MaxRetries: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < ghapi.MaxStalls; i++ {
+	for i := 0; i < ghapi.MaxStalls/3+1; i++ { // 3 stalls a call: more than MaxStalls in all
 		s.SetLatency(time.Second) // this call's 3 attempts time out
 		if _, err := c.ListWorkflowRuns(context.Background(), repo, ghapi.RunFilter{}); errors.Is(err, ghapi.ErrUnresponsive) {
 			t.Fatalf("call %d: %v after answers in between", i, err)
