@@ -102,12 +102,27 @@ func TestDecodeRejects(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		"not gzip":   {[]byte("{}"), "not gzip"},
-		"bad json":   {gzipped("{"), "carried history"},
-		"version":    {gzipped(`{"version":7}`), "version 7"},
-		"bad cell":   {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[5,1,0,0,0]}]}`), "out of range"},
-		"not fives":  {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1]}]}`), "fives"},
-		"bad sig ix": {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1,0,0,3]}]}`), "out of range"},
+		"not gzip":        {[]byte("{}"), "not gzip"},
+		"bad json":        {gzipped("{"), "carried history"},
+		"version":         {gzipped(`{"version":7}`), "version 7"},
+		"bad cell":        {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[5,1,0,0,0]}]}`), "out of range"},
+		"not fives":       {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1]}]}`), "fives"},
+		"bad sig ix":      {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1,0,0,3]}]}`), "out of range"},
+		"run after":       {gzipped(`{"tests":[{"id":"x","c":[1,1,0,0,0]}],"runs":[{}],"version":1}`), "out of range"},
+		"negative":        {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,-1,0,0,0]}]}`), "out of range"},
+		"fraction":        {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1.5,0,0,0]}]}`), "not a 32-bit integer"},
+		"exponent":        {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1e3,0,0,0]}]}`), "not a 32-bit integer"},
+		"string":          {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,"1",0,0,0]}]}`), "not a 32-bit integer"},
+		"too big":         {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,2147483648,0,0,0]}]}`), "not a 32-bit integer"},
+		"far too big":     {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,99999999999999999999999,0,0,0]}]}`), "not a 32-bit integer"},
+		"far too small":   {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,-99999999999,0,0,0]}]}`), "not a 32-bit integer"},
+		"cells obj":       {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":{}}]}`), "not an array"},
+		"tests obj":       {gzipped(`{"version":1,"runs":[{}],"tests":{}}`), "not an array"},
+		"not object":      {gzipped(`[1]`), "not an object"},
+		"version 2 first": {gzipped(`{"version":2,"runs":{"new":"shape"}}`), "version 2"},
+		"no version":      {gzipped(`{"runs":[]}`), "version 0"},
+		"cut":             {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1`), "unexpected EOF"},
+		"bad gzip":        {gzipped(`{"version":1,"runs":[],"tests":[]}`)[:20], "carried history"},
 	} {
 		if _, err := Decode(bytes.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
