@@ -28,10 +28,15 @@ var errNoReport = errors.New("no " + render.ReportJSONFile + " in the artifact")
 // Previous is what the last report run left: its report and the history
 // it carried.
 type Previous struct {
-	Report  *score.Report
-	History *history.History
-	RunID   int64     // the run that made it
-	Created time.Time // when that run was created
+	Report *score.Report
+	// History is nil when the artifact has none, or when it could not be
+	// read: then HistoryErr says why (larger than Decode reads, or not
+	// what Encode writes). The report is read all the same, for the trend
+	// and the flaky tests it names.
+	History    *history.History
+	HistoryErr error
+	RunID      int64     // the run that made it
+	Created    time.Time // when that run was created
 }
 
 // PreviousOptions says where the last report is.
@@ -157,6 +162,9 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 			if err != nil {
 				return Previous{}, earlier, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
 			}
+			if p.HistoryErr != nil {
+				p.HistoryErr = fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, p.HistoryErr)
+			}
 			p.RunID, p.Created = r.ID, r.CreatedAt
 			return p, earlier, nil
 		}
@@ -165,7 +173,8 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report
-// artifact zip, in memory.
+// artifact zip, in memory. A history that cannot be read leaves History
+// nil and sets HistoryErr; only a report that cannot be read is an error.
 func ReadReportArtifact(data []byte) (Previous, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -187,19 +196,21 @@ func ReadReportArtifact(data []byte) (Previous, error) {
 			}
 			p.Report = &rep
 		case render.HistoryFile:
-			rc, err := f.Open()
-			if err != nil {
-				return Previous{}, err
-			}
-			p.History, err = history.Decode(rc)
-			rc.Close()
-			if err != nil {
-				return Previous{}, err
-			}
+			p.History, p.HistoryErr = readHistory(f)
 		}
 	}
 	if p.Report == nil {
 		return Previous{}, errNoReport
 	}
 	return p, nil
+}
+
+// readHistory decodes a carried history file of the artifact.
+func readHistory(f *zip.File) (*history.History, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	defer rc.Close()
+	return history.Decode(rc)
 }
