@@ -93,6 +93,9 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
 		default:
 			log.Infof("previous report: run %d on %s (%s)", p.RunID, o.Previous.Branch, p.Created.UTC().Format(time.RFC3339))
+			if p.HistoryErr != nil {
+				log.Warningf("previous report: %v; the trend is kept, but every run in the window is read again and the carried history starts anew", p.HistoryErr)
+			}
 			ev.Previous = p
 		}
 	}
@@ -149,6 +152,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		// Local results are scored whatever their dates: the user named
 		// them. The carried history adds nothing to them but the trend.
 		ev.Window = local
+		ev.Full = boundCarried(ev.Full, log)
 		return ev, nil
 	}
 	// A run read now replaces every attempt of it the previous report
@@ -194,6 +198,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	}
 	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
 	ev.Window = window
+	ev.Full = boundCarried(ev.Full, log)
 	return ev, nil
 }
 
@@ -372,6 +377,9 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 			log.Noticef("base-branch history: last report on %s: %v; no carried history is added", branch, err)
 		} else {
 			log.Infof("previous report: run %d on %s (%s)", prev.RunID, branch, prev.Created.UTC().Format(time.RFC3339))
+			if prev.HistoryErr != nil {
+				log.Warningf("base-branch history: %v; no carried history is added", prev.HistoryErr)
+			}
 		}
 	}
 	var carried *history.History
@@ -505,6 +513,20 @@ func LedgerAt(ctx context.Context, c *ghapi.Client, repo ghapi.Repo, path, sha, 
 func Owners(workspace string) (f *owners.File, name string, err error) {
 	return owners.Find(workspace, func(p string) ([]byte, error) { return ReadSmall(workspace, p, owners.MaxFileSize) })
 }
+
+// boundCarried keeps the history a report carries within
+// history.MaxCarriedCells, its newest runs, and says what it left out: a
+// history bounded only by time grows past what the next report can read.
+func boundCarried(h *history.History, log Logger) *history.History {
+	b, dropped := history.Bound(h, carriedCells)
+	if dropped > 0 {
+		log.Noticef("carried history: the %d oldest runs are left out, to keep it within %d results (tests × runs) for the next report", dropped, carriedCells)
+	}
+	return b
+}
+
+// carriedCells is history.MaxCarriedCells; tests make it small.
+var carriedCells = history.MaxCarriedCells
 
 // loadInput reads the local globs an input names, warning of each file it
 // skips.
