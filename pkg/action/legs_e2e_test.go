@@ -374,3 +374,28 @@ func TestGateCancelledPostsTheErrorCheckRun(t *testing.T) {
 		t.Errorf("a cancelled gate wrote gate.json")
 	}
 }
+
+// TestGateWorkflowRunPRBeyondTheScan: a fork PR's workflow_run
+// (pull_requests empty, GET /commits/{sha}/pulls omits forks) in a
+// repository with more than 1,000 newer open pull requests. The fallback
+// scan of open PRs stops at 1,000, so the PR, whose head IS the run's
+// commit, is not found. That is not "superseded": the PR's required check
+// (flakegate's check run on its head) must not be left unposted with exit
+// 0, or the PR waits forever: the run fails with the reason, and the error
+// check run is posted on the head.
+func TestGateWorkflowRunPRBeyondTheScan(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "forker/shop") // PR #42, head headSHA, from a fork
+	repo.SetCommitPullsOmitForks(true)
+	for i := range 1000 {
+		repo.AddPullRequest(ghfake.PullRequest{Number: 100 + i, HeadSHA: ghfake.SHA("other" + string(rune('a'+i%26)) + string(rune('a'+i/26))), BaseSHA: baseSHA})
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"check-run": "true", "upload-artifact": "false"})
+	code := r.run()
+	runs := repo.CheckRuns()
+	if v := r.outputs()["verdict"]; v != "error" || code != 1 || len(runs) != 1 || runs[0].HeadSHA != headSHA || !strings.Contains(runs[0].Summary, "search stopped at the cap") {
+		t.Errorf("PR #42's head is the run's commit %s, but the gate ended with verdict %q, exit %d, and check runs %+v: want error, 1, and the error check run on the head saying why\n%s",
+			headSHA[:7], v, code, runs, r.stdout.String())
+	}
+}

@@ -11,9 +11,10 @@ import (
 // maxIssuesScanned bounds FindIssue's scan: 10 requests at most.
 const maxIssuesScanned = 1000
 
-// ErrScanCapped: FindIssue found no issue among the maxIssuesScanned most
-// recently updated open issues and pull requests, and read no further; the
-// issue may be beyond them.
+// ErrScanCapped: a search found nothing among as many items as it reads
+// and read no further: what it looked for may be beyond them (FindIssue's
+// maxIssuesScanned most recently updated open issues and pull requests,
+// PullRequestsForCommit's maxOpenPullsScanned open pull requests).
 var ErrScanCapped = errors.New("search stopped at the cap")
 
 // IssueSpec is the content of an issue to create or update. Nil Labels

@@ -41,7 +41,8 @@ func (c *Client) PullRequestFiles(ctx context.Context, repo Repo, number int) ([
 // (PullRequests.ListPullRequestsWithCommit) and keeps those with
 // head.sha == sha. If none match, it scans the open pull requests (at most
 // 1,000) for head.sha == sha, since the commit endpoint may not know a
-// fork's commit. The caller should still treat the result as untrusted
+// fork's commit; a scan stopped at that cap with no match is ErrScanCapped,
+// not an empty list. The caller should still treat the result as untrusted
 // input and compare it with the run's head_sha.
 func (c *Client) PullRequestsForCommit(ctx context.Context, repo Repo, sha string) ([]PullRequest, error) {
 	what := fmt.Sprintf("pull requests for commit %s in %s", sha, repo)
@@ -60,7 +61,12 @@ func (c *Client) PullRequestsForCommit(ctx context.Context, repo Repo, sha strin
 	if err != nil {
 		return nil, err
 	}
-	return headSHAIs(open, sha), nil
+	out := headSHAIs(open, sha)
+	if len(out) == 0 && len(open) >= maxOpenPullsScanned {
+		// Not found is not "no such pull request": it may be further on.
+		return nil, fmt.Errorf("%s: %w: none of the %d open pull requests listed has that head, and there are more", what, ErrScanCapped, maxOpenPullsScanned)
+	}
+	return out, nil
 }
 
 func headSHAIs(prs []*github.PullRequest, sha string) []PullRequest {
