@@ -19,9 +19,10 @@ func checkBody(what, body string) error {
 
 // Markers are hidden HTML comments ("<!-- flakegate:... -->") written in a
 // body's trailer: its last lines, each one HTML comment, after a blank line.
-// A marker counts only there. The body above is rendered from data that
-// others control (test names, paths), which can carry a marker too; a marker
-// anywhere else (in a code span, in a quote) is text, not ours.
+// A marker counts there (see HasMarker for a body a person wrote under).
+// The body above is rendered from data that others control (test names,
+// paths), which can carry a marker too; a marker elsewhere (in a code span,
+// in a quote) is text, not ours.
 
 // Trailer returns the lines that end body and are each one HTML comment, in
 // order; none when the last line is not one.
@@ -49,9 +50,24 @@ func hiddenLine(line string) bool {
 	return ok && !strings.Contains(inner, "-->")
 }
 
-// HasMarker reports whether marker is a line of body's trailer.
+// HasMarker reports whether marker is a line of body's trailer; or, when
+// body ends in no hidden line at all (a person edited the issue and wrote
+// under the trailer), whether it is a whole line anywhere. Rendered content
+// cannot make a whole line of it: names and messages are escaped (< as
+// &lt;) or kept in code spans on one line with other text.
 func HasMarker(body, marker string) bool {
-	return marker != "" && slices.Contains(Trailer(body), marker)
+	if marker == "" {
+		return false
+	}
+	if t := Trailer(body); len(t) > 0 {
+		return slices.Contains(t, marker)
+	}
+	for line := range strings.Lines(body) {
+		if strings.TrimSpace(line) == marker {
+			return true
+		}
+	}
+	return false
 }
 
 // WithMarker returns body with marker in its trailer: unchanged when the

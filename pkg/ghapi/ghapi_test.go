@@ -1150,9 +1150,10 @@ func BenchmarkDownloadConcurrent(b *testing.B) {
 	b.ReportMetric(float64(c.Stats().Requests)/float64(b.N), "api-req/op")
 }
 
-// TestMarkerOnlyInTrailer: a marker counts only on its own line in the
-// trailer that ends a body, where WithMarker writes it. Rendered content
-// (a test name in a code span) can carry another step's marker.
+// TestMarkerOnlyInTrailer: a marker counts on its own line in the trailer
+// that ends a body, where WithMarker writes it, or, when a person wrote
+// under the trailer, as a whole line of the body. Rendered content (a test
+// name in a code span) can carry another step's marker, never as a line.
 func TestMarkerOnlyInTrailer(t *testing.T) {
 	const marker, other = "<!-- flakegate:sticky-comment:e2e -->", "<!-- flakegate:state 0123456789abcdef -->"
 	tests := []struct {
@@ -1166,8 +1167,12 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 		{"in a code span", "pending: `t::x " + marker + "`\n\n<!-- flakegate:sticky-comment:unit -->", false},
 		{"on its own line above the trailer", "x\n" + marker + "\n\n<!-- flakegate:sticky-comment:unit -->", false},
 		{"at the end of a line", "report " + marker, false},
-		{"followed by text", marker + "\nreport", false},
+		{"followed by a line of text", marker + "\nreport", true},
 		{"two comments on one line", "report\n<!-- a -->" + marker, false},
+		// A person wrote under the trailer (a triage note): the marker
+		// is still a whole line of the body, and nothing hidden ends it.
+		{"a person's note under the trailer", "report\n\n" + marker + "\n" + other + "\n\nTriage: owned by @team-a, see #12.", true},
+		{"a note, and a marker mid-line", "report " + marker + "\n\nTriage note", false},
 	}
 	s := ghfake.New(t)
 	r := s.Repo("octo/app")

@@ -205,3 +205,28 @@ func TestTrackingIssueScanCap(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackingIssueEditedByAPerson: a maintainer adds a line under
+// the tracking issue's text (a triage note, "cc @team"), as people do with
+// a tracking issue. The marker is then no longer the body's last line, so
+// the next report no longer finds the issue: it opens a second one and the
+// first stays open for ever (with no flaky tests, nothing is closed). With
+// nothing hidden ending the body, the marker counts as a whole line.
+func TestTrackingIssueEditedByAPerson(t *testing.T) {
+	ctx := context.Background()
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	c := newClient(t, s)
+	url, did, _, err := TrackingIssue(ctx, c, testRepo, "", 3, "3 flaky")
+	if err != nil || did != IssueCreated {
+		t.Fatalf("first report: %s %v", did, err)
+	}
+	is := r.Issues()[0]
+	if _, err := c.UpdateIssue(ctx, testRepo, is.Number, ghapi.IssueSpec{Body: is.Body + "\n\nTriage: @team owns test_login, see #12."}); err != nil {
+		t.Fatal(err)
+	}
+	url2, did, _, err := TrackingIssue(ctx, c, testRepo, "", 2, "2 flaky")
+	if err != nil || did != IssueUpdated || url2 != url {
+		t.Errorf("second report: %s %s, %v; want %s updated (open issues now: %d)", did, url2, err, url, len(r.Issues()))
+	}
+}
