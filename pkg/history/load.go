@@ -631,13 +631,27 @@ func pytestSuite(s *junit.Suite) bool {
 // an empty <testcase>: a failed attempt is a plain pass followed by the
 // next attempt, a testcase of the same test. So in a pytest document, a
 // case with no outcome child (and no rerun child) that another case of its
-// test follows is a failed attempt, and tot counts it so. Other tools that
+// test follows is a failed attempt, and tot counts it so, unless the
+// document repeats every test it holds (a repeated suite). Other tools that
 // repeat a test in one file (go test -count, gotestsum --rerun-fails,
 // Surefire) write each attempt's outcome and keep their reading.
 func (b *Builder) markReruns(tot *junit.Totals) {
 	repeated := make(map[int32]bool, len(b.reruns)) // by base test
 	for _, ti := range b.reruns {
 		repeated[ti] = true
+	}
+	// A document that repeats every one of its tests ran the whole suite
+	// several times (pytest-flakefinder, which repeats each test under its
+	// own name; xdist's --dist each), each case with its real outcome:
+	// reruns repeat only what failed. Its tests are left as they read.
+	tests := map[int32]bool{}
+	for i := range b.pend {
+		if p := &b.pend[i]; pytestSuite(b.suites[p.suite]) {
+			tests[p.base] = true
+		}
+	}
+	if len(tests) > 1 && len(repeated) == len(tests) {
+		return
 	}
 	later := make(map[int32]bool, len(b.reruns)) // by test: a case of it follows
 	for i := len(b.pend) - 1; i >= 0; i-- {

@@ -153,3 +153,30 @@ func TestRepeatedOutsidePytestUnchanged(t *testing.T) {
 		t.Errorf("only %d files checked", checked)
 	}
 }
+
+// TestPytestRepeatedSuiteIsNotReruns: pytest-flakefinder
+// (dropbox/pytest-flakefinder) runs each unittest.TestCase test --flake-runs
+// times by appending copies of the item, so pytest's junitxml writes the same
+// classname and name several times, each case with its real outcome. Three
+// passes of a test that always passes stay three passes: the document
+// repeats every test it holds, which reruns (only of what failed) never do.
+func TestPytestRepeatedSuiteIsNotReruns(t *testing.T) {
+	const a = `<testcase classname="tests.test_mod.TestThing" name="test_ok" file="tests/test_mod.py" line="5" time="0.001" />`
+	const b = `<testcase classname="tests.test_mod.TestThing" name="test_other" file="tests/test_mod.py" line="9" time="0.001" />`
+	doc := `<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="6" time="0.1" timestamp="2026-01-01T00:00:00" hostname="h">` +
+		a + b + a + b + a + b + `</testsuite></testsuites>`
+	h, err := Load(context.Background(), []Source{stringSource("junit.xml", doc)}, Options{Workers: 1})
+	if err != nil || len(h.Skipped) > 0 {
+		t.Fatal(err, h.Skipped)
+	}
+	want := map[string][]Cell{
+		"tests.test_mod.TestThing::test_ok":    {{Pass: 3}},
+		"tests.test_mod.TestThing::test_other": {{Pass: 3}},
+	}
+	if diff := cmp.Diff(want, cellsByID(h)); diff != "" {
+		t.Errorf("cells (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(junit.Totals{Testcases: 6, Passed: 6}, h.Totals); diff != "" {
+		t.Errorf("totals (-want +got):\n%s", diff)
+	}
+}
