@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -458,6 +459,86 @@ func TestListRunArtifacts(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestArtifactsNamed(t *testing.T) {
+	s := ghfake.New(t)
+	r := s.Repo("octo/app")
+	main := r.AddRun(ghfake.Run{HeadBranch: "main", HeadSHA: ghfake.SHA("main")})
+	fork := r.AddRun(ghfake.Run{HeadBranch: "main", HeadRepo: "someone/app", Event: "pull_request"})
+	// 250 "report" artifacts, a minute apart (the newest last), every
+	// tenth a fork run's, every 25th expired; and "junit" artifacts
+	// between them that the name leaves out.
+	var want []ghapi.RepoArtifact
+	for i := range 250 {
+		run, same := main, true
+		if i%10 == 9 {
+			run, same = fork, false
+		}
+		at := t0.Add(time.Duration(i) * time.Minute)
+		a := r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "report", Files: map[string][]byte{"x": nil}, CreatedAt: at, Expired: i%25 == 0})
+		r.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: map[string][]byte{"x": nil}, CreatedAt: at})
+		size := int64(len(mustZip(t, map[string][]byte{"x": nil})))
+		want = append(want, ghapi.RepoArtifact{Artifact: ghapi.Artifact{ID: a.ID, Name: "report", Size: size, Expired: i%25 == 0},
+			CreatedAt: at, RunID: run.ID, HeadBranch: "main", HeadSHA: run.HeadSHA, SameRepo: same})
+	}
+	slices.Reverse(want)
+	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
+	tests := []struct {
+		name     string
+		max      int
+		stopAt   int // yield returns false at this artifact (1-based); 0: never
+		want     int
+		wantReqs int
+	}{
+		{"all", 1000, 0, 250, 3},
+		{"default max", 0, 0, 100, 1},
+		{"max 150", 150, 0, 150, 2},
+		{"max 200", 200, 0, 200, 2},
+		{"stop in the first page", 1000, 3, 3, 1},
+		{"stop at the first of the second page", 1000, 101, 101, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := s.RequestCount(ghfake.HostAPI)
+			var got []ghapi.RepoArtifact
+			err := c.ArtifactsNamed(context.Background(), repo, "report", tc.max, func(a ghapi.RepoArtifact) bool {
+				got = append(got, a)
+				return len(got) != tc.stopAt
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want[:tc.want], got); diff != "" {
+				t.Errorf("artifacts (-want +got):\n%s", diff)
+			}
+			if n := s.RequestCount(ghfake.HostAPI) - before; n != tc.wantReqs {
+				t.Errorf("requests = %d, want %d", n, tc.wantReqs)
+			}
+		})
+	}
+	for _, rq := range requestsTo(s, "/actions/artifacts") {
+		q, _ := url.ParseQuery(rq.RawQuery)
+		if q.Get("name") != "report" || q.Get("per_page") != "100" {
+			t.Errorf("request %s?%s: want name=report and per_page=100", rq.Path, rq.RawQuery)
+		}
+	}
+
+	t.Run("not found", func(t *testing.T) {
+		err := c.ArtifactsNamed(context.Background(), ghapi.Repo{Owner: "octo", Name: "gone"}, "report", 0, func(ghapi.RepoArtifact) bool { return true })
+		if !errors.Is(err, ghapi.ErrNotFound) {
+			t.Errorf("error = %v, want ErrNotFound", err)
+		}
+	})
+}
+
+func mustZip(t *testing.T, files map[string][]byte) []byte {
+	t.Helper()
+	z, err := ghfake.ZipFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
 }
 
 func TestDownloadArtifact(t *testing.T) {
@@ -1011,6 +1092,9 @@ func TestOpenAPIConformance(t *testing.T) {
 		},
 		func() error { _, err := c.WorkflowRun(ctx, repo, run.ID); return err },
 		func() error { _, err := c.ListRunArtifacts(ctx, repo, run.ID, "junit*"); return err },
+		func() error {
+			return c.ArtifactsNamed(ctx, repo, "junit", 0, func(ghapi.RepoArtifact) bool { return true })
+		},
 		func() error { _, err := c.DownloadArtifact(ctx, repo, art.ID, 0); return err },
 		func() error { _, err := c.PullRequest(ctx, repo, pr.Number); return err },
 		func() error { _, err := c.PullRequestFiles(ctx, repo, pr.Number); return err },

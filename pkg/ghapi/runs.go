@@ -3,6 +3,7 @@ package ghapi
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"path"
 	"strconv"
 	"time"
@@ -165,6 +166,58 @@ func (c *Client) ListRunArtifacts(ctx context.Context, repo Repo, runID int64, p
 		}
 	}
 	return out, nil
+}
+
+// ArtifactsNamed calls yield with the repository's artifacts named name
+// (GET /repos/{o}/{r}/actions/artifacts?name=, exact names only; "" lists
+// every artifact), newest first, expired ones included, each with the run
+// that uploaded it, until yield returns false, the list ends, or max
+// artifacts were passed to yield (max <= 0: 100).
+//
+// Cost: one request for each 100 artifacts passed to yield, so at most
+// ceil(max/100); a yield that stops in the first page costs one.
+//
+// go-github v60's ListArtifacts has no name filter (ListArtifactsOptions came
+// later), so the request is built here.
+func (c *Client) ArtifactsNamed(ctx context.Context, repo Repo, name string, max int, yield func(RepoArtifact) bool) error {
+	if max <= 0 {
+		max = perPage
+	}
+	what := fmt.Sprintf("artifacts of %s", repo)
+	if name != "" {
+		what = fmt.Sprintf("artifacts named %q in %s", name, repo)
+	}
+	q := url.Values{}
+	if name != "" {
+		q.Set("name", name)
+	}
+	q.Set("per_page", strconv.Itoa(min(max, perPage)))
+	passed := 0
+	for page := 1; ; {
+		q.Set("page", strconv.Itoa(page))
+		u := fmt.Sprintf("repos/%s/%s/actions/artifacts?%s", url.PathEscape(repo.Owner), url.PathEscape(repo.Name), q.Encode())
+		req, err := c.gh.NewRequest("GET", u, nil)
+		if err != nil {
+			return fmt.Errorf("%s: %w", what, err)
+		}
+		var list github.ArtifactList
+		resp, err := c.gh.Do(ctx, req, &list)
+		if err != nil {
+			return c.classify(what, resp, err)
+		}
+		for _, a := range list.Artifacts {
+			if !yield(repoArtifactOf(a)) {
+				return nil
+			}
+			if passed++; passed >= max {
+				return nil
+			}
+		}
+		if resp.NextPage == 0 || len(list.Artifacts) == 0 {
+			return nil
+		}
+		page = resp.NextPage
+	}
 }
 
 // MatchName reports whether an artifact name matches pattern (see

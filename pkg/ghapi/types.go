@@ -91,6 +91,20 @@ type Artifact struct {
 	Expired bool
 }
 
+// RepoArtifact is an artifact as the repository's artifact list shows it,
+// with the run that uploaded it.
+type RepoArtifact struct {
+	Artifact
+	CreatedAt  time.Time
+	RunID      int64 // 0 when GitHub names no run
+	HeadBranch string
+	HeadSHA    string
+	// SameRepo: the run's head repository is this repository. A pull
+	// request run from a fork has the fork's, and its head branch can have
+	// any name, the base branch's included.
+	SameRepo bool
+}
+
 func commentOf(c *github.IssueComment) *Comment {
 	if c == nil {
 		return nil
@@ -140,6 +154,15 @@ func runOf(r *github.WorkflowRun) Run {
 
 func artifactOf(a *github.Artifact) Artifact {
 	return Artifact{ID: a.GetID(), Name: a.GetName(), Size: a.GetSizeInBytes(), Expired: a.GetExpired()}
+}
+
+func repoArtifactOf(a *github.Artifact) RepoArtifact {
+	out := RepoArtifact{Artifact: artifactOf(a), CreatedAt: a.GetCreatedAt().Time}
+	if r := a.GetWorkflowRun(); r != nil {
+		out.RunID, out.HeadBranch, out.HeadSHA = r.GetID(), r.GetHeadBranch(), r.GetHeadSHA()
+		out.SameRepo = r.RepositoryID != nil && r.GetHeadRepositoryID() == r.GetRepositoryID()
+	}
+	return out
 }
 
 func mapAll[T, U any](xs []T, f func(T) U) []U {

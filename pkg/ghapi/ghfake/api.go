@@ -44,6 +44,7 @@ var routes = []route{
 	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", (*Server).getRun},
 	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}", (*Server).getRunAttempt},
 	{"GET", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts", (*Server).listRunArtifacts},
+	{"GET", "/repos/{owner}/{repo}/actions/artifacts", (*Server).listRepoArtifacts},
 	{"GET", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}", (*Server).getArtifact},
 	{"GET", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}", (*Server).downloadArtifact},
 	{"GET", "/repos/{owner}/{repo}/pulls", (*Server).listPulls},
@@ -418,6 +419,32 @@ func (s *Server) listRunArtifacts(w http.ResponseWriter, r *http.Request, st *re
 			arts = append(arts, a)
 		}
 	}
+	lo, hi := s.page(w, r, len(arts))
+	items := []any{}
+	for _, a := range arts[lo:hi] {
+		items = append(items, s.artifactJSON(st, a))
+	}
+	writeJSON(w, http.StatusOK, obj{"total_count": len(arts), "artifacts": items})
+}
+
+// listRepoArtifacts answers GET /repos/{o}/{r}/actions/artifacts: the
+// repository's artifacts, newest first (by creation, then id), expired ones
+// included, each with its workflow_run. name filters by the exact name, as
+// GitHub does.
+func (s *Server) listRepoArtifacts(w http.ResponseWriter, r *http.Request, st *repoState, _ []byte) {
+	name := r.URL.Query().Get("name")
+	var arts []*artifactState
+	for _, a := range st.artifacts {
+		if name == "" || a.Name == name {
+			arts = append(arts, a)
+		}
+	}
+	sort.SliceStable(arts, func(i, j int) bool {
+		if !arts[i].CreatedAt.Equal(arts[j].CreatedAt) {
+			return arts[i].CreatedAt.After(arts[j].CreatedAt)
+		}
+		return arts[i].ID > arts[j].ID
+	})
 	lo, hi := s.page(w, r, len(arts))
 	items := []any{}
 	for _, a := range arts[lo:hi] {

@@ -21,6 +21,7 @@ const OPERATIONS = [
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/attempts/{attempt_number}"],
   ["get", "/repos/{owner}/{repo}/actions/runs/{run_id}/artifacts"],
+  ["get", "/repos/{owner}/{repo}/actions/artifacts"],
   ["get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}"],
   ["get", "/repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}"],
   ["get", "/repos/{owner}/{repo}/pulls"],
