@@ -97,33 +97,104 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 		return p, err
 	}
 	if o.AnyWorkflow {
-		var others []ghapi.Run
-		for _, ev := range reportEvents {
-			rs, err := c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Branch: o.Branch, Event: ev, Status: "success", MaxRuns: 10})
-			if err != nil {
-				return Previous{}, err
-			}
-			others = append(others, rs...)
-		}
-		slices.SortStableFunc(others, func(a, b ghapi.Run) int { return b.CreatedAt.Compare(a.CreatedAt) })
-		seen := map[int64]bool{}
+		seen := map[int64]bool{o.Self: true} // runs read already, and this one
 		for _, r := range runs {
 			seen[r.ID] = true
 		}
-		others = slices.DeleteFunc(others, func(r ghapi.Run) bool { return seen[r.ID] })
-		p, n, err := o.first(ctx, c, others)
+		p, n, err := o.newestNamed(ctx, c, seen)
 		if err != nil || p.Report != nil {
 			return p, err
 		}
 		if earlier+n == 0 {
 			return Previous{}, ErrFirstReport
 		}
-		return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow, and of the scheduled or manual runs of other workflows, on %s has a report artifact (expired, or not uploaded)", earlier+n, o.Branch)
+		return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow, and of the scheduled or manual runs of other workflows that uploaded an artifact named %q, on %s has a report artifact (expired, or not uploaded)", earlier+n, o.ArtifactName, o.Branch)
 	}
 	if earlier == 0 {
 		return Previous{}, ErrFirstReport
 	}
 	return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch)
+}
+
+// Bounds of the search for another workflow's report (newestNamed).
+const (
+	// maxNamedArtifacts bounds the artifacts named ArtifactName listed:
+	// at most 10 requests. Pull requests' gate runs upload that name too,
+	// so a week of them can stand before the weekly report.
+	maxNamedArtifacts = 1000
+	// maxNamedRuns bounds the runs on the branch whose artifact is looked
+	// at: a request each, and a download for those of a report event.
+	maxNamedRuns = 10
+)
+
+// newestNamed reads the newest report of another workflow on the branch:
+// GitHub lists the repository's artifacts named ArtifactName, newest first,
+// with the branch and repository of the run that uploaded each, so the
+// other scheduled workflows of the repository (an hourly cron) cannot hide
+// the weekly report. Artifacts of other branches, of forks (whose branch
+// may be called like the base), expired ones and those of seen runs are
+// passed over without a request; for at most maxNamedRuns others, the run
+// is asked for (GET …/runs/{id}), and its artifact read when the run is a
+// successful scheduled or manual one (reportEvents); a gate's artifact,
+// without a report, is passed over. n counts those runs.
+//
+// GitHub's name filter is exact, so an artifact renamed by its upload (a
+// re-run's ArtifactName-attempt-2, see IsReportArtifact) is not listed: an
+// older report under the plain name is read instead, or none, until the
+// next report's first attempt. Listing every artifact of the repository,
+// or each suffix in turn, would cost more requests on every gate run than
+// that case is worth. This workflow's own runs (first) still read them.
+func (o PreviousOptions) newestNamed(ctx context.Context, c *ghapi.Client, seen map[int64]bool) (p Previous, n int, err error) {
+	asked := 0
+	listErr := c.ArtifactsNamed(ctx, o.Repo, o.ArtifactName, maxNamedArtifacts, func(a ghapi.RepoArtifact) bool {
+		if a.Name != o.ArtifactName || a.RunID == 0 || seen[a.RunID] || !a.SameRepo || a.HeadBranch != o.Branch || a.Expired {
+			return true
+		}
+		seen[a.RunID] = true
+		asked++
+		p, err = o.readNamed(ctx, c, a, &n)
+		return err == nil && p.Report == nil && asked < maxNamedRuns
+	})
+	if err != nil {
+		return Previous{}, n, err
+	}
+	return p, n, listErr
+}
+
+// readNamed reads the report of a listed artifact when its run is a
+// successful report run; Report is nil when it is not, or the artifact
+// holds none. *n counts the successful report runs.
+func (o PreviousOptions) readNamed(ctx context.Context, c *ghapi.Client, a ghapi.RepoArtifact, n *int) (Previous, error) {
+	r, err := c.WorkflowRun(ctx, o.Repo, a.RunID)
+	if errors.Is(err, ghapi.ErrNotFound) {
+		return Previous{}, nil // deleted since
+	}
+	if err != nil {
+		return Previous{}, err
+	}
+	if !slices.Contains(reportEvents, r.Event) || r.Conclusion != "success" || r.HeadBranch != o.Branch {
+		return Previous{}, nil
+	}
+	*n++
+	data, err := c.DownloadArtifact(ctx, o.Repo, a.ID, maxReportArtifact)
+	if errors.Is(err, ghapi.ErrExpired) {
+		return Previous{}, nil
+	}
+	if err != nil {
+		return Previous{}, fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, err)
+	}
+	p, err := ReadReportArtifact(data)
+	if errors.Is(err, errNoReport) {
+		return Previous{}, nil // a gate run's artifact
+	}
+	if err != nil {
+		return Previous{}, fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, err)
+	}
+	if p.HistoryErr != nil {
+		p.HistoryErr = fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, p.HistoryErr)
+	}
+	p.RunID, p.Created = r.ID, r.CreatedAt
+	return p, nil
 }
 
 // first reads the report of the first of runs, newest first, that left
