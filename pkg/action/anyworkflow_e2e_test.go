@@ -10,13 +10,14 @@ import (
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
 )
 
-// TestReviewGateFindsTheWeeklyReportBehindAnotherCron: as
+// TestGateFindsTheWeeklyReportBehindAnotherCron: as
 // TestGateReadsTheReportOfAnotherWorkflow, but the repository also has an
 // ordinary scheduled workflow (an hourly cron: a stale bot, a nightly build)
 // whose successful runs on main are newer than the weekly report's. The
-// gate lists only the 10 newest scheduled runs of ALL workflows, so the
-// report's run is never looked at: flaky-count 0, no carried history.
-func TestReviewGateFindsTheWeeklyReportBehindAnotherCron(t *testing.T) {
+// gate finds the report by its artifact's name, whatever runs came since
+// (it once listed only the 10 newest scheduled runs of all workflows, and
+// missed it).
+func TestGateFindsTheWeeklyReportBehindAnotherCron(t *testing.T) {
 	s := newFake(t)
 	repo := gateRepo(t, s, "")
 	addCIRuns(repo, 30, 60)
