@@ -103,8 +103,11 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	}
 	meta := render.GateMeta{Repository: a.cfg.GitHub.Repository, ServerURL: a.cfg.GitHub.ServerURL, PR: p.number, HeadSHA: p.headSHA, BaseSHA: p.baseSHA,
 		Flaky: flaky, RunURL: a.runURL(), ArtifactHint: fmt.Sprintf("the %s artifact and the job summary", a.cfg.ReportArtifact())}
-	if a.cfg.AIEnabled() && len(out.blocking) > 0 {
+	switch {
+	case a.cfg.AIEnabled() && len(out.blocking) > 0:
 		a.optional("AI root causes", func() error { meta.AI = a.explainBlocking(ctx, res, ev); return nil })
+	case len(out.blocking) > 0:
+		a.log.Infof("AI root causes: not asked for (gemini-api-key is empty%s)", a.noKeyWhy())
 	}
 
 	if err := ctx.Err(); err != nil {

@@ -73,8 +73,13 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	}
 
 	ai := ""
-	if a.cfg.AIEnabled() {
+	switch {
+	case a.cfg.AIEnabled() && rep.FlakyCount > 0:
 		a.optional("AI root causes", func() error { ai = a.explain(ctx, rep); return nil })
+	case a.cfg.AIEnabled():
+		a.log.Infof("AI root causes: no flaky test to explain; Gemini is not called")
+	case rep.FlakyCount > 0:
+		a.log.Infof("AI root causes: not asked for (gemini-api-key is empty%s)", a.noKeyWhy())
 	}
 
 	if err := ctx.Err(); err != nil {
@@ -192,6 +197,15 @@ func (a *run) gatePreviousOptions(branch string) collect.PreviousOptions {
 	o := a.previousOptions(branch)
 	o.AnyWorkflow = true
 	return o
+}
+
+// noKeyWhy says why gemini-api-key may be empty: a fork's pull request
+// gets no secrets.
+func (a *run) noKeyWhy() string {
+	if p := a.cfg.PullRequest; p != nil && p.Fork {
+		return "; a pull request from a fork gets no secrets"
+	}
+	return ""
 }
 
 // summary renders the job summary (or the tracking issue's body): the
