@@ -33,14 +33,20 @@ const (
 	DefaultTimeout = 60 * time.Second
 )
 
-// Input is what the analysis reads: flaky tests and totals. It is neutral:
-// the caller copies what it has into it.
+// Input is what the analysis reads: flaky tests and totals, or (Blocking)
+// the tests that block a pull request. It is neutral: the caller copies what
+// it has into it.
 type Input struct {
 	Source        string // "owner/repo", or "local"
 	TestsAnalyzed int
-	FlakyCount    int
-	RunsAnalyzed  int
-	Tests         []Test // the flaky tests; the highest scores are kept when capped
+	FlakyCount    int // report mode
+	RunsAnalyzed  int // report mode
+	// Blocking says the tests are the ones a gate blocks a pull request on
+	// (regressions, new failing tests, patch-induced flakes), not a branch's
+	// flaky tests: the prompt and the section say so, and each test's Bucket,
+	// Failures and Runs are its classification and head counts.
+	Blocking bool
+	Tests    []Test // the highest scores (then most failures) are kept when capped
 }
 
 // FromScore is a scored test as the analysis reads it.
@@ -52,13 +58,14 @@ func FromScore(t score.Test) Test {
 	return et
 }
 
-// Test is one flaky test.
+// Test is one flaky or blocking test.
 type Test struct {
 	Name       string   // "classname::name"
-	Score      float64  // flakiness score in [0,1]
-	Evidence   string   // kind of evidence: "same-commit", "retry", "intermittent"
-	Failures   int      // failed executions seen
-	Runs       int      // executions seen
+	Score      float64  // flakiness score in [0,1]; report mode
+	Evidence   string   // kind of evidence: "same-commit", "retry", "intermittent"; report mode
+	Bucket     string   // the gate's classification: "regression", "patch-induced flake", …; gate mode
+	Failures   int      // failed executions seen (in gate mode, on the PR's head)
+	Runs       int      // executions seen (in gate mode, on the PR's head)
 	Messages   []string // sample failure messages
 	Signatures []string // normalised failure signatures
 }
@@ -88,6 +95,11 @@ type Analysis struct {
 	Summary         string
 	RootCauses      []RootCause
 	Recommendations []string
+	// TestsSent of TestsTotal tests reached the model (the others were left
+	// out by the prompt's bounds); Markdown says so when they differ.
+	TestsSent  int
+	TestsTotal int
+	Blocking   bool // the tests were a pull request's blocking tests (Input.Blocking)
 }
 
 // Explainer produces an Analysis. Implementations return an *Error on failure.
@@ -155,7 +167,12 @@ func Note(err error) string {
 	return note(strings.TrimPrefix(err.Error(), "AI root causes: "))
 }
 
+// maxReasonRunes caps the reason in a note, whatever produced it, so that
+// Markdown's cap (600 runes) keeps the note's ending.
+const maxReasonRunes = 400
+
 func note(why string) string {
+	why = strings.TrimRight(truncateRunes(why, maxReasonRunes), ". ")
 	return "AI root causes are not available: " + why + ". The verdict does not depend on them."
 }
 

@@ -35,6 +35,9 @@ func Markdown(r Result) string {
 	}
 	fmt.Fprintf(&b, "**AI-generated root-cause analysis**%s. It is inferred from test names and failure messages, "+
 		"may be wrong, and never changes the verdict; infrastructure failures can look like flakiness.\n\n", model)
+	if line := sentLine(a); line != "" {
+		b.WriteString(line)
+	}
 	fmt.Fprintf(&b, "**Summary:** %s\n", escapeText(a.Summary, maxSummaryRunes))
 
 	budget := func(next string) bool { return b.Len()+len(next) <= maxMarkdownBytes }
@@ -61,6 +64,21 @@ func Markdown(r Result) string {
 		}
 	}
 	return b.String()
+}
+
+// sentLine says which tests the analysis is based on when the prompt's
+// bounds left some out: the model never saw the others.
+func sentLine(a *Analysis) string {
+	left := a.TestsTotal - a.TestsSent
+	if left <= 0 {
+		return ""
+	}
+	if a.Blocking {
+		return fmt.Sprintf("_Based on %d of the %d tests that block this pull request; the other %d were not sent to the model._\n\n",
+			a.TestsSent, a.TestsTotal, left)
+	}
+	return fmt.Sprintf("_Based on the %d highest-scoring of %d flaky tests; the other %d were not sent to the model._\n\n",
+		a.TestsSent, a.TestsTotal, left)
 }
 
 func rootCauseItem(n int, c RootCause) string {

@@ -198,3 +198,35 @@ func TestMarkdownIsBounded(t *testing.T) {
 		t.Errorf("truncation is not said:\n%s", md[len(md)-300:])
 	}
 }
+
+// TestMarkdownSaysWhatWasLeftOut: when the prompt's bounds left tests out,
+// the section says which it is based on, in the words of its mode; when
+// every test was sent it says nothing.
+func TestMarkdownSaysWhatWasLeftOut(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Analysis
+		want string // "" for no line
+	}{
+		{"report", Analysis{TestsSent: 25, TestsTotal: 300},
+			"_Based on the 25 highest-scoring of 300 flaky tests; the other 275 were not sent to the model._"},
+		{"gate", Analysis{TestsSent: 25, TestsTotal: 40, Blocking: true},
+			"_Based on 25 of the 40 tests that block this pull request; the other 15 were not sent to the model._"},
+		{"all sent", Analysis{TestsSent: 3, TestsTotal: 3}, ""},
+		{"counts unknown", Analysis{}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.a.Summary = "s"
+			md := Markdown(Result{Analysis: &tc.a})
+			_, rest, _ := strings.Cut(md, "\n\n")
+			got, _, _ := strings.Cut(rest, "\n")
+			if strings.HasPrefix(got, "**Summary:**") {
+				got = ""
+			}
+			if got != tc.want {
+				t.Errorf("line before the summary = %q, want %q\n%s", got, tc.want, md)
+			}
+		})
+	}
+}
