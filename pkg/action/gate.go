@@ -334,7 +334,8 @@ func (a *run) checkRun(ctx context.Context, c *ghapi.Client, p pr, res gate.Resu
 	return nil
 }
 
-// explainBlocking asks for the root causes of the blocking tests, from
+// explainBlocking asks for the root causes of the blocking tests, framed as
+// such (not as flaky tests): their classification and head counts, and
 // their head failures.
 func (a *run) explainBlocking(ctx context.Context, res gate.Result, ev collect.Gate) string {
 	msgs := map[string][]string{}
@@ -345,11 +346,10 @@ func (a *run) explainBlocking(ctx context.Context, res gate.Result, ev collect.G
 			}
 		}
 	}
-	in := explain.Input{Source: a.cfg.GitHub.Repository, TestsAnalyzed: len(res.Tests)}
+	in := explain.Input{Source: a.cfg.GitHub.Repository, TestsAnalyzed: len(res.Tests), Blocking: true}
 	for _, t := range res.Tests {
 		if t.Decision == gate.Block {
-			in.Tests = append(in.Tests, explain.Test{Name: t.Name, Evidence: string(t.Bucket), Failures: t.Head.Failures, Runs: t.Head.Runs, Messages: msgs[t.Name]})
-			in.FlakyCount++
+			in.Tests = append(in.Tests, explain.Test{Name: t.Name, Bucket: string(t.Bucket), Failures: t.Head.Failures, Runs: t.Head.Runs, Messages: msgs[t.Name]})
 		}
 	}
 	return a.explainInput(ctx, in)
