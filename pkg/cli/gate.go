@@ -15,6 +15,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/render"
+	"github.com/flakegate/flakegate/pkg/score"
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
@@ -99,6 +100,18 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 			return fmt.Errorf("%v", err)
 		}
 		sides[s.flag] = h
+	}
+	for _, flag := range []string{"--base", "--head"} {
+		for _, w := range collect.Collapsed(flag, sides[flag]) {
+			fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", render.Plain(w))
+		}
+	}
+	if h := sides["--history"]; h != nil {
+		var notes []string
+		sides["--history"], notes = collect.GateHistory(h, sides["--base"], sides["--head"], score.Defaults())
+		for _, n := range notes {
+			fmt.Fprintf(env.Stderr, "flakegate: %s\n", n)
+		}
 	}
 	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
 	in.Unread = gate.UnreadFiles(sides["--base"], sides["--head"])

@@ -331,8 +331,23 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 			Error: "no JUnit results read from them (no completed run with a matching artifact, or its artifacts expired): the base side rests on base-branch history"})
 		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", model.ShortSHA(o.BaseSHA))
 	}
-	ev.History, ev.LastReport, err = o.baseHistory(ctx, log)
-	return ev, err
+	for _, side := range []struct {
+		input string
+		h     *history.History
+	}{{"base-results", ev.Base}, {"head-results", ev.Head}} {
+		for _, w := range Collapsed(side.input, side.h) {
+			log.Warningf("%s", w)
+		}
+	}
+	if ev.History, ev.LastReport, err = o.baseHistory(ctx, log); err != nil {
+		return ev, err
+	}
+	var notes []string
+	ev.History, notes = GateHistory(ev.History, ev.Base, ev.Head, o.Infra)
+	for _, n := range notes {
+		log.Infof("base-branch %s", n)
+	}
+	return ev, nil
 }
 
 // side reads one side's evidence: the local globs, or else the JUnit
@@ -410,22 +425,6 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 	} else {
 		// Runs read now replace every attempt of them the report carried.
 		combined = history.Replace(carried, h, o.Now.Add(-KeepHistory))
-	}
-	if o.Infra.InfraMinTests > 0 {
-		outage := map[string]bool{}
-		for _, r := range combined.Runs {
-			if o.Infra.IsInfraRun(r.Tests, r.Failed) {
-				outage[history.RunKey(r.Run)] = true
-			}
-		}
-		if len(outage) > 0 {
-			combined = history.Filter(combined, func(r model.Run) bool { return !outage[history.RunKey(r)] })
-			runs := fmt.Sprintf("%d runs", len(outage))
-			if len(outage) == 1 {
-				runs = "1 run"
-			}
-			log.Infof("base-branch history: left out %s in which more than %.0f%% of the tests failed (infrastructure failures)", runs, o.Infra.InfraThreshold*100)
-		}
 	}
 	var parts []string
 	read := 0

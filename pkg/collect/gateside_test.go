@@ -1,0 +1,44 @@
+package collect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/score"
+)
+
+func runsOf(runs ...history.Run) *history.History { return &history.History{Runs: runs} }
+
+func hrun(sha, id string, tests, failed int) history.Run {
+	return history.Run{Run: model.Run{CommitSHA: sha, RunID: id}, Tests: tests, Failed: failed}
+}
+
+// TestGateHistory: the gate's base-branch history leaves out the head's
+// commits, the base side's own runs and infrastructure failures, each
+// counted in a note; a history with none of them is returned as it is.
+func TestGateHistory(t *testing.T) {
+	base := runsOf(hrun("b", "1", 10, 0))
+	head := runsOf(hrun("h", "2", 10, 1))
+	h := runsOf(hrun("m", "3", 10, 0), hrun("h", "4", 10, 2), hrun("b", "1", 10, 0), hrun("m", "5", 10, 9), hrun("m", "6", 3, 3))
+	got, notes := GateHistory(h, base, head, score.Defaults())
+	var ids []string
+	for _, r := range got.Runs {
+		ids = append(ids, r.RunID)
+	}
+	if strings.Join(ids, ",") != "3,6" {
+		t.Errorf("kept runs %v, want 3 and 6 (a run of 3 tests is too small to be an outage)", ids)
+	}
+	want := []string{"1 runs of the head's commits", "1 runs the base side holds too", "1 runs in which more than 50% of the tests failed"}
+	for i, w := range want {
+		if i >= len(notes) || !strings.Contains(notes[i], w) {
+			t.Errorf("notes %q, want %q", notes, want)
+			break
+		}
+	}
+	clean := runsOf(hrun("m", "3", 10, 0))
+	if got, notes := GateHistory(clean, base, head, score.Defaults()); got != clean || notes != nil {
+		t.Errorf("a clean history was copied or noted: %v", notes)
+	}
+}
