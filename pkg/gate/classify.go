@@ -86,6 +86,9 @@ const (
 	Fixed              Bucket = "patch fixes it"                  // broken → clean
 	BaseRed            Bucket = "base red: attribution undefined" // broken → flaky or broken: invalid
 	NotRun             Bucket = "not run"                         // untested → untested
+	// Not compared, outside the table's cells:
+	Unstable    Bucket = "unstable id"        // in some base runs only and in no head run: not evidence of a removal
+	HeadLeftOut Bucket = "head runs left out" // ran on head only in runs left out as infrastructure failures
 )
 
 // BucketOf maps a (base, head) pair of classes to its bucket.

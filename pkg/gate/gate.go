@@ -66,8 +66,12 @@ const minP1 = 0.5
 // Defaults for Options' zero values.
 const (
 	DefaultMaxRuns = 20
-	// MaxMaxRuns bounds the look schedule (the path counting is quadratic in it).
-	MaxMaxRuns           = 1000
+	// MaxMaxRuns bounds the look schedule. The path counting costs
+	// (distinct base-side tallies) × max-runs² in time and memory: on 600
+	// tests with 300 distinct tallies, 100 takes 1.9 s and 150 MB, 200
+	// 6.5 s and 470 MB, 300 16 s and 940 MB, 1000 2.5 min and 7.6 GB
+	// (audit3-gate, finding 11).
+	MaxMaxRuns           = 100
 	DefaultAlphaPR       = 0.05
 	DefaultFirstLook     = 1
 	DefaultDeclareLabel  = "test-changes-declared"
@@ -190,7 +194,7 @@ func (o Options) Check() error {
 		bad("on-inconclusive", o.OnInconclusive, "want one of neutral, fail, pass")
 	}
 	if o.MaxRuns < 0 || o.MaxRuns > MaxMaxRuns {
-		bad("max-runs", o.MaxRuns, fmt.Sprintf("want 0 (the default, %d) or an integer up to %d", DefaultMaxRuns, MaxMaxRuns))
+		bad("max-runs", o.MaxRuns, fmt.Sprintf("want 0 (the default, %d) or an integer up to %d (the calibration's cost grows with its square)", DefaultMaxRuns, MaxMaxRuns))
 	}
 	if o.FirstLook < 0 {
 		bad("first-look", o.FirstLook, fmt.Sprintf("want 0 (the default, %d) or a positive integer", DefaultFirstLook))
@@ -230,6 +234,26 @@ type TestInput struct {
 	// Signatures are the normalised failure signatures ("sha256:…") seen in
 	// the head failures.
 	Signatures []string
+	// LeftOut are the base and head runs the test ran in that were left out
+	// as infrastructure failures (JoinInfra): Base, Head and the retried
+	// counts do not hold them. Tests may share the slice.
+	LeftOut []Outage
+	// BaseMissing counts the base runs, not left out, that did not collect
+	// the test at all. A test missing from some base runs has no stable
+	// identity there (a random parameter in its name), so its absence on
+	// head is no evidence that it was removed.
+	BaseMissing int
+}
+
+// leftOut counts the test's runs of one side left out as outages.
+func (t TestInput) leftOut(side string) int {
+	n := 0
+	for _, o := range t.LeftOut {
+		if o.Side == side {
+			n++
+		}
+	}
+	return n
 }
 
 // Counts are collected test counts.
@@ -359,6 +383,9 @@ type Result struct {
 	Ledger     []ledger.Finding `json:"ledger"`
 	// Unread are the result files left out (Input.Unread).
 	Unread []Unread `json:"unread"`
+	// Outages are the base and head runs left out as infrastructure
+	// failures (TestInput.LeftOut), base first, in run order.
+	Outages []Outage `json:"outages"`
 }
 
 // Pending lists the tests whose SPRT could still decide with more head runs.
@@ -375,11 +402,13 @@ func (r Result) Pending() []string {
 }
 
 // Blocking lists what blocks the pull request: the tests decided Block by
-// name, then each property violation and error-level ledger finding as a
-// line. It is empty when nothing blocks (an inconclusive verdict under
+// name (after a line saying the patch breaks the suite, when every head run
+// was an outage), then each property violation and error-level ledger
+// finding as a line. It is empty when nothing blocks (an inconclusive verdict under
 // on-inconclusive=fail blocks with it empty).
 func (r Result) Blocking() []string {
-	out := r.named(Block)
+	brk, _, _ := outageReasons(r.Outages, 0) // the patch breaks the suite
+	out := append(brk, r.named(Block)...)
 	for _, v := range r.Properties {
 		out = append(out, "property "+v.String())
 	}
@@ -434,6 +463,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		ApprovalLabel: opt.ApprovalLabel,
 		ExpiredWarn:   opt.ExpiredLedgerWarn,
 	}
+	res.Outages = outagesOf(in.Tests)
 	for _, ti := range in.Tests {
 		head := TallyOf(ti.Head)
 		lctx.Observed[ti.Name] = ledger.Observation{
@@ -545,8 +575,11 @@ type classified struct {
 	tr       TestResult
 	baseSide Tally // K base repetitions + history, as the bucket read them
 	baseNote string
-	base     Class      // the base class the bucket was read from
-	group    *nullGroup // for members of the family
+	// baseOutage: every base run the test ran in was left out as an
+	// infrastructure failure, and it has no history to stand in.
+	baseOutage bool
+	base       Class      // the base class the bucket was read from
+	group      *nullGroup // for members of the family
 }
 
 // member reports whether a bucket is compared under the PR-level guarantee:
@@ -577,9 +610,24 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	}
 	tr.P0 = p
 	base, note := effectiveBase(ti.Base, tr.Base.Class, ti.History)
+	baseOutage := false
+	if n := ti.leftOut("base"); n > 0 && ti.Base.Runs == 0 {
+		// Its base results are all in runs left out: not a new test.
+		if ti.History.Runs > 0 {
+			note = fmt.Sprintf("its %d base run(s) were all left out as infrastructure failures; %s", n, note)
+		} else {
+			base, baseOutage = Broken, true
+		}
+	}
 	tr.Bucket = BucketOf(base, tr.Head.Class)
+	switch {
+	case tr.Head.Class == Untested && ti.leftOut("head") > 0:
+		tr.Bucket = HeadLeftOut
+	case tr.Bucket == Removed && ti.BaseMissing > 0:
+		tr.Bucket = Unstable
+	}
 	side := Tally{Runs: ti.Base.Runs + ti.History.Runs, Failures: ti.Base.Failures + ti.History.Failures}
-	return classified{tr: tr, baseSide: side, baseNote: note, base: base}
+	return classified{tr: tr, baseSide: side, baseNote: note, base: base, baseOutage: baseOutage}
 }
 
 // evaluateTest decides one test. Members of the family are judged by the
@@ -610,8 +658,21 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	case NewFailing:
 		return say(Block, "new failing test: %s", headStr)
 	case BaseRed:
+		switch {
+		case c.baseOutage:
+			return say(Invalid, "base red: every base run it ran in (%d) failed most of the suite and was left out as an infrastructure failure, and it has no base-branch history, so the base has no reference and attribution is undefined (%s): neither the patch's fault nor a pass; re-run the base",
+				ti.leftOut("base"), headStr)
+		case ti.History.Runs > 0 && ti.History.Failures == 0:
+			return say(Invalid, "base red: failed all %d base runs but passed all %d base-branch history runs, so the base runs look like an outage (or the base commit broke it), not this test's baseline: attribution is undefined (%s), neither the patch's fault nor a pass; re-run the base",
+				ti.Base.Runs, ti.History.Runs, headStr)
+		}
 		return say(Invalid, "base red: failed all %d base runs, so the base has no reference and attribution is undefined (%s): neither the patch's fault nor a pass",
 			ti.Base.Runs, headStr)
+	case HeadLeftOut:
+		return say(Inconclusive, "not compared: every head run it ran in (%d) failed most of the suite and was left out as an infrastructure failure", ti.leftOut("head"))
+	case Unstable:
+		return say(Pass, "not compared: ran in %d base runs, was not collected in %d other base runs, and is in no head run: its id is not stable (a random parameter in its name?), so its absence on head is no evidence of removal",
+			ti.Base.Runs, ti.BaseMissing)
 	case Removed:
 		switch {
 		case base == Broken:
@@ -796,9 +857,17 @@ const maxUnreadReasons = 10
 // important first.
 func verdict(res Result, in Input, opt Options, declared bool, declaredBy string) (Verdict, []string) {
 	var block, incon, notes []string
-	var invalid, exempt, pending int
+	var invalid, exempt, pending, unstable, headLeft int
 	for _, t := range res.Tests {
 		line := fmt.Sprintf("%s: %s", t.Name, t.Reason)
+		switch {
+		case t.Bucket == Unstable:
+			unstable++
+			continue
+		case t.Bucket == HeadLeftOut && t.Decision == Inconclusive:
+			headLeft++ // said once, with the runs left out
+			continue
+		}
 		switch t.Decision {
 		case Block:
 			block = append(block, line)
@@ -832,8 +901,8 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	if declared {
 		notes = append(notes, "test changes declared by "+declaredBy)
 	}
-	if invalid > 0 {
-		notes = append(notes, fmt.Sprintf("%d test(s) red on base: attribution undefined, counted neither as pass nor as block", invalid))
+	if unstable > 0 {
+		notes = append(notes, fmt.Sprintf("%d test id(s) collected in only some base runs and in no head run were not compared, nor counted as removed: their ids are not stable (random parameters in test names?)", unstable))
 	}
 	if exempt > 0 {
 		notes = append(notes, fmt.Sprintf("%d test(s) exempted by the base ledger", exempt))
@@ -843,6 +912,18 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	// evidence partial: the verdict cannot be a plain pass, and what is
 	// missing is listed.
 	var partial []string
+	brk, part, more := outageReasons(res.Outages, headLeft)
+	block = append(brk, block...)
+	switch {
+	case invalid > 0 && len(block) > 0:
+		notes = append(notes, fmt.Sprintf("%d test(s) red on base: attribution undefined, counted neither as pass nor as block", invalid))
+	case invalid > 0:
+		// DESIGN.md: a red base is reported, never called the patch's
+		// fault or a pass.
+		partial = append(partial, fmt.Sprintf("%d test(s) red on base: attribution undefined, neither the patch's fault nor a pass (listed below)", invalid))
+	}
+	partial = append(partial, part...)
+	notes = append(notes, more...)
 	if len(res.Tests) == 0 {
 		// A required check that compared nothing has checked nothing.
 		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")
@@ -889,9 +970,103 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		head = append([]string{policy}, incon...)
 	default:
 		v = VerdictPass
-		head = []string{fmt.Sprintf("no test blocks: %d test(s) compared, no property or ledger violation", len(res.Tests))}
+		head = []string{fmt.Sprintf("no test blocks: %d test(s) compared, no property or ledger violation", res.Family.Tests)}
 	}
 	return v, append(head, notes...)
+}
+
+// outagesOf gathers the runs the tests' LeftOut name, base first, each in
+// run order.
+func outagesOf(tests []TestInput) []Outage {
+	out := []Outage{}
+	seen := map[Outage]bool{}
+	for _, t := range tests {
+		for _, o := range t.LeftOut {
+			if !seen[o] {
+				seen[o] = true
+				out = append(out, o)
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Outage) int {
+		return cmp.Or(cmp.Compare(a.Side, b.Side), cmp.Compare(a.Run, b.Run)) // "base" < "head"
+	})
+	return out
+}
+
+// outageReasons says what the runs left out as infrastructure failures do
+// to the verdict: what blocks, what leaves the evidence partial, and notes.
+//
+//   - A head run that failed most of the suite is left out of the head
+//     tallies, and the verdict is partial: an outage and a crash the patch
+//     causes look the same, and a re-run tells them apart.
+//   - Every head run so: the patch breaks the suite, one reason that blocks,
+//     unless every base run failed so too (then nothing can be attributed).
+//   - A base outage run is left out of the base tallies and noted; every
+//     base run so leaves the base side to history alone: partial.
+func outageReasons(outs []Outage, headLeft int) (block, partial, notes []string) {
+	var base, head []Outage
+	for _, o := range outs {
+		if o.Side == "base" {
+			base = append(base, o)
+		} else {
+			head = append(head, o)
+		}
+	}
+	allBase := len(base) > 0 && len(base) == base[0].Runs
+	allHead := len(head) > 0 && len(head) == head[0].Runs
+	pct := func(os []Outage) string { return fmt.Sprintf("more than %.0f%% of the tests", 100*os[0].Threshold) }
+	switch {
+	case allHead && allBase:
+		partial = append(partial, fmt.Sprintf("every base run and every head run failed %s (%s; %s): an infrastructure failure on both sides, or a base the suite cannot run on; nothing can be attributed: re-run",
+			pct(head), listOutages(base), listOutages(head)))
+		return block, partial, notes
+	case allHead:
+		block = append(block, fmt.Sprintf("the patch breaks the suite: every head run failed %s (%s), and the base runs did not",
+			pct(head), listOutages(head)))
+	case len(head) > 0:
+		for _, o := range head {
+			partial = append(partial, fmt.Sprintf("%s: an infrastructure failure or a crash the patch causes; re-run to tell (left out of the head tallies, as a run in which %s failed)",
+				o, pct(head)))
+		}
+		if headLeft > 0 {
+			partial = append(partial, fmt.Sprintf("%d test(s) ran on head only in the runs left out: not compared", headLeft))
+		}
+	}
+	switch {
+	case allBase:
+		partial = append(partial, fmt.Sprintf("every base run failed %s (%s): infrastructure failures, left out, so the base side is base-branch history alone; re-run the base",
+			pct(base), listOutages(base)))
+	case len(base) > 0:
+		notes = append(notes, fmt.Sprintf("left out of the base tallies as infrastructure failures (runs in which %s failed): %s", pct(base), listOutages(base)))
+	}
+	return block, partial, notes
+}
+
+// listOutages names the runs, at most maxUnreadReasons of them, or sums up
+// a side whose every run was one.
+func listOutages(os []Outage) string {
+	if n := len(os); n > 1 && n == os[0].Runs {
+		lo, hi := 1.0, 0.0
+		for _, o := range os {
+			f := float64(o.Failed) / float64(max(o.Tests, 1))
+			lo, hi = min(lo, f), max(hi, f)
+		}
+		share := fmt.Sprintf("%.0f%%", 100*lo)
+		if hi-lo >= 0.005 {
+			share = fmt.Sprintf("%.0f–%.0f%%", 100*lo, 100*hi)
+		}
+		return fmt.Sprintf("all %d %s runs, in which %s of the tests failed", n, os[0].Side, share)
+	}
+	var parts []string
+	for i, o := range os {
+		if i == maxUnreadReasons {
+			parts = append(parts, fmt.Sprintf("and %d more", len(os)-i))
+			break
+		}
+		parts = append(parts, o.String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 // contradicts says how a test's head runs contradict the flake rate its

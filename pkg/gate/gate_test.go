@@ -215,7 +215,10 @@ func TestVerdictPolicy(t *testing.T) {
 		first  string // prefix of the first reason
 	}{
 		{"all clean", []TestInput{clean}, "", VerdictPass, "no test blocks"},
-		{"invalid alone does not block", []TestInput{clean, invalid}, "", VerdictPass, "no test blocks"},
+		// DESIGN.md: a red base is never a pass (audit3-gate, finding 1).
+		{"invalid alone is inconclusive", []TestInput{clean, invalid}, "", VerdictInconclusive, "1 test(s) red on base"},
+		{"invalid alone, fail", []TestInput{clean, invalid}, PolicyFail, VerdictBlock, "1 test(s) red on base"},
+		{"invalid and a block", []TestInput{invalid, blocking}, "", VerdictBlock, "c::regress: regression"},
 		{"inconclusive, default neutral", []TestInput{clean, pending}, "", VerdictInconclusive, "1 test(s) inconclusive"},
 		{"inconclusive, fail", []TestInput{pending}, PolicyFail, VerdictBlock, "1 test(s) inconclusive"},
 		{"inconclusive, pass", []TestInput{pending}, PolicyPass, VerdictPass, "1 test(s) inconclusive"},

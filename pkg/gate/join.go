@@ -1,15 +1,46 @@
 package gate
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/score"
 )
 
-// Join turns the three sides of a gate experiment into the gate's input,
-// one entry per test, sorted by name. Any side may be nil.
+// Outage is a base or head run of the experiment left out as an
+// infrastructure failure: more than Threshold of its tests failed, the rule
+// the report and the base-branch history use (score.Options.IsInfraRun). A
+// whole-run failure says nothing about any one test, and it breaks the
+// independence between tests that the PR-level bound rests on.
+type Outage struct {
+	Side      string  `json:"side"` // "base" or "head"
+	Run       int     `json:"run"`  // 1-based, in the side's run order
+	Runs      int     `json:"runs"` // the side's runs, outages included
+	ID        string  `json:"id"`   // the run id, or the file the run came from
+	Tests     int     `json:"tests"`
+	Failed    int     `json:"failed"`
+	Threshold float64 `json:"threshold"`
+}
+
+func (o Outage) String() string {
+	id := ""
+	if o.ID != "" {
+		id = " (" + o.ID + ")"
+	}
+	return fmt.Sprintf("%s run %d of %d%s failed %d of %d tests", o.Side, o.Run, o.Runs, id, o.Failed, o.Tests)
+}
+
+// Join is JoinInfra with score.Defaults' rule for infrastructure runs.
+func Join(base, head, hist *history.History) []TestInput {
+	return JoinInfra(base, head, hist, score.Defaults())
+}
+
+// JoinInfra turns the three sides of a gate experiment into the gate's
+// input, one entry per test, sorted by name. Any side may be nil.
 //
 //   - base: the K base repetitions. A run counts as one base run of a test
 //     when the test passed or failed in it, and as a failure when any of its
@@ -24,13 +55,24 @@ import (
 //     with the tests that refine a test's identity by a project (see
 //     tallyHistory).
 //
+// A base or head run that infra calls an infrastructure failure
+// (IsInfraRun; none when infra.InfraMinTests is 0) is left out of every
+// test's tallies and listed in the TestInput.LeftOut of each test that ran
+// in it. The history is taken as given: its callers filter it by the same
+// rule. Each test counts the base runs, not left out, that did not collect
+// it at all (TestInput.BaseMissing).
+//
 // Cells with only skipped attempts are no evidence and are left out. A test
 // seen only in history did not run in this experiment and is left out too.
 // Run order is the history's order (History.Runs: time, then numeric run
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
-func Join(base, head, hist *history.History) []TestInput {
+func JoinInfra(base, head, hist *history.History, infra score.Options) []TestInput {
+	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
+	all := append(append([]Outage{}, baseOut...), headOut...)
+	all = all[:len(all):len(all)]
 	byName := map[string]*TestInput{}
+	left := map[string][]int{} // per test, indexes into all of the outages it ran in
 	get := func(t *history.Test) *TestInput {
 		ti := byName[t.ID]
 		if ti == nil {
@@ -42,20 +84,25 @@ func Join(base, head, hist *history.History) []TestInput {
 		}
 		return ti
 	}
-	each := func(h *history.History, f func(*TestInput, history.Cell)) {
+	each := func(h *history.History, out map[int32]int, offset int, f func(*TestInput, history.Cell)) {
 		if h == nil {
 			return
 		}
 		for _, t := range h.Tests {
 			ti := get(t)
 			for _, c := range t.Cells {
-				if c.Pass+c.Fail > 0 {
-					f(ti, c)
+				if c.Pass+c.Fail == 0 {
+					continue
 				}
+				if k, ok := out[c.Run]; ok {
+					left[t.ID] = append(left[t.ID], offset+k)
+					continue
+				}
+				f(ti, c)
 			}
 		}
 	}
-	each(base, func(ti *TestInput, c history.Cell) {
+	each(base, runIndex(baseOut), 0, func(ti *TestInput, c history.Cell) {
 		ti.Base.Runs++
 		if c.Failed() {
 			ti.Base.Failures++
@@ -64,7 +111,8 @@ func Join(base, head, hist *history.History) []TestInput {
 			ti.BaseRetried++
 		}
 	})
-	each(head, func(ti *TestInput, c history.Cell) {
+	headIdx := runIndex(headOut)
+	each(head, headIdx, len(baseOut), func(ti *TestInput, c history.Cell) {
 		ti.Head = append(ti.Head, !c.Failed())
 		if c.Mixed() {
 			ti.HeadRetried++
@@ -73,14 +121,45 @@ func Join(base, head, hist *history.History) []TestInput {
 	if head != nil {
 		for _, t := range head.Tests {
 			ti := byName[t.ID]
-			for _, s := range t.Sigs {
-				ti.Signatures = append(ti.Signatures, s.Hash)
+			if len(headIdx) == 0 {
+				for _, s := range t.Sigs {
+					ti.Signatures = append(ti.Signatures, s.Hash)
+				}
+				continue
 			}
+			// Only the signatures of the runs that count.
+			for _, c := range t.Cells {
+				if _, out := headIdx[c.Run]; !out && c.Sig > 0 && int(c.Sig) <= len(t.Sigs) {
+					if h := t.Sigs[c.Sig-1].Hash; !slices.Contains(ti.Signatures, h) {
+						ti.Signatures = append(ti.Signatures, h)
+					}
+				}
+			}
+		}
+	}
+	if base != nil {
+		counted := len(base.Runs) - len(baseOut)
+		baseIdx := runIndex(baseOut)
+		for _, t := range base.Tests {
+			seen := 0
+			for _, c := range t.Cells {
+				if _, out := baseIdx[c.Run]; !out {
+					seen++ // collected, even if skipped
+				}
+			}
+			byName[t.ID].BaseMissing = max(counted-seen, 0)
 		}
 	}
 	out := make([]TestInput, 0, len(byName))
 	for _, ti := range byName {
-		if ti.Base.Runs == 0 && len(ti.Head) == 0 {
+		if ks := left[ti.Name]; len(ks) == len(all) && len(all) > 0 {
+			ti.LeftOut = all // shared: the test ran in every outage
+		} else {
+			for _, k := range ks {
+				ti.LeftOut = append(ti.LeftOut, all[k])
+			}
+		}
+		if ti.Base.Runs == 0 && len(ti.Head) == 0 && len(ti.LeftOut) == 0 {
 			continue
 		}
 		out = append(out, *ti)
@@ -88,6 +167,32 @@ func Join(base, head, hist *history.History) []TestInput {
 	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })
 	tallyHistory(out, hist)
 	return out
+}
+
+// outages lists the runs of one side that infra calls infrastructure
+// failures.
+func outages(side string, h *history.History, infra score.Options) []Outage {
+	if h == nil || infra.InfraMinTests <= 0 {
+		return nil
+	}
+	var out []Outage
+	for i, r := range h.Runs {
+		if infra.IsInfraRun(r.Tests, r.Failed) {
+			out = append(out, Outage{Side: side, Run: i + 1, Runs: len(h.Runs), ID: cmp.Or(r.RunID, r.Source),
+				Tests: r.Tests, Failed: r.Failed, Threshold: infra.InfraThreshold})
+		}
+	}
+	return out
+}
+
+// runIndex maps a side's outage runs (History.Runs indexes) to their place
+// in the list.
+func runIndex(out []Outage) map[int32]int {
+	m := make(map[int32]int, len(out))
+	for k, o := range out {
+		m[int32(o.Run-1)] = k
+	}
+	return m
 }
 
 // tallyHistory counts each test's base-branch history: the history's test
