@@ -286,3 +286,33 @@ func TestMaxRunsBound(t *testing.T) {
 		}
 	}
 }
+
+// TestRedBaseOfAFlake: a flake that failed every base run is red on base
+// (never blocked, never a pass for the test), but when its history makes
+// that a flake's chance the PR's verdict does not wait on it; a test whose
+// history rarely failed leaves the PR inconclusive, as any red base.
+func TestRedBaseOfAFlake(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		history Tally
+		want    Verdict
+	}{
+		{"history 70 of 150", Tally{150, 70}, VerdictPass},
+		{"history 3 of 150", Tally{150, 3}, VerdictInconclusive},
+		{"history clean", Tally{150, 0}, VerdictInconclusive},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Tests: []TestInput{
+				{Name: "pkg::flaky", Base: Tally{5, 5}, History: tc.history, Head: []bool{false, true, false, true, true}},
+				{Name: "pkg::stable", Base: Tally{5, 0}, History: Tally{150, 0}, Head: []bool{true, true, true, true, true}},
+			}}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tc.want || res.Tests[0].Decision != Invalid {
+				t.Errorf("verdict %s, the flake's decision %s; want %s and invalid\n%s", res.Verdict, res.Tests[0].Decision, tc.want, strings.Join(res.Reasons, "\n"))
+			}
+		})
+	}
+}

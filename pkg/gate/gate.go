@@ -850,6 +850,24 @@ func effectiveBase(base Tally, c Class, history Tally) (Class, string) {
 	return c, ""
 }
 
+// plausibleAllRed is the smallest chance, at a test's history rate, of
+// failing every base run that still reads as a flake's bad luck rather
+// than a red base: rate 0.25 or more for K = 5.
+const plausibleAllRed = 1e-3
+
+// plausiblyFlaky reports whether a test red in every base run (Invalid)
+// is, by its base-branch history, a flake that failed them all: the
+// history has passes and failures, and at its rate all K failing has a
+// chance of at least plausibleAllRed. A history that never failed, or
+// rarely did, leaves the base red (the test broke on the base branch).
+func plausiblyFlaky(t TestResult) bool {
+	h := t.History
+	if t.Base.Runs == 0 || t.Base.Failures != t.Base.Runs || h.Failures == 0 || h.Failures == h.Runs {
+		return false
+	}
+	return math.Pow(float64(h.Failures)/float64(h.Runs), float64(t.Base.Runs)) >= plausibleAllRed
+}
+
 // maxUnreadReasons bounds the unread files the reasons name one by one.
 const maxUnreadReasons = 10
 
@@ -877,6 +895,13 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 				pending++
 			}
 		case Invalid:
+			if plausiblyFlaky(t) {
+				// A flake of its history's rate fails every base run
+				// now and then (p = 0.5, K = 5: one PR in 32): no block,
+				// no pass for the test, but no reason to doubt the PR.
+				notes = append(notes, line+"; its history ("+fmt.Sprintf("%d of %d runs failed", t.History.Failures, t.History.Runs)+") makes a base red in every run a flake's chance, so the PR's verdict does not wait on it")
+				continue
+			}
 			invalid++
 			notes = append(notes, line)
 		case Exempt:
