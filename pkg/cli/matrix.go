@@ -69,7 +69,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
-		fmt.Fprintf(flags.Output(), "Usage: flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...\n\nRuns CMD in two worktrees, base then head, in turns, with TZ=UTC, LC_ALL=C.UTF-8,\nPYTHONHASHSEED=0 and a fresh TMPDIR per run, until every test failing on either side\nhas a verdict or K pairs ran. Prints and saves the same report as gate.\n\n")
+		fmt.Fprintf(flags.Output(), "Usage: flakegate matrix --base REV [--head REV] [-k MAX] --junit PATH -- CMD...\n\nRuns CMD in two worktrees, base then head, in turns, with TZ=UTC, LC_ALL=C.UTF-8,\nPYTHONHASHSEED=0, -count=1 added to GOFLAGS (go test runs every test each time\ninstead of replaying its result cache) and a fresh TMPDIR per run, until every test\nfailing on either side has a verdict or K pairs ran. Prints and saves the same report\nas gate.\n\n")
 		flags.PrintDefaults()
 	}
 	// Everything after "--" is the command; flags come before it.
@@ -84,7 +84,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		return flagError(err)
 	}
 	if flags.NArg() > 0 || len(cmd) == 0 || opt.Base == "" || opt.JUnit == "" {
-		return usagef("--base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test -count=1 ./... (with a JUnit writer)")
+		return usagef("--base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test ./... (with a JUnit writer)")
 	}
 	opt.Command = cmd
 	applyPolicy()

@@ -90,13 +90,19 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 }
 
 // runEnv is the command's environment: the caller's, with git's pointers
-// to another repository removed, and the pinned variables, TMPDIR and PWD
-// set.
+// to another repository removed, and the pinned variables, TMPDIR, PWD
+// and GOFLAGS set.
 func runEnv(base []string, dir, tmp string) []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	set := append(slices.Clone(pinned), "TMPDIR="+tmp, "PWD="+dir)
+	goflags := ""
+	for _, kv := range base {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			goflags = v
+		}
+	}
+	set := append(slices.Clone(pinned), "TMPDIR="+tmp, "PWD="+dir, "GOFLAGS="+noTestCache(goflags))
 	drop := slices.Clone(unset)
 	for _, kv := range set {
 		k, _, _ := strings.Cut(kv, "=")
@@ -110,6 +116,25 @@ func runEnv(base []string, dir, tmp string) []string {
 		}
 	}
 	return append(env, set...)
+}
+
+// noTestCache adds -count=1 to GOFLAGS, the caller's value, unless it has
+// a -count already: go test replays a passing package's cached result
+// instead of running it again, and the worktrees' paths stay the same for
+// all of one side's runs, so a test that fails now and then would be seen
+// failing only until it first passed. Any -count turns the cache off; go
+// applies a GOFLAGS flag only to the go commands that know it, and a
+// -count on the command line still wins.
+func noTestCache(goflags string) string {
+	for _, f := range strings.Fields(goflags) {
+		if strings.HasPrefix(f, "-count=") || strings.HasPrefix(f, "--count=") {
+			return goflags
+		}
+	}
+	if strings.TrimSpace(goflags) == "" {
+		return "-count=1"
+	}
+	return goflags + " -count=1"
 }
 
 func copyFile(dst, src string) (err error) {

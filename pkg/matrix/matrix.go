@@ -51,7 +51,8 @@ const (
 
 // pinned is the environment every run gets, whatever the caller's says
 // (article B: pin the environment). TMPDIR is pinned too, to a fresh
-// directory per run. GOFLAGS and everything else come from Options.Env.
+// directory per run, and GOFLAGS gets -count=1 (see noTestCache).
+// Everything else comes from Options.Env.
 var pinned = []string{"TZ=UTC", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0"}
 
 // unset are variables removed from the command's environment: they would
@@ -75,8 +76,8 @@ type Options struct {
 	JUnit string
 	// Command is the test command and its arguments, run without a shell.
 	// A relative program path ("./run.sh") is taken relative to the
-	// worktree. Go users want -count=1 so that `go test` does not replay
-	// cached results.
+	// worktree. `go test` does not replay cached results: GOFLAGS gets
+	// -count=1 (see Env).
 	Command []string
 	// K is the most pairs to run; default Gate.MaxRuns, or
 	// gate.DefaultMaxRuns (20).
@@ -99,8 +100,10 @@ type Options struct {
 	// process's. TZ=UTC, LC_ALL=C.UTF-8, PYTHONHASHSEED=0, TMPDIR (a fresh
 	// directory per run) and PWD override it; GIT_DIR, GIT_WORK_TREE,
 	// GIT_INDEX_FILE, GIT_COMMON_DIR and GIT_PREFIX are removed, so that git
-	// inside the command sees the worktree. GOFLAGS and the rest pass as
-	// they are.
+	// inside the command sees the worktree. GOFLAGS keeps its flags and
+	// gets -count=1 unless it has a -count, so that go test runs every
+	// test each time instead of replaying the result cache. The rest passes
+	// as it is.
 	Env []string
 	// Stdout and Stderr receive the command's output, unprefixed; nil
 	// discards it. As with os/exec, one writer given for both gets one

@@ -120,7 +120,7 @@ func (r repo) options(t *testing.T) Options {
 		Head:       r.head,
 		JUnit:      "out/junit.xml",
 		Command:    []string{"sh", "run.sh"},
-		Env:        append(os.Environ(), "COUNTER_DIR="+r.counters, "TZ=Europe/Paris", "LC_ALL=POSIX", "GOFLAGS=-count=1", "TMPDIR=/nonexistent"),
+		Env:        append(os.Environ(), "COUNTER_DIR="+r.counters, "TZ=Europe/Paris", "LC_ALL=POSIX", "GOFLAGS=-mod=mod", "TMPDIR=/nonexistent"),
 		ResultsDir: filepath.Join(t.TempDir(), "results"),
 		WorkDir:    t.TempDir(),
 		Grace:      200 * time.Millisecond,
@@ -166,7 +166,9 @@ func interleaved(n int) []string {
 	return out
 }
 
-const envTest = "env::TZ=UTC LC_ALL=C.UTF-8 PYTHONHASHSEED=0 GOFLAGS=-count=1 fresh=yes"
+// envTest is the env test's id as every run sees it: the caller's GOFLAGS
+// (-mod=mod) gets -count=1.
+const envTest = "env::TZ=UTC LC_ALL=C.UTF-8 PYTHONHASHSEED=0 GOFLAGS=-mod=mod -count=1 fresh=yes"
 
 type want struct {
 	pairs     int
@@ -537,10 +539,28 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestRunEnv(t *testing.T) {
-	got := runEnv([]string{"PATH=/bin", "TZ=Asia/Tokyo", "GIT_DIR=/repo/.git", "GOFLAGS=-race", "TMPDIR=/var/tmp", "LC_ALL=fr_FR.UTF-8", "PWD=/elsewhere"}, "/w/base", "/w/tmp/base-1")
-	want := []string{"PATH=/bin", "GOFLAGS=-race", "TZ=UTC", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0", "TMPDIR=/w/tmp/base-1", "PWD=/w/base"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("runEnv (-want +got):\n%s", diff)
+	pinned := []string{"TZ=UTC", "LC_ALL=C.UTF-8", "PYTHONHASHSEED=0", "TMPDIR=/w/tmp/base-1", "PWD=/w/base"}
+	// GOFLAGS gets -count=1, so that go test does not replay cached
+	// results across the runs, and keeps the caller's flags.
+	for _, tc := range []struct {
+		name, goflags, want string
+	}{
+		{"unset", "", "GOFLAGS=-count=1"},
+		{"empty", "GOFLAGS=", "GOFLAGS=-count=1"},
+		{"kept", "GOFLAGS=-race -mod=mod", "GOFLAGS=-race -mod=mod -count=1"},
+		{"a count of the caller's", "GOFLAGS=-count=3 -race", "GOFLAGS=-count=3 -race"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := []string{"PATH=/bin", "TZ=Asia/Tokyo", "GIT_DIR=/repo/.git", "TMPDIR=/var/tmp", "LC_ALL=fr_FR.UTF-8", "PWD=/elsewhere"}
+			if tc.goflags != "" {
+				base = append(base, tc.goflags)
+			}
+			got := runEnv(base, "/w/base", "/w/tmp/base-1")
+			want := append([]string{"PATH=/bin"}, append(pinned, tc.want)...)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("runEnv (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
