@@ -113,7 +113,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	if err != nil {
 		if rep != nil && rep.ResultsDir != "" && len(rep.Runs) > 0 {
-			return fmt.Errorf("%w (the completed runs' JUnit files are in %s)", err, rep.ResultsDir)
+			return fmt.Errorf("%w (the files of the %d runs done are in %s)", err, len(rep.Runs), rep.ResultsDir)
 		}
 		return err
 	}

@@ -69,22 +69,22 @@ func TestMatrixCLI(t *testing.T) {
 			t.Errorf("%v: exit %d: %s", tc.args, r.code, r.stderr)
 		}
 	}
-	// A command that writes no JUnit file fails the first run; the
-	// temporary results directory it made is removed, not named.
+	// A command that writes no JUnit file on either side (here a wrong
+	// --junit path) stops after the first pair, saying so; the pair's
+	// files, each the run's failing test case, are kept and named.
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	r = run(t, nil, "matrix", "--base", "base", "--junit", "out/none.xml", "--", "true")
-	left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-matrix-results-*"))
-	if r.code != 1 || len(left) != 0 || strings.Contains(r.stderr, "JUnit files are in") {
-		t.Errorf("a run with no JUnit file: exit %d, left %v: %s", r.code, left, r.stderr)
+	left, _ := filepath.Glob(filepath.Join(tmp, "flakegate-matrix-results-*", "*.xml"))
+	if r.code != 1 || len(left) != 2 || !strings.Contains(r.stderr, "neither side's first run left a usable JUnit file: check the JUnit path out/none.xml") ||
+		!strings.Contains(r.stderr, "the files of the 2 runs done are in") {
+		t.Errorf("no run with a JUnit file: exit %d, left %v: %s", r.code, left, r.stderr)
 	}
-	// Nor when the first run's file is refused (its copy was kept to
-	// check it), and no cleanup note says otherwise.
+	// So does one whose files are refused.
 	os.WriteFile(filepath.Join(repo, "bad.sh"), []byte("#!/bin/sh\nmkdir -p out\necho '<testsuite' > out/junit.xml\n"), 0o755)
 	r = run(t, nil, "matrix", "--base", "HEAD", "--junit", "out/junit.xml", "--", "sh", filepath.Join(repo, "bad.sh"))
-	left, _ = filepath.Glob(filepath.Join(tmp, "flakegate-matrix-results-*"))
-	if r.code != 1 || len(left) != 0 || strings.Contains(r.stderr, "cleanup") {
-		t.Errorf("a run whose file is refused: exit %d, left %v: %s", r.code, left, r.stderr)
+	if r.code != 1 || !strings.Contains(r.stderr, "its JUnit file at out/junit.xml is not usable (line 1") || strings.Contains(r.stderr, "cleanup") {
+		t.Errorf("runs whose files are refused: exit %d: %s", r.code, r.stderr)
 	}
 }
 
@@ -195,5 +195,104 @@ func TestMatrixAndGateAgree(t *testing.T) {
 	}
 	if got := md["c::t01"]; !strings.HasPrefix(got, "pass/") {
 		t.Errorf("c::t01 (the same flake on both sides): %s, want pass\n%s", got, m.stdout)
+	}
+}
+
+// TestMatrixCrashesGatedFromFiles: a head that crashes in 3 of 5 runs (no
+// report, an empty report with exit 139, a kill by a signal) blocks, and
+// `flakegate gate` on the files the matrix kept, with the command line it
+// prints, reads each run's file as one run and gives the same verdict and
+// decisions: the run's test case is read with the run the command's
+// report belongs to (a <testsuites> root, suite timestamps), and a run's
+// file that holds that case alone takes its place in the run order. This
+// is the audit's flow: before, the first crash stopped the matrix, and the
+// gate on the files it left passed.
+func TestMatrixCrashesGatedFromFiles(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	counters := t.TempDir()
+	t.Setenv("COUNTER_DIR", counters)
+	repo := t.TempDir()
+	script := func(side, crash string) string {
+		return "#!/bin/sh\nc=\"$COUNTER_DIR/" + side + "\"\nn=$(( $(cat \"$c\" 2>/dev/null || echo 0) + 1 ))\necho \"$n\" > \"$c\"\nmkdir -p out\n" + crash +
+			"ts=$(date -u +%Y-%m-%dT%H:%M:%S)\n" +
+			"printf '%s\\n' '<?xml version=\"1.0\" encoding=\"UTF-8\"?>' '<testsuites name=\"all\">' \"<testsuite name=\\\"s\\\" timestamp=\\\"$ts\\\">\" '<testcase classname=\"c\" name=\"a\"/>' '<testcase classname=\"c\" name=\"b\"/>' '</testsuite>' '</testsuites>' '<!-- written by run.sh -->' > out/junit.xml\n"
+	}
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("base", "")), 0o755)
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "tag", "base")
+	crash := "case $n in\n2) echo 'fatal error: concurrent map writes' >&2; exit 2;;\n" +
+		"3) echo '<testsuite name=\"s\" tests=\"0\" errors=\"1\"/>' > out/junit.xml; exit 139;;\n" +
+		"4) kill -SEGV $$;;\nesac\n"
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("head", crash)), 0o755)
+	git(t, repo, "commit", "-q", "-am", "patch")
+
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	os.Chdir(repo)
+	results := filepath.Join(t.TempDir(), "results")
+	mjson := filepath.Join(t.TempDir(), "matrix.json")
+	m := run(t, fixedClock, "matrix", "--base", "base", "-k", "5", "--junit", "out/junit.xml", "--results", results, "--json", mjson, "--", "sh", "run.sh")
+	if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") {
+		t.Fatalf("matrix: exit %d, want 1 and a block\n%s%s", m.code, m.stdout, m.stderr)
+	}
+	if !strings.Contains(m.stderr, "head run 4: exit status -1") || !strings.Contains(m.stderr, "was killed by signal 11") {
+		t.Errorf("the log does not report head run 4's signal:\n%s", m.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*"))
+	if len(files) != 10 {
+		t.Errorf("results = %v, want one file per run", files)
+	}
+	_, line, ok := strings.Cut(m.stdout, "the same verdict from the files: flakegate ")
+	if !ok {
+		t.Fatalf("matrix printed no gate command:\n%s", m.stdout)
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	var args []string
+	for _, f := range strings.Fields(line) {
+		args = append(args, strings.Trim(f, "'"))
+	}
+	gjson := filepath.Join(t.TempDir(), "gate.json")
+	g := run(t, fixedClock, append(args, "--json", gjson)...)
+	if g.code != m.code {
+		t.Errorf("exit: matrix %d, gate %d\nmatrix:\n%s\ngate:\n%s%s", m.code, g.code, m.stdout, g.stdout, g.stderr)
+	}
+	decisions := func(path string) map[string]string {
+		var res struct {
+			Verdict string
+			Tests   []struct {
+				Name, Decision, Bucket string
+				Base, Head             struct{ Runs, Failures int }
+			}
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{"verdict": res.Verdict}
+		for _, tr := range res.Tests {
+			out[tr.Name] = fmt.Sprintf("%s/%s base %d/%d head %d/%d", tr.Decision, tr.Bucket, tr.Base.Failures, tr.Base.Runs, tr.Head.Failures, tr.Head.Runs)
+		}
+		return out
+	}
+	want := map[string]string{
+		"verdict":                            "block",
+		"c::a":                               "pass/ok base 0/5 head 0/2",
+		"c::b":                               "pass/ok base 0/5 head 0/2",
+		"flakegate.matrix::the test command": "block/patch-induced flake base 0/5 head 3/5",
+	}
+	for name, path := range map[string]string{"matrix": mjson, "gate": gjson} {
+		if diff := cmp.Diff(want, decisions(path)); diff != "" {
+			t.Errorf("%s's decisions (-want +got):\n%s", name, diff)
+		}
+	}
+	if strings.Contains(g.stderr, "warning") {
+		t.Errorf("gate warned on the matrix's files:\n%s", g.stderr)
 	}
 }

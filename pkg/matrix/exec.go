@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,10 +13,13 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/render"
 )
 
-// runOnce runs the command once on one side and copies its JUnit file to
-// the results directory.
+// runOnce runs the command once on one side and writes the run's file to
+// the results directory: its JUnit file with the run's own test case
+// (see evidence). An error is a run the driver could not complete: the
+// command did not start, ctx ended, or the driver's own work failed.
 func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, error) {
 	opt := d.opt
 	rec := RunRecord{Side: side, Index: index}
@@ -67,26 +69,71 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 		}
 	}
 
-	if _, err := os.Stat(junit); errors.Is(err, os.ErrNotExist) {
-		return fail("no JUnit file at %s after the command exited with status %d: it probably crashed before writing it, or the JUnit path is wrong",
-			filepath.ToSlash(opt.JUnit), rec.ExitCode)
-	}
 	rec.JUnit = filepath.Join(d.rep.ResultsDir, fmt.Sprintf("%s-%0*d.xml", side, d.width, index))
-	if err := copyFile(rec.JUnit, junit); err != nil {
-		return fail("copying the JUnit file: %w", err)
+	doc, err := d.evidence(ctx, &rec, junit, exitText(cmd.ProcessState))
+	if err != nil {
+		return rec, &RunError{Run: rec, Err: err}
 	}
-	// Read it now: a broken file stops the experiment before more runs are
-	// spent, and names the run that wrote it.
+	if err := writeNew(rec.JUnit, doc); err != nil {
+		return fail("%w", err)
+	}
+	// Read it as the gate will: a file the driver wrote that does not
+	// read as the run is the driver's fault, and stops it.
 	h, err := history.Load(ctx, []history.Source{d.source(rec)}, history.Options{Workers: 1})
 	if err != nil {
 		return rec, &RunError{Run: rec, Err: err}
 	}
-	if len(h.Skipped) > 0 {
-		return fail("JUnit file %s (copied to %s, exit status %d): %s", filepath.ToSlash(opt.JUnit), rec.JUnit, rec.ExitCode, h.Skipped[0].Error)
+	if len(h.Skipped) > 0 || len(h.Runs) != 1 {
+		return fail("the run's file %s: %d runs, %v: want one readable run", rec.JUnit, len(h.Runs), h.Skipped)
 	}
-	fmt.Fprintf(opt.Log, "flakegate matrix: %s: exit status %d after %s; %d test case(s), %d failed\n",
-		rec.Name(), rec.ExitCode, rec.Duration.Round(time.Millisecond), h.Totals.Testcases, h.Totals.Failed+h.Totals.Errors)
+	cases, failed := h.Totals.Testcases-1, h.Totals.Failed+h.Totals.Errors
+	what := fmt.Sprintf("%d test case(s), %d failed", cases, failed)
+	if rec.Failure != "" {
+		what = fmt.Sprintf("%d test case(s), %d failed; %s failed: %s", cases, failed-1, RunTest, rec.Failure)
+	}
+	fmt.Fprintf(opt.Log, "flakegate matrix: %s: exit status %d after %s; %s\n",
+		rec.Name(), rec.ExitCode, rec.Duration.Round(time.Millisecond), render.Plain(what))
 	return rec, nil
+}
+
+// evidence is the run's file: the command's JUnit file with the run's own
+// test case added (see RunTest), or that case alone when the command left
+// no usable file. It sets rec.Failure. An error is the driver's own: the
+// case could not be added to a file that reads as JUnit.
+func (d *driver) evidence(ctx context.Context, rec *RunRecord, junit, exit string) ([]byte, error) {
+	path := filepath.ToSlash(d.opt.JUnit)
+	doc, missing, err := readJUnit(junit)
+	var rep report
+	switch {
+	case err != nil:
+		rep.broken = err.Error()
+	case !missing:
+		if rep, err = readReport(ctx, rec.JUnit, doc); err != nil {
+			return nil, err
+		}
+	}
+	rec.Failure = runFailure(rec.ExitCode, exit, rep, path, missing)
+	if rec.unusable = missing || rep.broken != ""; rec.unusable {
+		return standalone(runSuite(rec.Failure, model.Run{}, rec.Start)), nil
+	}
+	// The case goes with the run the file states, if it states one, so
+	// that gate reads one run from the file.
+	var props model.Run
+	if len(rep.runs) == 1 {
+		props = rep.runs[0].Run
+	}
+	out, err := withSuite(doc, runSuite(rec.Failure, props, rec.Start))
+	if err != nil {
+		return nil, fmt.Errorf("adding the run's test case to the JUnit file %s: %w", path, err)
+	}
+	after, err := readReport(ctx, rec.JUnit, out)
+	if err != nil {
+		return nil, err
+	}
+	if after.broken != "" || len(after.runs) != max(1, len(rep.runs)) || after.cases != rep.cases+1 {
+		return nil, fmt.Errorf("adding the run's test case to the JUnit file %s: the result does not read as the same run with one more test case (%s)", path, after.broken)
+	}
+	return out, nil
 }
 
 // runEnv is the command's environment: the caller's, with git's pointers
@@ -137,17 +184,9 @@ func noTestCache(goflags string) string {
 	return goflags + " -count=1"
 }
 
-func copyFile(dst, src string) (err error) {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if fi, err := in.Stat(); err != nil {
-		return err
-	} else if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file", src)
-	}
+// writeNew writes a new file at dst: a file already there is an error,
+// not overwritten.
+func writeNew(dst string, data []byte) (err error) {
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return fmt.Errorf("results directory: %w", err)
@@ -157,6 +196,6 @@ func copyFile(dst, src string) (err error) {
 			err = cerr
 		}
 	}()
-	_, err = io.Copy(out, in)
+	_, err = out.Write(data)
 	return err
 }

@@ -112,7 +112,8 @@ type Options struct {
 	// Log receives one line per run and look, for a person to follow; nil
 	// discards them.
 	Log io.Writer
-	// ResultsDir receives every run's JUnit file, named base-01.xml,
+	// ResultsDir receives every run's file (its JUnit file with the run's
+	// own test case, see RunTest), named base-01.xml,
 	// head-01.xml, … (numbers zero-padded to the width of K, so that they
 	// sort in run order). It must be empty or absent; it is created if
 	// absent. Default: a new directory under os.TempDir(). It is kept.
@@ -142,7 +143,13 @@ type RunRecord struct {
 	ExitCode int           `json:"exit_code"`
 	Start    time.Time     `json:"start"`
 	Duration time.Duration `json:"duration_ns"`
-	JUnit    string        `json:"junit"` // the copy in ResultsDir
+	JUnit    string        `json:"junit"` // the run's file in ResultsDir
+	// Failure is why the run's own test case (RunTest) failed: the command
+	// exited non-zero with no failing test in its JUnit file, or left no
+	// usable JUnit file. "" when it passed.
+	Failure string `json:"failure,omitempty"`
+	// unusable is true when the command left no usable JUnit file.
+	unusable bool
 }
 
 // Name is "base run 3", as errors and logs say it.
@@ -157,8 +164,9 @@ type Report struct {
 	Head       Revision    `json:"head"`
 	ResultsDir string      `json:"results_dir"`
 	Pairs      int         `json:"pairs"`
-	// Runs are the runs with a usable JUnit file, in the order they ran. A
-	// run that failed is in the *RunError instead.
+	// Runs are the runs, in the order they ran, each with its file in
+	// ResultsDir. A run the driver could not complete is in the *RunError
+	// instead.
 	Runs []RunRecord `json:"runs"`
 	// Stop says why the driver stopped adding pairs.
 	Stop string `json:"stop"`
@@ -168,8 +176,10 @@ type Report struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// RunError is a run that gave no usable result: the command could not
-// start, was cancelled, or left no readable JUnit file.
+// RunError is a run the driver could not complete: the command could not
+// start, or was cancelled, or the driver failed to write the run's file. A
+// command that crashed, or left no usable JUnit file, is a run like any
+// other: its file says so (see RunTest).
 type RunError struct {
 	Run RunRecord // as far as it got
 	Err error
@@ -273,9 +283,11 @@ type driver struct {
 
 // Run runs the experiment and returns the gate's result with the runs that
 // led to it. An error means the experiment could not be completed: bad
-// options, a revision that does not resolve, a run with no usable JUnit
-// file (a *RunError naming it), or ctx ending (errors.Is(err,
-// context.Canceled)). Except for bad options, the Report is returned even
+// options, a revision that does not resolve, a run the driver could not
+// complete (a *RunError naming it), neither side's first run leaving a
+// usable JUnit file (a wrong JUnit path, most likely), or ctx ending
+// (errors.Is(err, context.Canceled)). A run that crashed is no error: its
+// file says so (see RunTest), and the driver goes on. Except for bad options, the Report is returned even
 // then, with the runs done so far and the results directory if one was
 // made, for the caller to show; its Result is then the zero value. The
 // worktrees and temporary directories are removed in every case.
@@ -370,6 +382,11 @@ func (d *driver) run(ctx context.Context) error {
 			d.rep.Runs = append(d.rep.Runs, rec)
 		}
 		d.rep.Pairs = pair
+		if b, h := d.rep.Runs[0], d.rep.Runs[1]; pair == 1 && b.unusable && h.unusable {
+			// Nothing to compare, and most likely nothing ever will be.
+			return fmt.Errorf("neither side's first run left a usable JUnit file: check the JUnit path %s, and that the command runs in a fresh checkout of each side (%s: %s)",
+				filepath.ToSlash(opt.JUnit), h.Name(), h.Failure)
+		}
 		if pair < opt.Initial {
 			continue
 		}
@@ -384,9 +401,29 @@ func (d *driver) run(ctx context.Context) error {
 			continue
 		}
 		d.rep.Stop = stopReason(res, pair, opt.K)
+		d.noteRedBase()
 		fmt.Fprintf(opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pair, render.Plain(d.rep.Stop))
 		return nil
 	}
+}
+
+// noteRedBase says so when the command failed as a whole in every base
+// run: its test case (RunTest) is then red on base, which the gate
+// attributes to neither side.
+func (d *driver) noteRedBase() {
+	first := ""
+	for _, r := range d.rep.Runs {
+		if r.Side != Base {
+			continue
+		}
+		if r.Failure == "" {
+			return
+		}
+		if first == "" {
+			first = r.Failure
+		}
+	}
+	d.note("the test command failed as a whole in every base run (base run 1: %s): the base is red, so the gate attributes nothing that %s shows to the patch: fix the base, or the command", first, RunTest)
 }
 
 // stopReason says why the driver stopped after pair pairs.

@@ -179,15 +179,17 @@ type want struct {
 }
 
 func TestRun(t *testing.T) {
-	// base fails suite::x on runs 1, 4, 7, …; head fails it on runs 1, 2, 3
-	// and 5: 4 of 5 head runs against 2 of 5 base runs is worth another
-	// pair (P ≤ 0.05 for a rate near 0.4) but far from blocking; with 4 of 6
-	// it is within what the flake does, and passes. A test clean on base with no history that fails once on head is
+	// base fails suite::x on runs 1, 4 and 6; head fails it on runs 1 to
+	// 5: 5 of 5 head runs against 2 of 5 base runs is worth another pair
+	// but far from blocking; with 5 of 6 against 3 of 6 it is within what
+	// the flake does, and passes. (Every run's file holds the run's own
+	// test case too, RunTest, which passes here: one more clean test in the
+	// suite's prior.) A test clean on base with no history that fails once on head is
 	// undecided (a rare pre-existing flake would look the same): the driver
 	// runs more pairs, until it blocks (head fails again on run 6) or
 	// the budget is spent (head never fails again).
-	baseFlaky := []tcase{{"a", ""}, {"x", "[ $((n % 3)) -eq 1 ]"}}
-	headFlaky := []tcase{{"a", ""}, {"x", "[ $n -le 3 ] || [ $n -eq 5 ]"}}
+	baseFlaky := []tcase{{"a", ""}, {"x", "[ $((n % 3)) -eq 1 ] || [ $n -eq 6 ]"}}
+	headFlaky := []tcase{{"a", ""}, {"x", "[ $n -le 5 ]"}}
 	clean := []tcase{{"a", ""}, {"b", ""}}
 
 	tests := []struct {
@@ -201,13 +203,13 @@ func TestRun(t *testing.T) {
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "true"}},
 		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 5 pairs",
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/regression", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/regression", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "clean head passes at the initial pairs",
 		base: clean,
 		head: append(clean, tcase{"c", ""}),
 		want: want{pairs: 5, verdict: gate.VerdictPass, stop: "no test failed on either side in 5 pairs",
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", "suite::c": "pass/new test ok", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", "suite::c": "pass/new test ok", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "initial pairs are capped at k, from a subdirectory",
 		sub:  "nested/dir",
@@ -215,32 +217,32 @@ func TestRun(t *testing.T) {
 		head: clean,
 		opt:  func(o *Options) { o.K = 3 },
 		want: want{pairs: 3, verdict: gate.VerdictPass, stop: "no test failed on either side in 3 pairs",
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "patch-induced flake blocks without extra pairs",
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "[ $((n % 2)) -eq 0 ]"}},
 		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "has a verdict after 5 pairs",
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "pre-existing flake: one more pair, then it passes",
 		base: baseFlaky,
 		head: headFlaky,
 		want: want{pairs: 6, verdict: gate.VerdictPass, stop: "every test failing on either side (1) has a verdict after 6 pairs", looks: 1,
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "pass/pre-existing flake", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "pass/pre-existing flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "one head failure without history: extra pairs until it blocks",
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ] || [ $n -eq 6 ]"}},
 		want: want{pairs: 6, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 6 pairs", looks: 1,
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "one head failure without history: budget spent, undecided",
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ]"}},
 		opt:  func(o *Options) { o.K = 6 },
 		want: want{pairs: 6, verdict: gate.VerdictInconclusive, stop: "the budget of 6 pairs is spent with 1 test(s) still undecided: suite::b", looks: 1,
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "inconclusive/patch-induced flake", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "inconclusive/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "history makes a clean base flaky",
 		base: clean,
@@ -251,7 +253,7 @@ func TestRun(t *testing.T) {
 			}
 		},
 		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "after 5 pairs",
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/flaky base, broken head", envTest: "pass/ok"}},
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/flaky base, broken head", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -361,45 +363,183 @@ func TestRunExitCodes(t *testing.T) {
 	}
 }
 
-func TestRunMissingJUnit(t *testing.T) {
-	// Head run 2 crashes before writing its report. Head run 1's file is
-	// still in the worktree: it must not pass for run 2's.
-	crash := `if [ $n -eq 2 ]; then echo crashing >&2; exit 3; fi`
-	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, crash))
-	opt := r.options(t)
-	rep, err := Run(context.Background(), opt)
-	var re *RunError
-	if !errors.As(err, &re) {
-		t.Fatalf("Run error = %v, want a *RunError", err)
+// TestRunCrashes: a run that crashed leaves evidence the gate reads like
+// any other test result: every run's file holds the run's own test case,
+// RunTest, failing when the command exited non-zero with no failing test
+// in its JUnit file, or left no usable JUnit file, and passing otherwise.
+// The driver goes on to the next run. Before, a run with no JUnit file
+// stopped the matrix with its earlier runs' files left to be gated, and an
+// exit status was not looked at: a head crashing in 3 of 5 runs passed.
+func TestRunCrashes(t *testing.T) {
+	clean := []tcase{{"a", ""}, {"b", ""}}
+	headRuns := func(cond string) string { return "if " + cond + "; then " }
+	// Crashes of the audit's reproductions, on the runs where cond holds.
+	emptySuite := func(cond string) string { // exit 139, an empty report, as pytest and jest write
+		return headRuns(cond) + `mkdir -p out; echo '<testsuite name="s" tests="0" errors="1"/>' > out/junit.xml; exit 139; fi`
 	}
-	if re.Run.Side != Head || re.Run.Index != 2 || re.Run.ExitCode != 3 {
-		t.Errorf("RunError.Run = %+v, want head run 2 with exit status 3", re.Run)
+	noReport := func(cond string) string { // no report at all: the previous run's file must not pass for it
+		return headRuns(cond) + `echo "fatal error: concurrent map writes" >&2; exit 2; fi`
 	}
-	for _, s := range []string{"head run 2", "no JUnit file at out/junit.xml", "status 3"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not say %q", err, s)
-		}
+	truncated := func(cond string) string {
+		return headRuns(cond) + `mkdir -p out; printf '<testsuite name="s">\n<testcase classname="suite" name="a"/>\n' > out/junit.xml; exit 139; fi`
 	}
-	if rep == nil {
-		t.Fatal("no Report with the error")
+	signal := func(cond string) string { return headRuns(cond) + `kill -SEGV $$; fi` }
+	passesButFails := func(cond string) string { // a passing report, then a crash in teardown
+		return headRuns(cond) + `trap 'exit 3' EXIT; fi`
 	}
-	if len(rep.Runs) != 3 || rep.Result.Verdict != "" {
-		t.Errorf("report: %d runs, verdict %q; want the 3 runs before and no verdict", len(rep.Runs), rep.Result.Verdict)
+	tests := []struct {
+		name       string
+		base, head string // the scripts' pre
+		headCases  []tcase
+		opt        func(*Options)
+		verdict    gate.Verdict
+		decisions  map[string]string // test → "decision/bucket head failures/runs"
+		failures   map[string]string // run → a substring of its Failure; the other runs have none
+		note       string            // a substring of the one note
+		wantErr    string
+	}{{
+		name:      "head crashes at start-up in 3 of 5 runs: blocks",
+		head:      emptySuite("[ $n -eq 1 ] || [ $n -eq 3 ] || [ $n -eq 4 ]"),
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "block/patch-induced flake 3/5", "suite::a": "pass/ok 0/2"},
+		failures: map[string]string{
+			"head run 1": "exited with status 139 (128+11: how a shell reports a process killed by signal 11, segmentation fault), but no test failed in its JUnit file (0 test cases)",
+			"head run 3": "status 139", "head run 4": "status 139"},
+	}, {
+		name:      "head writes no report in 3 of 5 runs: blocks, and goes on",
+		head:      noReport("[ $n -ge 2 ] && [ $n -le 4 ]"),
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "block/patch-induced flake 3/5", "suite::a": "pass/ok 0/2"},
+		failures: map[string]string{
+			"head run 2": "exited with status 2 and wrote no JUnit file at out/junit.xml",
+			"head run 3": "no JUnit file", "head run 4": "no JUnit file"},
+	}, {
+		name:      "head cuts its report short in 3 of 5 runs: blocks",
+		head:      truncated("[ $n -le 3 ]"),
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "block/patch-induced flake 3/5", "suite::a": "pass/ok 0/2"},
+		failures: map[string]string{
+			"head run 1": "segmentation fault) and its JUnit file at out/junit.xml is not usable (line 3: unexpected end of file",
+			"head run 2": "not usable", "head run 3": "not usable"},
+	}, {
+		name:      "head is killed by a signal in every run: a regression",
+		head:      signal("true"),
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "block/regression 5/5"},
+		failures: map[string]string{
+			"head run 1": "was killed by signal 11 (segmentation fault) and wrote no JUnit file",
+			"head run 2": "signal 11", "head run 3": "signal 11", "head run 4": "signal 11", "head run 5": "signal 11"},
+	}, {
+		name:      "head exits 3 after passing tests in 3 of 5 runs: blocks",
+		head:      passesButFails("[ $n -ne 2 ] && [ $n -ne 4 ]"),
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "block/patch-induced flake 3/5", "suite::a": "pass/ok 0/5"},
+		failures: map[string]string{
+			"head run 1": "exited with status 3, but no test failed in its JUnit file (3 test cases)",
+			"head run 3": "status 3", "head run 5": "status 3"},
+	}, {
+		name:      "a failing test with exit status 1 is no failure of the run",
+		headCases: []tcase{{"a", ""}, {"b", "true"}},
+		verdict:   gate.VerdictBlock,
+		decisions: map[string]string{RunTest: "pass/ok 0/5", "suite::b": "block/regression 5/5"},
+	}, {
+		// The gate's rule for a test red on base: attribution undefined,
+		// counted neither as pass nor as block, and said in a note.
+		name:      "both sides crash in every run: base red",
+		base:      emptySuite("true"),
+		head:      emptySuite("true"),
+		decisions: map[string]string{RunTest: "invalid/base red: attribution undefined 5/5"},
+		note:      "the test command failed as a whole in every base run (base run 1: the test command exited with status 139",
+		failures: map[string]string{
+			"base run 1": "status 139", "base run 2": "status 139", "base run 3": "status 139", "base run 4": "status 139", "base run 5": "status 139",
+			"head run 1": "status 139", "head run 2": "status 139", "head run 3": "status 139", "head run 4": "status 139", "head run 5": "status 139"},
+	}, {
+		name:    "neither side's first run writes a report: stops, nothing to compare",
+		base:    noReport("true"),
+		head:    noReport("true"),
+		wantErr: "neither side's first run left a usable JUnit file: check the JUnit path out/junit.xml, and that the command runs in a fresh checkout of each side (head run 1: the test command exited with status 2 and wrote no JUnit file",
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			headCases := tc.headCases
+			if headCases == nil {
+				headCases = clean
+			}
+			r := newRepo(t, "", script("base", clean, tc.base), script("head", headCases, tc.head))
+			opt := r.options(t)
+			opt.K = 5
+			var log bytes.Buffer
+			opt.Log = &log
+			rep, err := Run(context.Background(), opt)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Run error = %v, want one containing %q", err, tc.wantErr)
+				}
+				if len(rep.Runs) != 2 {
+					t.Errorf("%d runs, want the first pair", len(rep.Runs))
+				}
+				r.checkClean(t, opt)
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run: %v\nlog:\n%s", err, log.String())
+			}
+			if tc.note == "" && len(rep.Notes) > 0 || tc.note != "" && (len(rep.Notes) != 1 || !strings.Contains(rep.Notes[0], tc.note)) {
+				t.Errorf("notes = %q, want %q", rep.Notes, tc.note)
+			}
+			if rep.Pairs != 5 {
+				t.Errorf("pairs = %d, want 5: the driver goes on after a failed run", rep.Pairs)
+			}
+			if tc.verdict != "" && rep.Result.Verdict != tc.verdict {
+				t.Errorf("verdict = %s, want %s; reasons:\n%s", rep.Result.Verdict, tc.verdict, strings.Join(rep.Result.Reasons, "\n"))
+			}
+			got := map[string]string{}
+			for _, tr := range rep.Result.Tests {
+				if _, ok := tc.decisions[tr.Name]; ok {
+					got[tr.Name] = fmt.Sprintf("%s/%s %d/%d", tr.Decision, tr.Bucket, tr.Head.Failures, tr.Head.Runs)
+				}
+			}
+			if diff := cmp.Diff(tc.decisions, got); diff != "" {
+				t.Errorf("decisions (-want +got):\n%s\nlog:\n%s", diff, log.String())
+			}
+			for _, rec := range rep.Runs {
+				want := tc.failures[rec.Name()]
+				if want == "" && rec.Failure != "" || !strings.Contains(rec.Failure, want) {
+					t.Errorf("%s: failure %q, want %q", rec.Name(), rec.Failure, want)
+				}
+				if want != "" && !strings.Contains(log.String(), rec.Name()+": exit status") {
+					t.Errorf("log does not report %s", rec.Name())
+				}
+				if _, err := os.Stat(rec.JUnit); err != nil {
+					t.Errorf("%s: %v", rec.Name(), err)
+				}
+			}
+			if len(rep.Runs) != 10 {
+				t.Errorf("%d runs recorded, want 10", len(rep.Runs))
+			}
+			r.checkClean(t, opt)
+		})
 	}
-	r.checkClean(t, opt)
 }
 
 func TestRunBadJUnit(t *testing.T) {
+	// Base run 1 writes a broken file and exits 0: the run fails as a
+	// whole, and its file in the results holds the run's test case alone,
+	// not the broken one.
 	garbage := `if [ $n -eq 1 ]; then mkdir -p out; echo '<testsuite><testcase' > out/junit.xml; exit 0; fi`
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, garbage), script("head", []tcase{{"a", ""}}, ""))
 	opt := r.options(t)
-	_, err := Run(context.Background(), opt)
-	var re *RunError
-	if !errors.As(err, &re) || re.Run.Side != Base || re.Run.Index != 1 {
-		t.Fatalf("Run error = %v, want a *RunError for base run 1", err)
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(err.Error(), "base run 1: JUnit file out/junit.xml") {
-		t.Errorf("error %q does not name the run and the file", err)
+	first := rep.Runs[0]
+	if first.Name() != "base run 1" || !strings.Contains(first.Failure, "exited with status 0 and its JUnit file at out/junit.xml is not usable (line ") {
+		t.Errorf("%s: failure %q, want the broken file", first.Name(), first.Failure)
+	}
+	h, err := history.Load(context.Background(), []history.Source{{Name: first.JUnit, Open: func() (io.ReadCloser, error) { return os.Open(first.JUnit) }}}, history.Options{})
+	if err != nil || len(h.Skipped) > 0 || len(h.Tests) != 1 || h.Tests[0].ID != RunTest || h.Totals.Failed != 1 {
+		t.Errorf("%s's file: %v %+v: want the run's failing test case alone", first.Name(), err, h)
 	}
 	r.checkClean(t, opt)
 }

@@ -4,6 +4,7 @@ package matrix
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 )
@@ -23,4 +24,10 @@ func kill(cmd *exec.Cmd) error {
 		return err
 	}
 	return nil
+}
+
+// exitText says how the command ended, for the run's test case: "exited
+// with status 2".
+func exitText(ps *os.ProcessState) string {
+	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }

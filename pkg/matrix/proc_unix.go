@@ -4,6 +4,8 @@ package matrix
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 )
@@ -31,3 +33,19 @@ func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
 // it (SIGKILL).
 func terminate(cmd *exec.Cmd) error { return signalGroup(cmd, syscall.SIGTERM) }
 func kill(cmd *exec.Cmd) error      { return signalGroup(cmd, syscall.SIGKILL) }
+
+// exitText says how the command ended, for the run's test case: "exited
+// with status 2", "was killed by signal 9 (killed)", or, for a status a
+// shell gives a child killed by a signal, "exited with status 139 (128+11:
+// …)".
+func exitText(ps *os.ProcessState) string {
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	}
+	code := ps.ExitCode()
+	s := fmt.Sprintf("exited with status %d", code)
+	if n := code - 128; n > 0 && n <= 64 {
+		s += fmt.Sprintf(" (128+%d: how a shell reports a process killed by signal %d, %v)", n, n, syscall.Signal(n))
+	}
+	return s
+}
