@@ -8,12 +8,11 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
-	"github.com/flakegate/flakegate/pkg/score"
 )
 
 // Outage is a base or head run of the experiment left out as an
 // infrastructure failure: more than Threshold of its tests failed, the rule
-// the report and the base-branch history use (score.Options.IsInfraRun). A
+// the report and the base-branch history use (model.InfraRule). A
 // whole-run failure says nothing about any one test, and it breaks the
 // independence between tests that the PR-level bound rests on.
 type Outage struct {
@@ -34,9 +33,9 @@ func (o Outage) String() string {
 	return fmt.Sprintf("%s run %d of %d%s failed %d of %d tests", o.Side, o.Run, o.Runs, id, o.Failed, o.Tests)
 }
 
-// Join is JoinInfra with score.Defaults' rule for infrastructure runs.
+// Join is JoinInfra with the default rule for infrastructure runs.
 func Join(base, head, hist *history.History) []TestInput {
-	return JoinInfra(base, head, hist, score.Defaults())
+	return JoinInfra(base, head, hist, model.DefaultInfra)
 }
 
 // JoinInfra turns the three sides of a gate experiment into the gate's
@@ -67,7 +66,7 @@ func Join(base, head, hist *history.History) []TestInput {
 // Run order is the history's order (History.Runs: time, then numeric run
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
-func JoinInfra(base, head, hist *history.History, infra score.Options) []TestInput {
+func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
 	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	all := append(append([]Outage{}, baseOut...), headOut...)
 	all = all[:len(all):len(all)]
@@ -171,15 +170,15 @@ func JoinInfra(base, head, hist *history.History, infra score.Options) []TestInp
 
 // outages lists the runs of one side that infra calls infrastructure
 // failures.
-func outages(side string, h *history.History, infra score.Options) []Outage {
-	if h == nil || infra.InfraMinTests <= 0 {
+func outages(side string, h *history.History, infra model.InfraRule) []Outage {
+	if h == nil || infra.MinTests <= 0 {
 		return nil
 	}
 	var out []Outage
 	for i, r := range h.Runs {
-		if infra.IsInfraRun(r.Tests, r.Failed) {
+		if infra.Is(r.Tests, r.Failed) {
 			out = append(out, Outage{Side: side, Run: i + 1, Runs: len(h.Runs), ID: cmp.Or(r.RunID, r.Source),
-				Tests: r.Tests, Failed: r.Failed, Threshold: infra.InfraThreshold})
+				Tests: r.Tests, Failed: r.Failed, Threshold: infra.Threshold})
 		}
 	}
 	return out

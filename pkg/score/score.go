@@ -63,7 +63,7 @@ type Options struct {
 
 // Defaults returns the seed's defaults and flakegate's.
 func Defaults() Options {
-	return Options{Threshold: 0.1, MinCommits: 5, InfraThreshold: 0.5, InfraMinTests: 5, MaxEpisode: 3, Source: "local"}
+	return Options{Threshold: 0.1, MinCommits: 5, InfraThreshold: model.DefaultInfra.Threshold, InfraMinTests: model.DefaultInfra.MinTests, MaxEpisode: 3, Source: "local"}
 }
 
 // Validate checks the options with the seed's messages.
@@ -272,8 +272,11 @@ func (r *Report) where(keep func(*Test) bool) []Test {
 // IsInfraRun reports whether a run with this many tests and failed tests
 // is an infrastructure failure: at least InfraMinTests tests, more than
 // InfraThreshold of them failed. Such a run says nothing about any test.
-func (o Options) IsInfraRun(tests, failed int) bool {
-	return tests >= o.InfraMinTests && float64(failed) > o.InfraThreshold*float64(tests)
+func (o Options) IsInfraRun(tests, failed int) bool { return o.InfraRule().Is(tests, failed) }
+
+// InfraRule is the options' rule for infrastructure runs.
+func (o Options) InfraRule() model.InfraRule {
+	return model.InfraRule{Threshold: o.InfraThreshold, MinTests: o.InfraMinTests}
 }
 
 // Score scores every test of h.
