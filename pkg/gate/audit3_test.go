@@ -316,3 +316,34 @@ func TestRedBaseOfAFlake(t *testing.T) {
 		})
 	}
 }
+
+// TestNewSkipOnHead: a test that passed on base and was skipped in every
+// head run is a new skip, not a removal: it blocks, and a Test-Changes
+// declaration, which would let a declared removal pass, does not waive it,
+// as it does not waive a new skip marker. A test absent from head is still
+// a removal the declaration covers.
+func TestNewSkipOnHead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		skipped   int
+		want      Decision
+		wantWords string
+	}{
+		{"skipped in every head run", 5, Block, "newly skipped"},
+		{"gone from head", 0, Pass, "removed: no results on head"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{PRBody: "Tidy up.\n\nTest-Changes: tidy up fixtures\n", Tests: []TestInput{
+				{Name: "pkg::t", Base: Tally{5, 0}, HeadSkipped: tc.skipped},
+				{Name: "pkg::other", Base: Tally{5, 0}, Head: []bool{true, true, true, true, true}},
+			}}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Tests[1]; got.Name != "pkg::t" || got.Decision != tc.want || !strings.Contains(got.Reason, tc.wantWords) {
+				t.Errorf("%s: %s, %q; want %s with %q", got.Name, got.Decision, got.Reason, tc.want, tc.wantWords)
+			}
+		})
+	}
+}

@@ -243,6 +243,10 @@ type TestInput struct {
 	// identity there (a random parameter in its name), so its absence on
 	// head is no evidence that it was removed.
 	BaseMissing int
+	// HeadSkipped counts the head runs, not left out, in which the test
+	// was collected and skipped: a test with no result on head that head
+	// skipped was not deleted, it was skipped.
+	HeadSkipped int
 }
 
 // leftOut counts the test's runs of one side left out as outages.
@@ -678,6 +682,11 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 		case base == Broken:
 			return say(Block, "removed: red on base (%d of %d runs failed) and gone from head; a test red on base must still exist on head",
 				ti.Base.Failures+ti.History.Failures, ti.Base.Runs+ti.History.Runs)
+		case ti.HeadSkipped > 0:
+			// A new skip, seen in the results rather than in the diff:
+			// as for a new skip marker, a declaration does not waive it.
+			return say(Block, "newly skipped: ran in %d base runs and was skipped in every head run it was collected in (%d); a new skip hides the test whatever it does, and a Test-Changes declaration does not waive it",
+				ti.Base.Runs, ti.HeadSkipped)
 		case declared:
 			return say(Pass, "removed: no results on head (deleted, or skipped at collection), declared by %s", declaredBy)
 		default:

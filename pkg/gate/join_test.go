@@ -61,12 +61,13 @@ func TestJoin(t *testing.T) {
 	sigA := head.Tests[0].Sigs[0].Hash
 	sigB := head.Tests[1].Sigs[0].Hash
 	want := []TestInput{{
-		Name:       "c::a",
-		File:       "a_test.py",
-		Base:       Tally{Runs: 2, Failures: 1}, // the skip is no evidence
-		Head:       []bool{true, false, true, true, true, true, true, true, false},
-		History:    Tally{Runs: 3, Failures: 1},
-		Signatures: []string{sigA},
+		Name:        "c::a",
+		File:        "a_test.py",
+		Base:        Tally{Runs: 2, Failures: 1}, // the skip is no evidence
+		Head:        []bool{true, false, true, true, true, true, true, true, false},
+		History:     Tally{Runs: 3, Failures: 1},
+		Signatures:  []string{sigA},
+		HeadSkipped: 1, // head run 3
 	}, {
 		Name:        "c::b",
 		Base:        Tally{Runs: 3},
