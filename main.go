@@ -13,10 +13,12 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	// The first signal cancels the work, which then stops at its next
-	// check; a second one ends the process at once, as the runner's
-	// cancel (SIGINT, then SIGTERM) expects.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// The first signal (a hang-up too: a closed terminal, a dropped ssh
+	// session) cancels the work, which then stops at its next check and
+	// cleans up (matrix's worktrees and test processes); a second one ends
+	// the process at once, as the runner's cancel (SIGINT, then SIGTERM)
+	// expects.
 	go func() { <-ctx.Done(); stop() }()
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
 		Action: func(ctx context.Context) int {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/model"
@@ -17,6 +18,11 @@ import (
 // carries git's standard error, which names what went wrong.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	// Inside a git hook (pre-commit, say), git sets GIT_INDEX_FILE to a path
+	// relative to the hook's directory: taken from the worktrees the driver
+	// makes, it names no index, and `git worktree add` fails. The driver's
+	// own git works on the repository's default index.
+	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_INDEX_FILE=") })
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -713,3 +713,21 @@ func junitSource(name, class, test string, failed bool) history.Source {
 	doc := fmt.Sprintf(`<testsuite name="s">%s</testsuite>`, body)
 	return history.Source{Name: name, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil }}
 }
+
+// TestRunInAGitHook: git runs a pre-commit hook with GIT_INDEX_FILE set to
+// a path relative to the repository's top (.git/index). The driver's own
+// git calls (worktree add) must not take it, or they fail with "index file
+// open failed: Not a directory".
+func TestRunInAGitHook(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	t.Setenv("GIT_INDEX_FILE", ".git/index")
+	opt := r.options(t)
+	opt.K = 1
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatalf("matrix in a hook: %v", err)
+	}
+	if rep.Result.Verdict != gate.VerdictPass {
+		t.Errorf("verdict %s, want pass", rep.Result.Verdict)
+	}
+}

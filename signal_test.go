@@ -1,0 +1,71 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHangUpCleansUp: a closed terminal or a dropped ssh session sends
+// SIGHUP. flakegate matrix treats it as a cancel, as it does SIGINT and
+// SIGTERM: the running test command (its own process group) is killed and
+// the worktrees are removed, where the default action killed flakegate alone
+// and left both behind.
+func TestHangUpCleansUp(t *testing.T) {
+	dir := t.TempDir()
+	repo, work := filepath.Join(dir, "repo"), filepath.Join(dir, "work")
+	os.MkdirAll(repo, 0o755)
+	os.MkdirAll(work, 0o755)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q")
+	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a"), 0o644)
+	git("add", "-A")
+	git("commit", "-q", "-m", "a")
+	sha := git("rev-parse", "HEAD")
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(os.Args[0], "matrix", "--base", sha, "--head", sha, "-k", "1", "--junit", "junit.xml", "--results", filepath.Join(dir, "results"),
+		"--", "sh", "-c", "echo $$ > "+pidFile+"; sleep 30")
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "FLAKEGATE_TEST_RUN_MAIN=1", "TMPDIR="+work)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for i := 0; i < 200 && pid == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if pid == 0 {
+		cmd.Process.Kill()
+		t.Fatal("the test command did not start")
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	err := cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Errorf("flakegate was killed by %v: the hang-up was not handled (%v)", ws.Signal(), err)
+	}
+	alive := syscall.Kill(pid, 0) == nil
+	if alive {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		t.Errorf("the test command %d still runs after the hang-up", pid)
+	}
+	if list := git("worktree", "list"); strings.Count(list, "\n") > 0 {
+		t.Errorf("worktrees left behind:\n%s", list)
+	}
+}
