@@ -39,7 +39,13 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	}
 	defer os.RemoveAll(tmp)
 
-	cmd := exec.CommandContext(ctx, opt.Command[0], opt.Command[1:]...)
+	runCtx := ctx
+	if opt.RunTimeout > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, opt.RunTimeout)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(runCtx, opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = dir
 	cmd.Env = runEnv(opt.Env, dir, tmp)
 	cmd.Stdin = nil // /dev/null: a run never waits on a terminal
@@ -70,7 +76,14 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	}
 
 	rec.JUnit = filepath.Join(d.rep.ResultsDir, fmt.Sprintf("%s-%0*d.xml", side, d.width, index))
-	doc, err := d.evidence(ctx, &rec, junit, exitText(cmd.ProcessState))
+	exit := exitText(cmd.ProcessState)
+	if runCtx.Err() != nil {
+		exit = fmt.Sprintf("did not finish within the run timeout (%s) and was killed", opt.RunTimeout)
+		if rec.ExitCode == 0 {
+			rec.ExitCode = -1 // a run cut short did not succeed, whatever its status
+		}
+	}
+	doc, err := d.evidence(ctx, &rec, junit, exit)
 	if err != nil {
 		return rec, &RunError{Run: rec, Err: err}
 	}

@@ -124,6 +124,12 @@ type Options struct {
 	WorkDir string
 	// Grace defaults to DefaultGrace.
 	Grace time.Duration
+	// RunTimeout bounds one run of the command; 0 means none. A run past
+	// it is killed (its process group, as on cancel) and counted as a
+	// failed run: its test case (RunTest) fails, saying so, and the
+	// matrix goes on. A patch that makes the suite hang is then a failure
+	// the gate reads, not a job that runs until CI kills it.
+	RunTimeout time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }

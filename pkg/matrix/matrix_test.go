@@ -731,3 +731,31 @@ func TestRunInAGitHook(t *testing.T) {
 		t.Errorf("verdict %s, want pass", rep.Result.Verdict)
 	}
 }
+
+// TestRunTimeout: a patch that makes the suite hang in head runs 2 and 3.
+// With a run timeout each hung run is killed and counted as a failed run
+// (its test case fails, naming the timeout), the matrix goes on, and the
+// gate blocks, where the matrix once waited until CI killed the job.
+func TestRunTimeout(t *testing.T) {
+	hang := `if [ $n -ge 2 ] && [ $n -le 3 ]; then sleep 30; fi`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, hang))
+	opt := r.options(t)
+	opt.K, opt.Initial, opt.RunTimeout = 5, 5, 500*time.Millisecond
+	start := time.Now()
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("Run took %v: the hung runs were not cut at the timeout", el)
+	}
+	var cut []string
+	for _, rr := range rep.Runs {
+		if strings.Contains(rr.Failure, "did not finish within the run timeout (500ms)") {
+			cut = append(cut, rr.Name())
+		}
+	}
+	if len(cut) != 2 || rep.Result.Verdict != gate.VerdictBlock {
+		t.Errorf("runs cut %v, verdict %s; want head runs 2 and 3 cut and a block", cut, rep.Result.Verdict)
+	}
+}
