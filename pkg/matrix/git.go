@@ -72,6 +72,24 @@ func (c checkout) dirty(ctx context.Context) bool {
 	return err == nil && out != ""
 }
 
+// untracked counts the files of the working tree that git does not track
+// and does not ignore: a worktree holds committed files only, so they are
+// not tested.
+func (c checkout) untracked(ctx context.Context) int {
+	out, err := git(ctx, c.top, "ls-files", "--others", "--exclude-standard")
+	if err != nil || out == "" {
+		return 0
+	}
+	return strings.Count(out, "\n") + 1
+}
+
+// submodules reports whether sha declares submodules (.gitmodules): a
+// worktree's are not initialised, so their tests are not run.
+func (c checkout) submodules(ctx context.Context, sha string) bool {
+	_, err := git(ctx, c.top, "cat-file", "-e", sha+":.gitmodules")
+	return err == nil
+}
+
 // addWorktree checks sha out, detached, into the new directory dir.
 func (c checkout) addWorktree(ctx context.Context, dir, sha string) error {
 	if _, err := git(ctx, c.top, "worktree", "add", "--detach", "--quiet", dir, sha); err != nil {

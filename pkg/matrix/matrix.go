@@ -347,6 +347,15 @@ func (d *driver) run(ctx context.Context) error {
 	if d.repo.dirty(ctx) {
 		d.note("the working tree %s has uncommitted changes; they are not tested: base and head are checked out as committed", d.repo.top)
 	}
+	if n := d.repo.untracked(ctx); n > 0 {
+		d.note("the working tree %s has %d untracked file(s); they are not tested: the worktrees hold committed files only", d.repo.top, n)
+	}
+	for _, side := range []Side{Base, Head} {
+		if d.repo.submodules(ctx, d.shas[side]) {
+			d.note("%s declares submodules (.gitmodules); they are not initialised in the worktrees, so tests in them do not run", side)
+			break
+		}
+	}
 	if len(opt.History) > 0 {
 		if d.hist, err = history.Load(ctx, opt.History, history.Options{}); err != nil {
 			return fmt.Errorf("history: %w", err)

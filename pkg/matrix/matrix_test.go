@@ -759,3 +759,26 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("runs cut %v, verdict %s; want head runs 2 and 3 cut and a block", cut, rep.Result.Verdict)
 	}
 }
+
+// TestRunSaysWhatIsNotTested: untracked files and submodules do not reach
+// the worktrees, so what they hold is not tested; the report says so.
+func TestRunSaysWhatIsNotTested(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	os.WriteFile(filepath.Join(r.dir, "new_test.py"), []byte("def test_x(): pass\n"), 0o644)
+	os.WriteFile(filepath.Join(r.dir, ".gitmodules"), []byte("[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n"), 0o644)
+	gitT(t, r.dir, "add", ".gitmodules")
+	gitT(t, r.dir, "commit", "-q", "-m", "submodules")
+	r.head = gitT(t, r.dir, "rev-parse", "HEAD")
+	opt := r.options(t)
+	opt.K = 1
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := strings.Join(rep.Notes, "\n")
+	for _, want := range []string{"has 1 untracked file(s); they are not tested", "head declares submodules (.gitmodules); they are not initialised"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes %q lack %q", rep.Notes, want)
+		}
+	}
+}
