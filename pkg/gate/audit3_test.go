@@ -347,3 +347,31 @@ func TestNewSkipOnHead(t *testing.T) {
 		})
 	}
 }
+
+// TestPassReasonsSayWhatHappened: a test that passes need not be
+// "consistent" with its rate, nor "exemption eligible" when its recorded
+// SPRT says regression.
+func TestPassReasonsSayWhatHappened(t *testing.T) {
+	ffff := []bool{false, false, false, false, false}
+	// Retried-flaky on base (2 of 5 runs failed, then passed), red in
+	// every head run: the SPRT says REGRESSION, which no ledger exempts.
+	res, err := Evaluate(Input{Tests: []TestInput{
+		{Name: "pkg::t", Base: Tally{5, 2}, BaseRetried: 2, History: Tally{150, 60}, Head: ffff},
+	}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Tests[0]; r.Decision == Pass && (strings.Contains(r.Reason, "exemption eligible") || !strings.Contains(r.Reason, "SPRT says REGRESSION")) {
+		t.Errorf("reason %q: a pass whose SPRT says REGRESSION must say no ledger entry can exempt it", r.Reason)
+	}
+	// Unusual for the test, short of a PR-level bound of 1e-9.
+	res, err = Evaluate(Input{Tests: []TestInput{
+		{Name: "pkg::u", Base: Tally{5, 0}, History: Tally{150, 1}, Head: []bool{false, true, false, true, true}},
+	}}, Options{AlphaPR: 1e-9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Tests[0]; r.Decision == Pass && strings.Contains(r.Reason, "consistent with") {
+		t.Errorf("reason %q: failures unusual for the test read as consistent with its rate", r.Reason)
+	}
+}

@@ -770,10 +770,15 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 		return say(Inconclusive, "undecided with the budget of %d head runs spent: %s", opt.MaxRuns, stat)
 	case tooFlaky:
 		return say(Pass, "consistent with %s: %s; too flaky to gate: no number of failures within %d head runs could block it, fix the test", rate, stat, opt.MaxRuns)
+	case base == Flaky && tr.SPRT != nil && tr.SPRT.Decision == sprt.Regression:
+		// The bucket is a pre-existing flake's, but its recorded SPRT
+		// says regression: a ledger entry, which needs FLAKE, cannot
+		// exempt it, and "exemption eligible" would say it can.
+		return say(Pass, "pre-existing flake by its base runs, not blocked: %s; its recorded SPRT says REGRESSION, so no ledger entry can exempt it%s", stat, decide)
 	case base == Flaky:
-		return say(Pass, "pre-existing flake: %s; consistent with its base rate given how many tests failed, exemption eligible%s", stat, decide)
+		return say(Pass, "pre-existing flake: %s; %s given how many tests failed, exemption eligible%s", stat, notBlocked(worth, "its base rate"), decide)
 	default:
-		return say(Pass, "consistent with %s given how many tests failed: %s%s", rate, stat, decide)
+		return say(Pass, "%s given how many tests failed: %s%s", notBlocked(worth, rate), stat, decide)
 	}
 }
 
@@ -857,6 +862,16 @@ func effectiveBase(base Tally, c Class, history Tally) (Class, string) {
 		return hc, fmt.Sprintf("base class from history: not run in the base repetitions, %s in %d history runs", hc, history.Runs)
 	}
 	return c, ""
+}
+
+// notBlocked says how a test's head failures stand against rate when they
+// do not block: unusual for the test alone (its tail at most alpha), yet
+// short of the PR-level bound, or consistent with it.
+func notBlocked(unusual bool, rate string) string {
+	if unusual {
+		return "unusual for " + rate + ", yet short of blocking"
+	}
+	return "consistent with " + rate
 }
 
 // plausibleAllRed is the smallest chance, at a test's history rate, of
