@@ -339,15 +339,8 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 			log.Warningf("%s", w)
 		}
 	}
-	if ev.History, ev.LastReport, err = o.baseHistory(ctx, log); err != nil {
-		return ev, err
-	}
-	var notes []string
-	ev.History, notes = GateHistory(ev.History, ev.Base, ev.Head, o.Infra)
-	for _, n := range notes {
-		log.Infof("base-branch %s", n)
-	}
-	return ev, nil
+	ev.History, ev.LastReport, err = o.baseHistory(ctx, ev.Base, ev.Head, log)
+	return ev, err
 }
 
 // side reads one side's evidence: the local globs, or else the JUnit
@@ -369,7 +362,7 @@ func (o GateOptions) side(ctx context.Context, input string, globs []string, sha
 	return h, nil
 }
 
-func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.History, *score.Report, error) {
+func (o GateOptions) baseHistory(ctx context.Context, base, head *history.History, log Logger) (*history.History, *score.Report, error) {
 	branch := o.Branch
 	// Runs of the PR's head commit are the patch's, not the base's. When
 	// the base side was read from the artifacts of the base commit's runs,
@@ -434,6 +427,12 @@ func (o GateOptions) baseHistory(ctx context.Context, log Logger) (*history.Hist
 	}
 	if carried != nil {
 		parts = append(parts, fmt.Sprintf("%d carried in the report of run %d", len(combined.Runs)-read, prev.RunID))
+	}
+	// What the gate may not read as a baseline goes, said, before the
+	// count is given.
+	combined, notes := GateHistory(combined, base, head, o.Infra)
+	for _, n := range notes {
+		log.Infof("base-branch %s", n)
 	}
 	log.Infof("base-branch history for p0: %d runs (%s)", len(combined.Runs), strings.Join(parts, "; "))
 	return combined, prev.Report, nil
