@@ -10,16 +10,27 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/action"
 	"github.com/flakegate/flakegate/pkg/cli"
+	"github.com/flakegate/flakegate/pkg/matrix"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	signals := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+	ctx, stop := signal.NotifyContext(context.Background(), signals...)
 	// The first signal (a hang-up too: a closed terminal, a dropped ssh
 	// session) cancels the work, which then stops at its next check and
 	// cleans up (matrix's worktrees and test processes); a second one ends
 	// the process at once, as the runner's cancel (SIGINT, then SIGTERM)
-	// expects.
-	go func() { <-ctx.Done(); stop() }()
+	// expects, killing the test commands matrix runs in sessions of their
+	// own, which the signal does not reach.
+	go func() {
+		<-ctx.Done()
+		second := make(chan os.Signal, 1)
+		signal.Notify(second, signals...)
+		stop()
+		<-second
+		matrix.KillRunning()
+		os.Exit(130)
+	}()
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
 		Action: func(ctx context.Context) int {
 			return action.Run(ctx, action.Env{Getenv: os.Getenv, Stdout: os.Stdout})

@@ -69,3 +69,71 @@ func TestHangUpCleansUp(t *testing.T) {
 		t.Errorf("worktrees left behind:\n%s", list)
 	}
 }
+
+// startMatrix starts this binary's `flakegate matrix` in a fresh repository
+// with script as the test command, and waits for the command to write its
+// pid.
+func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (*exec.Cmd, int) {
+	t.Helper()
+	dir := t.TempDir()
+	repo, work := filepath.Join(dir, "repo"), filepath.Join(dir, "work")
+	os.MkdirAll(repo, 0o755)
+	os.MkdirAll(work, 0o755)
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "a"}} {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	pidFile := filepath.Join(dir, "pid")
+	cmd := exec.Command(os.Args[0], "matrix", "--base", "HEAD", "-k", "1", "--junit", "junit.xml", "--results", filepath.Join(dir, "results"),
+		"--", "sh", "-c", "echo $$ > "+pidFile+"; "+script)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "FLAKEGATE_TEST_RUN_MAIN=1", "TMPDIR="+work)
+	if setup != nil {
+		setup(cmd)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	var pid int
+	for i := 0; i < 200 && pid == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	if pid == 0 {
+		t.Fatal("the test command did not start")
+	}
+	return cmd, pid
+}
+
+// TestSecondSignalKillsTheTests: a second Ctrl-C ends flakegate at once,
+// before the test command's grace period is over. The test command runs in
+// a session of its own, which the terminal's signal does not reach; it was
+// left running, writing to the terminal after flakegate had gone.
+func TestSecondSignalKillsTheTests(t *testing.T) {
+	cmd, pid := startMatrix(t, "trap '' TERM INT; sleep 60", nil)
+	cmd.Process.Signal(os.Interrupt)
+	time.Sleep(300 * time.Millisecond)
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("flakegate still runs 5 s after the second interrupt")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 {
+		t.Errorf("exit code %d, want 130", code)
+	}
+	for i := 0; i < 40 && syscall.Kill(pid, 0) == nil; i++ {
+		time.Sleep(50 * time.Millisecond) // the kernel reaps it: init is its parent now
+	}
+	if syscall.Kill(pid, 0) == nil {
+		syscall.Kill(-pid, syscall.SIGKILL)
+		t.Errorf("the test command %d still runs after flakegate ended", pid)
+	}
+}

@@ -63,6 +63,7 @@ func TestMatrixCLI(t *testing.T) {
 		{[]string{"--base", "nosuchrev", "--junit", "out/junit.xml"}, `base revision "nosuchrev": not a commit`},
 		{[]string{"--base", "base", "--junit", "/etc/passwd"}, `junit path "/etc/passwd": must be relative`},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", results}, "not empty: give an empty or new directory"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", filepath.Join(repo, "run.sh")}, "is a file: give an empty or new directory"},
 	} {
 		args := append(append([]string{"matrix"}, tc.args...), "--", "sh", "run.sh")
 		if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) || strings.Contains(r.stderr, "bad usage") {
@@ -239,7 +240,7 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 	if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") {
 		t.Fatalf("matrix: exit %d, want 1 and a block\n%s%s", m.code, m.stdout, m.stderr)
 	}
-	if !strings.Contains(m.stderr, "head run 4: exit status -1") || !strings.Contains(m.stderr, "was killed by signal 11") {
+	if !strings.Contains(m.stderr, "head run 4: the command was killed by signal 11 (segmentation fault) after") || strings.Contains(m.stderr, "-1") {
 		t.Errorf("the log does not report head run 4's signal:\n%s", m.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(results, "*"))

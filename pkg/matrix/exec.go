@@ -56,11 +56,16 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 
 	fmt.Fprintf(opt.Log, "flakegate matrix: %s (%s) in %s: %s\n", rec.Name(), model.ShortSHA(d.shas[side]), dir, strings.Join(opt.Command, " "))
 	rec.Start = opt.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		done := track(cmd.Process.Pid)
+		err = cmd.Wait()
+		// Whatever the command left running goes with it: the next run
+		// starts from a clean process table.
+		_ = kill(cmd)
+		done()
+	}
 	rec.Duration = opt.Now().Sub(rec.Start)
-	// Whatever the command left running goes with it: the next run starts
-	// from a clean process table.
-	_ = kill(cmd)
 	if ctx.Err() != nil {
 		return rec, &RunError{Run: rec, Err: ctx.Err()}
 	}
@@ -104,8 +109,11 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	if rec.Failure != "" {
 		what = fmt.Sprintf("%d test case(s), %d failed; %s failed: %s", cases, failed-1, RunTest, rec.Failure)
 	}
-	fmt.Fprintf(opt.Log, "flakegate matrix: %s: exit status %d after %s; %s\n",
-		rec.Name(), rec.ExitCode, rec.Duration.Round(time.Millisecond), render.Plain(what))
+	// exit says how the command ended ("exited with status 1", "was
+	// killed by signal 11 (segmentation fault)"), where the code alone
+	// reads -1 for a signal.
+	fmt.Fprintf(opt.Log, "flakegate matrix: %s: the command %s after %s; %s\n",
+		rec.Name(), exit, rec.Duration.Round(time.Millisecond), render.Plain(what))
 	return rec, nil
 }
 

@@ -490,6 +490,9 @@ func (d *driver) makeResultsDir() error {
 				return fmt.Errorf("results directory: %w", err)
 			}
 		case err != nil:
+			if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
+				return fmt.Errorf("%w: results directory %s: is a file: give an empty or new directory", ErrUsage, dir)
+			}
 			return fmt.Errorf("results directory: %w", err)
 		case len(entries) > 0:
 			return fmt.Errorf("%w: results directory %s: not empty: give an empty or new directory, so that no earlier run's file is read as this experiment's", ErrUsage, dir)

@@ -507,7 +507,7 @@ func TestRunCrashes(t *testing.T) {
 				if want == "" && rec.Failure != "" || !strings.Contains(rec.Failure, want) {
 					t.Errorf("%s: failure %q, want %q", rec.Name(), rec.Failure, want)
 				}
-				if want != "" && !strings.Contains(log.String(), rec.Name()+": exit status") {
+				if want != "" && !strings.Contains(log.String(), rec.Name()+": the command ") {
 					t.Errorf("log does not report %s", rec.Name())
 				}
 				if _, err := os.Stat(rec.JUnit); err != nil {

@@ -31,3 +31,10 @@ func kill(cmd *exec.Cmd) error {
 func exitText(ps *os.ProcessState) string {
 	return fmt.Sprintf("exited with status %d", ps.ExitCode())
 }
+
+// killGroup ends process pid at once.
+func killGroup(pid int) {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+}

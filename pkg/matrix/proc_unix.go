@@ -10,11 +10,19 @@ import (
 	"syscall"
 )
 
-// ownGroup starts the command in a process group of its own, so that the
-// whole tree it spawns can be signalled at once.
+// ownGroup starts the command in a session of its own, and so in a
+// process group of its own, so that the whole tree it spawns can be
+// signalled at once. A session, not only a group: a group that is not the
+// terminal's foreground one is stopped (SIGTTIN, SIGTTOU) when a test reads
+// from /dev/tty or sets the terminal's modes, and the run froze; in a
+// session with no controlling terminal such a test gets an error instead,
+// and the run ends. Output still goes to flakegate's stdout and stderr.
 func ownGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 }
+
+// killGroup ends process group pid at once (SIGKILL).
+func killGroup(pid int) { _ = syscall.Kill(-pid, syscall.SIGKILL) }
 
 // signalGroup sends sig to the command's process group. A group with no
 // process left is not an error.
