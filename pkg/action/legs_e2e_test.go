@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestMatrixLegsReport: ci.yml runs the suite on a matrix and uploads an
@@ -109,6 +110,96 @@ func TestMatrixLegsReport(t *testing.T) {
 	}
 	if out := r.outputs(); out["flaky-count"] != "2" {
 		t.Errorf("flaky-count = %q, want 2 (test_race on each leg)", out["flaky-count"])
+	}
+}
+
+// TestBazelAttemptsReport: Bazel with --flaky_test_attempts keeps each
+// failed attempt of a test target beside the last attempt's test.xml, as
+// test_attempts/attempt_N.xml, and the workflow uploads bazel-testlogs
+// whole, per matrix leg. A test failing in attempt 1 and passing in
+// test.xml on 3 of 12 commits is flaky: a retry within the run. Before,
+// the attempts directory was a leg of its own: every test became two,
+// the attempt's copy failing whenever seen, and nothing was flaky. Shards
+// (shard_N_of_M) hold different tests and stay one leg each.
+func TestBazelAttemptsReport(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	doc := func(class string, names []string, failing string) []byte {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<?xml version="1.0" encoding="UTF-8"?><testsuites><testsuite name="%s" tests="%d">`, class, len(names))
+		for _, n := range names {
+			if n == failing {
+				fmt.Fprintf(&b, `<testcase name="%s" classname="%s" time="0.1"><failure message="timed out">at %s</failure></testcase>`, n, class, n)
+			} else {
+				fmt.Fprintf(&b, `<testcase name="%s" classname="%s" time="0.1"/>`, n, class)
+			}
+		}
+		b.WriteString(`</testsuite></testsuites>`)
+		return []byte(b.String())
+	}
+	const runs = 12
+	for i := range runs {
+		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xbaa0+i), CreatedAt: now.Add(-time.Duration(runs-i) * 6 * time.Hour)})
+		for _, leg := range []string{"linux", "macos"} {
+			files := map[string][]byte{
+				"server/api_test/test.xml":             doc("server.ApiTest", []string{"testGet", "testPut", "testRetry"}, ""),
+				"server/db_test/shard_1_of_2/test.xml": doc("server.DbTest", []string{"testOpen", "testClose"}, ""),
+				"server/db_test/shard_2_of_2/test.xml": doc("server.DbTest", []string{"testMigrate", "testLock"}, ""),
+				"server/db_test/shard_2_of_2/test.log": []byte("log"),
+			}
+			if leg == "linux" && i%4 == 1 {
+				files["server/api_test/test_attempts/attempt_1.xml"] = doc("server.ApiTest", []string{"testGet", "testPut", "testRetry"}, "testRetry")
+				files["server/api_test/test_attempts/attempt_1.log"] = []byte("log")
+			}
+			if leg == "macos" && i%4 == 2 {
+				// Two failed attempts before the pass, in a shard.
+				files["server/db_test/shard_2_of_2/test_attempts/attempt_1.xml"] = doc("server.DbTest", []string{"testMigrate", "testLock"}, "testLock")
+				files["server/db_test/shard_2_of_2/test_attempts/attempt_2.xml"] = doc("server.DbTest", []string{"testMigrate", "testLock"}, "testLock")
+			}
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "bazel-testlogs-" + leg, Files: files})
+		}
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	var rep struct {
+		Runs  int `json:"runs"`
+		Tests []struct {
+			Name         string `json:"name"`
+			IsFlaky      bool   `json:"is_flaky"`
+			Commits      int    `json:"commits"`
+			FlakyCommits int    `json:"flaky_commits"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(uploadedReport(t, s)["report.json"], &rep); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, x := range rep.Tests {
+		got[x.Name] = fmt.Sprintf("flaky %v, %d of %d commits", x.IsFlaky, x.FlakyCommits, x.Commits)
+	}
+	want := map[string]string{}
+	for _, leg := range []string{"linux", "macos"} {
+		for _, n := range []string{"server.ApiTest::testGet", "server.ApiTest::testPut", "server.ApiTest::testRetry", "server.DbTest::testOpen", "server.DbTest::testClose", "server.DbTest::testMigrate", "server.DbTest::testLock"} {
+			want[n+" [bazel-testlogs-"+leg+"]"] = "flaky false, 0 of 12 commits"
+		}
+	}
+	// Shard 1's legs never differ: one report uploaded twice, as far as
+	// anyone can tell (see splitLegs), so its tests are not split.
+	for _, n := range []string{"server.DbTest::testOpen", "server.DbTest::testClose"} {
+		delete(want, n+" [bazel-testlogs-linux]")
+		delete(want, n+" [bazel-testlogs-macos]")
+		want[n] = "flaky false, 0 of 12 commits"
+	}
+	want["server.ApiTest::testRetry [bazel-testlogs-linux]"] = "flaky true, 3 of 12 commits"
+	want["server.DbTest::testLock [bazel-testlogs-macos]"] = "flaky true, 3 of 12 commits"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tests (-want +got):\n%s", diff)
+	}
+	if rep.Runs != runs {
+		t.Errorf("report: %d runs, want %d", rep.Runs, runs)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -116,7 +117,11 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 			missing = append(missing, history.Skipped{Path: f, Error: d.out})
 			continue
 		}
-		srcs = append(srcs, history.Source{Name: f, Leg: d.leg, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
+		leg := d.leg
+		if p := filepath.ToSlash(f); legPath(p) != p {
+			leg = labelName(path.Dir(legPath(p)))
+		}
+		srcs = append(srcs, history.Source{Name: f, Leg: leg, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
 	return srcs, missing, nil
 }

@@ -117,3 +117,44 @@ func TestNothingInSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// TestBazelAttemptLegs: Bazel's test_attempts/attempt_N.xml files are in
+// the leg of the test.xml beside them (see legPath), on disk and in an
+// artifact; other files there, and other directories, keep their own.
+func TestBazelAttemptLegs(t *testing.T) {
+	for in, want := range map[string]string{
+		"pkg/t/test_attempts/attempt_1.xml":               "pkg/t/attempt_1.xml",
+		"pkg/t/shard_2_of_4/test_attempts/attempt_12.xml": "pkg/t/shard_2_of_4/attempt_12.xml",
+		"test_attempts/attempt_1.xml":                     "attempt_1.xml",
+		"pkg/t/test_attempts/notes.xml":                   "pkg/t/test_attempts/notes.xml",
+		"pkg/t/test_attempts/attempt_x.xml":               "pkg/t/test_attempts/attempt_x.xml",
+		"pkg/t/test_attempts/attempt_.xml":                "pkg/t/test_attempts/attempt_.xml",
+		"pkg/t/my_test_attempts/attempt_1.xml":            "pkg/t/my_test_attempts/attempt_1.xml",
+		"pkg/t/attempt_1.xml":                             "pkg/t/attempt_1.xml",
+	} {
+		if got := legPath(in); got != want {
+			t.Errorf("legPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"t/test.xml", "t/test_attempts/attempt_1.xml", "t/test_attempts/other.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	srcs, _, err := Local([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legs := map[string]string{}
+	for _, s := range srcs {
+		legs[filepath.ToSlash(strings.TrimPrefix(s.Name, dir+string(filepath.Separator)))] = strings.TrimPrefix(s.Leg, filepath.ToSlash(dir))
+	}
+	want := map[string]string{"t/test.xml": "/t", "t/test_attempts/attempt_1.xml": "/t", "t/test_attempts/other.xml": "/t/test_attempts"}
+	if diff := cmp.Diff(want, legs); diff != "" {
+		t.Errorf("legs (-want +got):\n%s", diff)
+	}
+	if got := entryDir("t/test_attempts/attempt_1.xml"); got != "/t" {
+		t.Errorf("entryDir = %q, want /t", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"strconv"
 	"strings"
 	"unicode"
@@ -182,12 +183,48 @@ func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 // "reports/TEST-a.xml", "" at the top: with the artifact's name before it,
 // the leg of the entry's run it is in (history.Source.Leg).
 func entryDir(name string) string {
-	name = strings.ReplaceAll(name, `\`, "/")
+	name = legPath(strings.ReplaceAll(name, `\`, "/"))
 	i := strings.LastIndexByte(name, '/')
 	if i <= 0 {
 		return ""
 	}
 	return "/" + labelName(strings.Trim(name[:i], "/"))
+}
+
+// legPath is the slash-separated path of a file as its leg sees it: the
+// path itself, but for a Bazel attempt. With --flaky_test_attempts, Bazel
+// keeps each failed attempt of a test target as
+// test_attempts/attempt_N.xml beside the last attempt's test.xml. Those are
+// earlier attempts of the same tests in the same run, so they count in the
+// leg of test.xml's directory: a test failing in attempt 1 and passing in
+// test.xml is retried there, and so flaky. As a leg of their own, every
+// test in them became a second test, failing whenever seen, and the flaky
+// one was never found.
+func legPath(p string) string {
+	dir, base := path.Split(p)
+	if !strings.HasSuffix(dir, "test_attempts/") || !isAttemptName(base) {
+		return p
+	}
+	if up := strings.TrimSuffix(dir, "test_attempts/"); up == "" || strings.HasSuffix(up, "/") {
+		return up + base
+	}
+	return p
+}
+
+// isAttemptName reports whether base is Bazel's name for an attempt's
+// JUnit file, attempt_N.xml.
+func isAttemptName(base string) bool {
+	n, ok := strings.CutPrefix(base, "attempt_")
+	n, ok2 := strings.CutSuffix(n, ".xml")
+	if !ok || !ok2 || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // extOf is the extension of a slash- or backslash-separated name.

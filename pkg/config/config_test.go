@@ -685,6 +685,7 @@ func TestMatchArtifact(t *testing.T) {
 		"unit_test_results-3.12": true,
 		"test-reports":           true,
 		"pytest-report":          true, // *test*report*
+		"bazel-testlogs-linux":   true, // *testlogs*, Bazel's directory
 		"coverage":               false,
 		"flakegate-report":       false,
 		"dist":                   false,

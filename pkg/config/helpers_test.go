@@ -170,7 +170,7 @@ func wantDefaults() *Config {
 		GitHubToken:         NewSecret(testToken),
 		LookbackDays:        7,
 		MaxRuns:             200,
-		ArtifactPatterns:    []string{"*junit*", "*test*result*", "*test*report*"},
+		ArtifactPatterns:    []string{"*junit*", "*test*result*", "*test*report*", "*testlogs*"},
 		Threshold:           0.1,
 		MinCommits:          5,
 		InfraThreshold:      0.5,

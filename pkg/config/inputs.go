@@ -25,7 +25,7 @@ type rawInputs struct {
 	Branch              string `env:"BRANCH"`
 	LookbackDays        string `env:"LOOKBACK_DAYS,default=7"`
 	MaxRuns             string `env:"MAX_RUNS,default=200"`
-	ArtifactPattern     string `env:"ARTIFACT_PATTERN,default=*junit*,*test*result*,*test*report*"`
+	ArtifactPattern     string `env:"ARTIFACT_PATTERN,default=*junit*,*test*result*,*test*report*,*testlogs*"`
 	Results             string `env:"RESULTS"`
 	BaseResults         string `env:"BASE_RESULTS"`
 	HeadResults         string `env:"HEAD_RESULTS"`
