@@ -398,23 +398,30 @@ func TestExplainFailuresDegradeToNotes(t *testing.T) {
 	}
 }
 
-// TestThinkingBudget: a model that thinks by default gets a bounded thinking
-// budget and an output budget that leaves maxAnswerTokens for the answer;
-// one that cannot think, or does not by default, gets no thinkingConfig (a
-// budget sent to a model that cannot think is a 400).
+// TestThinkingBudget: a Gemini 2.5 model that thinks by default gets a
+// bounded thinking budget and an output budget that leaves maxAnswerTokens
+// for the answer; a Gemini 3 model gets the low thinking level, the same
+// room, and no temperature (its default, 1.0, as Google's guide asks:
+// below it Gemini 3 may loop); one that cannot think, or does not by
+// default, gets no thinkingConfig (a budget sent to a model that cannot
+// think is a 400).
 func TestThinkingBudget(t *testing.T) {
 	tests := []struct {
 		model     string
-		budget    int // 0: no thinkingConfig
+		thinking  string // the thinkingConfig sent; "" for none
 		maxOutput int
 	}{
-		{"gemini-2.5-flash", thinkingBudget, maxAnswerTokens + thinkingBudget},
-		{"gemini-2.5-pro", thinkingBudget, maxAnswerTokens + thinkingBudget}, // cannot turn thinking off; 128 is its least budget
-		{"gemini-2.5-flash-preview-09-2025", thinkingBudget, maxAnswerTokens + thinkingBudget},
-		{"gemini-2.5-flash-lite", 0, maxAnswerTokens}, // does not think unless asked
-		{"gemini-2.5-flash-image", 0, maxAnswerTokens},
-		{"gemini-2.0-flash", 0, maxAnswerTokens},
-		{"gemini-1.5-pro", 0, maxAnswerTokens},
+		{"gemini-2.5-flash", `{"thinkingBudget":2048}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-2.5-pro", `{"thinkingBudget":2048}`, maxAnswerTokens + thinkingBudget}, // cannot turn thinking off; 128 is its least budget
+		{"gemini-2.5-flash-preview-09-2025", `{"thinkingBudget":2048}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-2.5-flash-lite", "", maxAnswerTokens}, // does not think unless asked
+		{"gemini-2.5-flash-image", "", maxAnswerTokens},
+		{"gemini-2.0-flash", "", maxAnswerTokens},
+		{"gemini-1.5-pro", "", maxAnswerTokens},
+		{"gemini-3-pro-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-3-flash-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-3.1-pro-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-3-pro-image-preview", "", maxAnswerTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.model, func(t *testing.T) {
@@ -429,8 +436,9 @@ func TestThinkingBudget(t *testing.T) {
 			}
 			var body struct {
 				GenerationConfig struct {
-					MaxOutputTokens int                        `json:"maxOutputTokens"`
-					ThinkingConfig  map[string]json.RawMessage `json:"thinkingConfig"`
+					MaxOutputTokens int             `json:"maxOutputTokens"`
+					ThinkingConfig  json.RawMessage `json:"thinkingConfig"`
+					Temperature     json.RawMessage `json:"temperature"`
 				} `json:"generationConfig"`
 			}
 			req := f.only(t)
@@ -441,11 +449,15 @@ func TestThinkingBudget(t *testing.T) {
 			if gc.MaxOutputTokens != tc.maxOutput {
 				t.Errorf("maxOutputTokens = %d, want %d", gc.MaxOutputTokens, tc.maxOutput)
 			}
-			switch {
-			case tc.budget == 0 && gc.ThinkingConfig != nil:
-				t.Errorf("thinkingConfig sent to %s: %v", tc.model, gc.ThinkingConfig)
-			case tc.budget != 0 && (len(gc.ThinkingConfig) != 1 || string(gc.ThinkingConfig["thinkingBudget"]) != fmt.Sprint(tc.budget)):
-				t.Errorf("thinkingConfig = %s, want only thinkingBudget %d", req.Body, tc.budget)
+			if string(gc.ThinkingConfig) != tc.thinking {
+				t.Errorf("thinkingConfig = %s, want %q", gc.ThinkingConfig, tc.thinking)
+			}
+			wantTemp := "0"
+			if strings.HasPrefix(tc.model, "gemini-3") && tc.thinking != "" {
+				wantTemp = ""
+			}
+			if string(gc.Temperature) != wantTemp {
+				t.Errorf("temperature = %s, want %q", gc.Temperature, wantTemp)
 			}
 		})
 	}

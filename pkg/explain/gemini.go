@@ -46,22 +46,38 @@ const (
 // Flash-Lite 512 to 24,576, off by default).
 const thinkingBudget = 2048
 
-// thinks reports whether model is a Gemini 2.5 model that thinks by default
-// and takes thinkingConfig.thinkingBudget: gemini-2.5-pro and
-// gemini-2.5-flash, with their dated and preview variants. Other models get
-// no thinkingConfig: one that cannot think rejects a budget with a 400,
-// 2.5 Flash-Lite does not think unless asked, the image, speech and live
-// variants are not text models, and Gemini 3 models take thinkingLevel.
-func thinks(model string) bool {
-	if !strings.HasPrefix(model, "gemini-2.5-pro") && !strings.HasPrefix(model, "gemini-2.5-flash") {
-		return false
-	}
-	for _, v := range []string{"-lite", "-image", "-tts", "-audio", "-live"} {
+// thinking is how a model thinks, as far as the request must say.
+type thinking int
+
+const (
+	thinksNot    thinking = iota // no thinkingConfig: cannot think, or does not unless asked
+	thinksBudget                 // Gemini 2.5: thinkingConfig.thinkingBudget
+	thinksLevel                  // Gemini 3: thinkingConfig.thinkingLevel, at the default temperature
+)
+
+// thinkingOf is how model thinks. gemini-2.5-pro and gemini-2.5-flash, with
+// their dated and preview variants, think by default and take a budget.
+// Gemini 3 models (gemini-3-pro-preview, gemini-3-flash-preview,
+// gemini-3.1-…) think by default and take a level instead; Google's guide
+// for them asks for the default temperature, 1.0: below it they may loop
+// or reason worse. Other models get no thinkingConfig: one that cannot
+// think rejects a budget with a 400, 2.5 Flash-Lite does not think unless
+// asked, and the image, speech and live variants are not text models.
+func thinkingOf(model string) thinking {
+	for _, v := range []string{"-image", "-tts", "-audio", "-live"} {
 		if strings.Contains(model, v) {
-			return false
+			return thinksNot
 		}
 	}
-	return true
+	switch {
+	case strings.HasPrefix(model, "gemini-3-") || strings.HasPrefix(model, "gemini-3."):
+		return thinksLevel
+	case strings.Contains(model, "-lite"):
+		return thinksNot
+	case strings.HasPrefix(model, "gemini-2.5-pro") || strings.HasPrefix(model, "gemini-2.5-flash"):
+		return thinksBudget
+	}
+	return thinksNot
 }
 
 // systemInstruction frames the task: a branch's flaky tests, or the tests
@@ -141,9 +157,17 @@ func (g *Gemini) explain(ctx context.Context, in Input, last *lastReply) (*Analy
 		ResponseSchema:        responseSchema(in.Blocking),
 		AutomaticContinuation: genai.Ptr(false),
 	}
-	if thinks(g.opts.Model) {
+	switch thinkingOf(g.opts.Model) {
+	case thinksBudget:
 		cfg.MaxOutputTokens = maxAnswerTokens + thinkingBudget
 		cfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingBudget: genai.Ptr[int32](thinkingBudget)}
+	case thinksLevel:
+		// A level is a guide, not a bound: the output budget leaves the
+		// same room for thoughts as a 2.5 model's, and a reply cut short
+		// says so (MAX_TOKENS).
+		cfg.MaxOutputTokens = maxAnswerTokens + thinkingBudget
+		cfg.ThinkingConfig = &genai.ThinkingConfig{ThinkingLevel: genai.ThinkingLevelLow}
+		cfg.Temperature = nil
 	}
 	resp, err := client.Models.GenerateContent(ctx, g.opts.Model,
 		[]*genai.Content{genai.NewContentFromText(prompt(in.Blocking, data), genai.RoleUser)}, cfg)
