@@ -163,38 +163,47 @@ func TestTwoInstances(t *testing.T) {
 }
 
 // TestArtifactNameOnRerun: a re-run keeps its run, and the first attempt's
-// artifact keeps the name; the second attempt uploads under another.
+// artifact keeps the name; the second attempt uploads under another. A
+// re-run whose first attempt uploaded nothing (it failed before) keeps the
+// plain name, which is the only one a gate in another workflow finds
+// (GitHub's name filter is exact).
 func TestArtifactNameOnRerun(t *testing.T) {
 	s := newFake(t)
 	repo := gateRepo(t, s, "")
+	uploads := func(runID int64, attempts ...string) []string {
+		token := s.RuntimeTokenFor(repoName, runID) // one run: its attempts share the backend ids
+		before := len(s.Uploads())
+		for _, attempt := range attempts {
+			in := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head"}
+			r := newRunner(t, s, runID, "pull_request", prPayload(repoName), in)
+			r.env["ACTIONS_RUNTIME_TOKEN"] = token
+			ws := r.env["GITHUB_WORKSPACE"]
+			writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+			writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+			r.env["GITHUB_RUN_ATTEMPT"] = attempt
+			if code := r.run(); code != 0 {
+				t.Fatalf("attempt %s: exit %d\n%s", attempt, code, r.stdout.String())
+			}
+			if strings.Contains(r.stdout.String(), "::warning") {
+				t.Errorf("attempt %s warned:\n%s", attempt, r.stdout.String())
+			}
+		}
+		var names []string
+		for _, a := range s.Uploads()[before:] {
+			names = append(names, a.Name)
+		}
+		sort.Strings(names)
+		return names
+	}
+	// Attempts 1 and 2, then attempt 2 again: a taken name.
 	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
-	token := s.RuntimeTokenFor(repoName, self.ID) // one run: its attempts share the backend ids
-	for attempt := 1; attempt <= 3; attempt++ {
-		in := map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head"}
-		r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), in)
-		r.env["ACTIONS_RUNTIME_TOKEN"] = token
-		ws := r.env["GITHUB_WORKSPACE"]
-		writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
-		writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
-		if attempt == 3 {
-			r.env["GITHUB_RUN_ATTEMPT"] = "2" // the same attempt twice: a taken name
-		} else {
-			r.env["GITHUB_RUN_ATTEMPT"] = fmt.Sprint(attempt)
-		}
-		if code := r.run(); code != 0 {
-			t.Fatalf("attempt %d: exit %d\n%s", attempt, code, r.stdout.String())
-		}
-		if strings.Contains(r.stdout.String(), "::warning") {
-			t.Errorf("attempt %d warned:\n%s", attempt, r.stdout.String())
-		}
-	}
-	var names []string
-	for _, a := range s.Uploads() {
-		names = append(names, a.Name)
-	}
-	sort.Strings(names)
-	if diff := cmp.Diff([]string{"flakegate-report", "flakegate-report-attempt-2", "flakegate-report-attempt-2-2"}, names); diff != "" {
+	if diff := cmp.Diff([]string{"flakegate-report", "flakegate-report-attempt-2", "flakegate-report-attempt-2-2"}, uploads(self.ID, "1", "2", "2")); diff != "" {
 		t.Errorf("artifacts (-want +got):\n%s", diff)
+	}
+	// Attempt 1 failed before its upload; attempt 2 is the run's first.
+	rerun := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	if diff := cmp.Diff([]string{"flakegate-report"}, uploads(rerun.ID, "2")); diff != "" {
+		t.Errorf("a re-run after an attempt without upload: artifacts (-want +got):\n%s", diff)
 	}
 }
 

@@ -387,8 +387,8 @@ func (a *run) upload(ctx context.Context, files map[string][]byte) error {
 	if err != nil {
 		return fmt.Errorf("%w; the report is in %s", err, a.forLaterSteps(a.reportDir))
 	}
-	name := publish.ArtifactName(a.cfg.ReportArtifact(), a.cfg.GitHub.RunAttempt)
-	res, err := publish.Upload(ctx, u, name, files, a.cfg.GitHub.RetentionDays)
+	names := publish.ArtifactNames(a.cfg.ReportArtifact(), a.cfg.GitHub.RunAttempt)
+	res, err := publish.Upload(ctx, u, names, files, a.cfg.GitHub.RetentionDays)
 	if err != nil {
 		return fmt.Errorf("%w; the report is in %s", err, a.forLaterSteps(a.reportDir))
 	}

@@ -139,9 +139,9 @@ const (
 // without a report, is passed over. n counts those runs.
 //
 // GitHub's name filter is exact, so an artifact renamed by its upload (a
-// re-run's ArtifactName-attempt-2, see IsReportArtifact) is not listed: an
-// older report under the plain name is read instead, or none, until the
-// next report's first attempt. Listing every artifact of the repository,
+// re-run's name-attempt-2 when its first attempt had uploaded one, see
+// publish.ArtifactNames) is not listed: the first attempt's report is read
+// instead. Listing every artifact of the repository,
 // or each suffix in turn, would cost more requests on every gate run than
 // that case is worth. This workflow's own runs (first) still read them.
 func (o PreviousOptions) newestNamed(ctx context.Context, c *ghapi.Client, seen map[int64]bool) (p Previous, n int, err error) {

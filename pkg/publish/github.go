@@ -351,35 +351,45 @@ func ArtifactService(getenv func(string) string) (Uploader, error) {
 // repository's setting.
 const retentionDays = 90
 
-// Upload uploads files as an artifact named name, kept retentionDays or
-// maxDays (GITHUB_RETENTION_DAYS; 0: no cap) if less. A name can be used once
-// per workflow run, and a re-run keeps its run: a name already taken (say,
-// by the run's first attempt or by another job of a matrix) is retried as
-// name-2, name-3, … The name used is returned.
-func Upload(ctx context.Context, u Uploader, name string, files map[string][]byte, maxDays int) (*artifact.Result, error) {
+// Upload uploads files as an artifact under the first of names not taken.
+// A name can be used once per workflow run, and a re-run keeps its run: a
+// name already taken (say, by the run's first attempt or by another job of
+// a matrix) is passed over for the next, and after the last is retried as
+// last-2, last-3, … The name used is returned.
+func Upload(ctx context.Context, u Uploader, names []string, files map[string][]byte, maxDays int) (*artifact.Result, error) {
 	o := artifact.UploadOptions{RetentionDays: retentionDays, MaxRetentionDays: maxDays}
 	if u == nil {
 		return nil, ErrNoArtifactService
 	}
-	try := name
-	for i := 2; ; i++ {
+	if len(names) == 0 {
+		return nil, errors.New("upload: no artifact name")
+	}
+	last := names[len(names)-1]
+	for i := 0; ; i++ {
+		try := last + "-" + strconv.Itoa(i-len(names)+2)
+		if i < len(names) {
+			try = names[i]
+		}
 		res, err := u.Upload(ctx, try, files, o)
 		var te *artifact.TwirpError
-		if err == nil || !errors.As(err, &te) || te.Code != "already_exists" || i > maxNameTries {
+		if err == nil || !errors.As(err, &te) || te.Code != "already_exists" || i-len(names)+2 >= maxNameTries {
 			return res, err
 		}
-		try = name + "-" + strconv.Itoa(i)
 	}
 }
 
-// ArtifactName is the report artifact's name for a run attempt: attempts
-// after the first add -attempt-N, since the first attempt's artifact keeps
-// the plain name in the same run.
-func ArtifactName(base string, attempt int) string {
+// ArtifactNames are the names the report artifact of a run attempt tries,
+// in turn (see Upload): the plain name, then, for attempts after the first,
+// base-attempt-N. The plain name first: a gate in another workflow finds
+// the report by that name alone (GitHub's name filter is exact), and a
+// re-run most often follows an attempt that failed before its upload, so
+// the re-run's report keeps it. When the first attempt did upload, the
+// name is taken, and the re-run's report is base-attempt-N.
+func ArtifactNames(base string, attempt int) []string {
 	if attempt > 1 {
-		return base + "-attempt-" + strconv.Itoa(attempt)
+		return []string{base, base + "-attempt-" + strconv.Itoa(attempt)}
 	}
-	return base
+	return []string{base}
 }
 
 // Annotations are the check run's: one per blocking test whose file is known, at its line

@@ -2,11 +2,16 @@ package publish
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/artifact"
 )
 
 // parseOutputs reads a GITHUB_OUTPUT file as the runner does.
@@ -95,5 +100,39 @@ func TestAnnotationsCapsAndEscaping(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %q:\n%s", want, out[:min(len(out), 600)])
 		}
+	}
+}
+
+// takenNames is an Uploader whose names are taken after first use, as the
+// artifact service's are within a workflow run.
+type takenNames map[string]bool
+
+func (t takenNames) Upload(_ context.Context, name string, _ map[string][]byte, _ artifact.UploadOptions) (*artifact.Result, error) {
+	if t[name] {
+		return nil, &artifact.TwirpError{StatusCode: 409, Code: "already_exists", Msg: "an artifact with this name already exists on the workflow run"}
+	}
+	t[name] = true
+	return &artifact.Result{Name: name}, nil
+}
+
+// TestUploadNames: each name in turn, then the last with -2 … -5, then
+// the service's error.
+func TestUploadNames(t *testing.T) {
+	u := takenNames{}
+	var got []string
+	var err error
+	for range 8 {
+		var res *artifact.Result
+		if res, err = Upload(context.Background(), u, ArtifactNames("r", 3), nil, 0); err != nil {
+			break
+		}
+		got = append(got, res.Name)
+	}
+	want := []string{"r", "r-attempt-3", "r-attempt-3-2", "r-attempt-3-3", "r-attempt-3-4", "r-attempt-3-5"}
+	if diff := cmp.Diff(want, got); diff != "" || err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("names (-want +got):\n%s\nthen %v", diff, err)
+	}
+	if got := ArtifactNames("r", 1); !cmp.Equal(got, []string{"r"}) {
+		t.Errorf("first attempt: %v", got)
 	}
 }
