@@ -490,3 +490,86 @@ func TestGateWorkflowRunPRBeyondTheScan(t *testing.T) {
 			headSHA[:7], v, code, runs, r.stdout.String())
 	}
 }
+
+// shardDoc is a pytest document of tests test_0 … test_{n-1} of class,
+// the failing ones with a failure.
+func shardDoc(class string, n int, failing map[string]bool) []byte {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><testsuites name="pytest tests"><testsuite name="pytest">`)
+	for i := range n {
+		name := fmt.Sprintf("test_%d", i)
+		if failing[name] {
+			fmt.Fprintf(&b, `<testcase classname="%s" name="%s"><failure message="boom"/></testcase>`, class, name)
+		} else {
+			fmt.Fprintf(&b, `<testcase classname="%s" name="%s"/>`, class, name)
+		}
+	}
+	b.WriteString(`</testsuite></testsuites>`)
+	return []byte(b.String())
+}
+
+// TestRerunFailedJobsReport: CI shards the suite in 4 jobs, each uploading
+// junit-shard-N-attempt-${{ github.run_attempt }} (upload-artifact refuses
+// a name the run already has). On 3 of 12 commits shard 2 failed test_3,
+// and "Re-run failed jobs" re-ran shard 2, where it passed: a retry flake.
+// The two attempts' artifacts are one leg (see artifactLeg): 40 tests,
+// test_3 flaky on those 3 commits. Before, each attempt was a leg of its
+// own: 50 tests, every shard-2 test twice, and test_3 was not flagged.
+func TestRerunFailedJobsReport(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	const commits = 12
+	for i := range commits {
+		flaked := i%4 == 1
+		attempts := 1
+		if flaked {
+			attempts = 2
+		}
+		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: fmt.Sprintf("%040x", 0xabc0+i),
+			CreatedAt: now.Add(-time.Duration(commits-i) * 6 * time.Hour), Attempts: attempts})
+		for sh := 1; sh <= 4; sh++ {
+			fail := map[string]bool{"test_3": sh == 2 && flaked}
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: fmt.Sprintf("junit-shard-%d-attempt-1", sh),
+				Files: map[string][]byte{"junit.xml": shardDoc(fmt.Sprintf("tests.test_s%d", sh), 10, fail)}})
+		}
+		if flaked {
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-shard-2-attempt-2",
+				Files: map[string][]byte{"junit.xml": shardDoc("tests.test_s2", 10, nil)}})
+		}
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	var rep struct {
+		TestsAnalyzed int `json:"tests_analyzed"`
+		Tests         []struct {
+			Name         string   `json:"name"`
+			IsFlaky      bool     `json:"is_flaky"`
+			FlakyCommits int      `json:"flaky_commits"`
+			Evidence     []string `json:"evidence"`
+		} `json:"tests"`
+	}
+	if err := json.Unmarshal(uploadedReport(t, s)["report.json"], &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.TestsAnalyzed != 40 {
+		t.Errorf("%d tests analysed, want 40", rep.TestsAnalyzed)
+	}
+	found := false
+	for _, x := range rep.Tests {
+		if strings.Contains(x.Name, "[") {
+			t.Errorf("test %q: the attempts are one leg", x.Name)
+		}
+		if x.Name == "tests.test_s2::test_3" {
+			found = true
+			if !x.IsFlaky || x.FlakyCommits != 3 {
+				t.Errorf("%s: flaky %v on %d commits (evidence %v), want flaky on 3", x.Name, x.IsFlaky, x.FlakyCommits, x.Evidence)
+			}
+		}
+	}
+	if !found {
+		t.Error("tests.test_s2::test_3 is not in the report")
+	}
+}

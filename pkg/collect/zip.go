@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -191,6 +193,36 @@ func entryDir(name string) string {
 	return "/" + labelName(strings.Trim(name[:i], "/"))
 }
 
+// artifactLeg is the leg an artifact's documents count in: its name,
+// without the run attempt a workflow put in it. "Re-run failed jobs"
+// re-runs a job in the same workflow run, and upload-artifact refuses a
+// name the run already has, so workflows name their artifacts
+// junit-shard-2-attempt-${{ github.run_attempt }}: the re-run's artifact
+// holds the same tests as the first attempt's, and the two are attempts of
+// one leg. As legs of their own, each test of the re-run job became two
+// tests, one per attempt, and a test that failed and then passed on the
+// re-run was no retry. The attempt is "attempt" with its number, as a
+// word of the name (attempt-2, attempt_2, attempt2); a plain number
+// (junit-shard-2) is left alone.
+func artifactLeg(name string) string {
+	m := attemptInName().FindStringSubmatchIndex(name)
+	if m == nil {
+		return name
+	}
+	leg := name[:m[0]] + name[m[1]:]
+	if m[3] > m[2] && m[5] > m[4] { // a separator on each side: keep one
+		leg = name[:m[0]] + name[m[4]:m[5]] + name[m[1]:]
+	}
+	if leg == "" {
+		return name
+	}
+	return leg
+}
+
+var attemptInName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|[-_. ])attempts?[-_. ]?[0-9]+($|[-_. ])`)
+})
+
 // legPath is the slash-separated path of a file as its leg sees it: the
 // path itself, but for a Bazel attempt. With --flaky_test_attempts, Bazel
 // keeps each failed attempt of a test target as
@@ -288,7 +320,7 @@ func (a *archive) spent() bool { return a.read >= a.lim.Total }
 // returned func reports why reading stopped short (nil when it did not).
 func (a *archive) source(d doc, run *model.Run) (history.Source, func() error) {
 	var cr *capReader
-	src := history.Source{Name: d.label, Leg: a.name + entryDir(d.f.Name), Run: run, Open: func() (io.ReadCloser, error) {
+	src := history.Source{Name: d.label, Leg: artifactLeg(a.name) + entryDir(d.f.Name), Run: run, Open: func() (io.ReadCloser, error) {
 		rc, err := d.f.Open()
 		if err != nil {
 			return nil, fmt.Errorf("corrupt entry: %w", err)

@@ -335,3 +335,24 @@ func TestLabelName(t *testing.T) {
 		}
 	}
 }
+
+// TestArtifactLeg: the run attempt in an artifact's name is not part of
+// its leg (see artifactLeg).
+func TestArtifactLeg(t *testing.T) {
+	for in, want := range map[string]string{
+		"junit-shard-2-attempt-1": "junit-shard-2",
+		"junit-shard-2-attempt-2": "junit-shard-2",
+		"junit-attempt-2-ubuntu":  "junit-ubuntu",
+		"attempt-3-junit":         "junit",
+		"test-results_attempt_2":  "test-results",
+		"test-results-Attempt2":   "test-results",
+		"junit-shard-2":           "junit-shard-2",
+		"junit-reattempt-2":       "junit-reattempt-2",
+		"attempt-2":               "attempt-2",
+		"junit-windows":           "junit-windows",
+	} {
+		if got := artifactLeg(in); got != want {
+			t.Errorf("artifactLeg(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
