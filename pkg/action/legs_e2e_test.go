@@ -573,3 +573,70 @@ func TestRerunFailedJobsReport(t *testing.T) {
 		t.Error("tests.test_s2::test_3 is not in the report")
 	}
 }
+
+// TestGateSidesToldApartDifferently: the fork-safe gate reads both sides
+// from a two-leg matrix's artifacts (junit-ubuntu, junit-windows), one CI
+// run each. On the base run test_ws_reconnect failed on Windows, so base
+// tells every test apart by leg; head is clean, its legs identical, so
+// head does not. The gate compares each test across its legs: a pass, no
+// test removed. Before, base said "c::n [junit-ubuntu]" and head "c::n":
+// every test removed and added, exit 1.
+func TestGateSidesToldApartDifferently(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "forker/shop")
+	b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-10 * time.Hour)})
+	h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-5 * time.Hour)})
+	for _, leg := range []string{"ubuntu", "windows"} {
+		repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), map[string]bool{"test_ws_reconnect": leg == "windows"})}})
+		repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"workflows": "ci.yml"})
+	code := r.run()
+	out := r.outputs()
+	if code != 0 || out["verdict"] == "block" || out["blocking-count"] != "0" {
+		t.Errorf("exit %d, verdict %s, blocking-count %s; want no block\n%s", code, out["verdict"], out["blocking-count"], r.summary())
+	}
+	if sum := r.summary(); !strings.Contains(sum, "compared across their legs") || strings.Contains(sum, "removed") {
+		t.Errorf("the summary does not say the tests were compared across legs, or calls one removed:\n%s", sum)
+	}
+}
+
+// TestGateHeadRerunFailedJobs: CI shards the suite in 4 jobs, each
+// uploading junit-shard-N-attempt-A. On head, shard 2 failed test_3, which
+// flakes on main now and then, and "Re-run failed jobs" re-ran shard 2,
+// where it passed. The gate passes it as a pre-existing flake. Before, the
+// re-run was a leg of its own: the 10 tests of shard 2 were removed and
+// test_3 a new failing test, 11 blocking.
+func TestGateHeadRerunFailedJobs(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "forker/shop")
+	add := func(run ghfake.Run, name, class string, fail map[string]bool) {
+		repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: name, Files: map[string][]byte{"junit.xml": shardDoc(class, 10, fail)}})
+	}
+	for i := range 20 {
+		sha := ghfake.SHA(fmt.Sprint("main", i))
+		m := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: sha, CreatedAt: now.Add(-time.Duration(50+i) * time.Hour)})
+		for sh := 1; sh <= 4; sh++ {
+			add(m, fmt.Sprintf("junit-shard-%d-attempt-1", sh), fmt.Sprintf("tests.test_s%d", sh), map[string]bool{"test_3": sh == 2 && i%4 == 0})
+		}
+	}
+	b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-10 * time.Hour)})
+	h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-5 * time.Hour), Attempts: 2})
+	for sh := 1; sh <= 4; sh++ {
+		name, class := fmt.Sprintf("junit-shard-%d-attempt-1", sh), fmt.Sprintf("tests.test_s%d", sh)
+		add(b, name, class, nil)
+		add(h, name, class, map[string]bool{"test_3": sh == 2})
+	}
+	add(h, "junit-shard-2-attempt-2", "tests.test_s2", nil)
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"workflows": "ci.yml"})
+	code := r.run()
+	out := r.outputs()
+	if code != 0 || out["verdict"] != "pass" || out["blocking-count"] != "0" {
+		t.Errorf("exit %d, verdict %s, blocking-count %s; want a pass\n%s", code, out["verdict"], out["blocking-count"], r.summary())
+	}
+	if sum := r.summary(); strings.Contains(sum, "removed") || strings.Contains(sum, "attempt-") {
+		t.Errorf("the summary names a removed test or an attempt's leg:\n%s", sum)
+	}
+}

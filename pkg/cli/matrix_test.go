@@ -240,7 +240,7 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 	if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") {
 		t.Fatalf("matrix: exit %d, want 1 and a block\n%s%s", m.code, m.stdout, m.stderr)
 	}
-	if !strings.Contains(m.stderr, "head run 4: the command was killed by signal 11 (segmentation fault) after") || strings.Contains(m.stderr, "-1") {
+	if !strings.Contains(m.stderr, "head run 4: the command was killed by signal 11 (segmentation fault) after") || strings.Contains(m.stderr, "status -1") {
 		t.Errorf("the log does not report head run 4's signal:\n%s", m.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(results, "*"))

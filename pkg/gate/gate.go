@@ -247,6 +247,11 @@ type TestInput struct {
 	// was collected and skipped: a test with no result on head that head
 	// skipped was not deleted, it was skipped.
 	HeadSkipped int
+	// AcrossLegs says the two sides told the test apart by different legs
+	// of a matrix (or projects), one by leg and the other not, say: it is
+	// compared under its plain name, a run failing when any leg failed
+	// (see sameIdentities).
+	AcrossLegs bool
 }
 
 // leftOut counts the test's runs of one side left out as outages.
@@ -955,6 +960,15 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	}
 	if exempt > 0 {
 		notes = append(notes, fmt.Sprintf("%d test(s) exempted by the base ledger", exempt))
+	}
+	acrossLegs := 0
+	for _, t := range in.Tests {
+		if t.AcrossLegs {
+			acrossLegs++
+		}
+	}
+	if n := acrossLegs; n > 0 {
+		notes = append(notes, fmt.Sprintf("%d test(s) told apart by matrix leg on one side and not on the other were compared across their legs, a run failing when any leg failed", n))
 	}
 
 	// Result files that could not be read, or a diff cut short, leave the

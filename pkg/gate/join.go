@@ -67,6 +67,7 @@ func Join(base, head, hist *history.History) []TestInput {
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
+	base, head, folded := sameIdentities(base, head)
 	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	all := append(append([]Outage{}, baseOut...), headOut...)
 	all = all[:len(all):len(all)]
@@ -164,6 +165,7 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 		if ti.Base.Runs == 0 && len(ti.Head) == 0 && len(ti.LeftOut) == 0 {
 			continue
 		}
+		ti.AcrossLegs = folded[ti.Name]
 		out = append(out, *ti)
 	}
 	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })

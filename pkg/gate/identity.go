@@ -1,0 +1,140 @@
+package gate
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// Each side's history tells a test apart by leg (a matrix's artifacts, a
+// Playwright project) on its own evidence: a test that passed in one leg
+// of a run and failed in another becomes "c::n [junit-windows]" and
+// "c::n [junit-ubuntu]" there, while legs that never differed are one
+// report uploaded twice and keep "c::n" (see pkg/history/legs.go). So one
+// base run where a test failed on Windows split its identity on base and
+// not on a clean head, and the gate saw every test of the suite removed on
+// head and another added. The join compares the same identities on both
+// sides: a test named differently on the two sides (plain on one, by leg
+// on the other, or by other legs) is compared under its plain name, each
+// run failing when it failed in any leg, as a side whose legs were not
+// told apart reads it.
+
+// sameIdentities returns base and head with every test whose identities
+// differ between the sides folded into its plain identity, and the plain
+// identities folded. Tests on one side only, and tests told apart by the
+// same legs on both sides, are left alone. The inputs are not changed.
+func sameIdentities(base, head *history.History) (*history.History, *history.History, map[string]bool) {
+	if base == nil || head == nil {
+		return base, head, nil
+	}
+	bIDs, hIDs := identities(base), identities(head)
+	fold := map[string]bool{}
+	for plain, b := range bIDs {
+		if h, ok := hIDs[plain]; ok && !slices.Equal(b, h) {
+			fold[plain] = true
+		}
+	}
+	if len(fold) == 0 {
+		return base, head, nil
+	}
+	return foldIdentities(base, fold), foldIdentities(head, fold), fold
+}
+
+// plainID is a test's identity without its leg or project.
+func plainID(id string) string {
+	if p, ok := model.Unrefined(id); ok {
+		return p
+	}
+	return id
+}
+
+// identities maps each plain identity of h to the identities its tests
+// have, sorted.
+func identities(h *history.History) map[string][]string {
+	m := make(map[string][]string, len(h.Tests))
+	for _, t := range h.Tests {
+		p := plainID(t.ID)
+		m[p] = append(m[p], t.ID) // h.Tests is sorted by ID
+	}
+	return m
+}
+
+// foldIdentities is h with the tests whose plain identity is in fold made
+// one test each, under that identity: in each run, the attempts of every
+// leg, so the run failed when any leg failed; the signatures of all.
+func foldIdentities(h *history.History, fold map[string]bool) *history.History {
+	out := *h
+	out.Tests = make([]*history.Test, 0, len(h.Tests))
+	folded := map[string]*history.Test{}
+	for _, t := range h.Tests {
+		p := plainID(t.ID)
+		if !fold[p] {
+			out.Tests = append(out.Tests, t)
+			continue
+		}
+		f := folded[p]
+		if f == nil {
+			f = &history.Test{ID: p, File: t.File, Line: t.Line}
+			folded[p] = f
+			out.Tests = append(out.Tests, f)
+		}
+		mergeTest(f, t)
+	}
+	slices.SortFunc(out.Tests, func(a, b *history.Test) int { return strings.Compare(a.ID, b.ID) })
+	return &out
+}
+
+// mergeTest adds t's cells and signatures to f.
+func mergeTest(f, t *history.Test) {
+	if f.File == "" {
+		f.File, f.Line = t.File, t.Line
+	}
+	// t's signature k (1-based) is f's sigAt[k-1] (1-based).
+	sigAt := make([]uint16, len(t.Sigs))
+	for k, s := range t.Sigs {
+		i := slices.IndexFunc(f.Sigs, func(x history.Sig) bool { return x.Hash == s.Hash })
+		if i < 0 {
+			f.Sigs = append(f.Sigs, history.Sig{Hash: s.Hash, Message: s.Message})
+			i = len(f.Sigs) - 1
+		}
+		f.Sigs[i].Count += s.Count
+		sigAt[k] = uint16(min(i+1, math.MaxUint16))
+	}
+	f.OtherFailures += t.OtherFailures
+	cells := make([]history.Cell, 0, len(f.Cells)+len(t.Cells))
+	i, j := 0, 0
+	for i < len(f.Cells) || j < len(t.Cells) {
+		switch {
+		case j == len(t.Cells) || i < len(f.Cells) && f.Cells[i].Run < t.Cells[j].Run:
+			cells = append(cells, f.Cells[i])
+			i++
+		default:
+			c := t.Cells[j]
+			if c.Sig > 0 && int(c.Sig) <= len(sigAt) {
+				c.Sig = sigAt[c.Sig-1]
+			} else {
+				c.Sig = 0
+			}
+			if i < len(f.Cells) && f.Cells[i].Run == c.Run {
+				c = addCells(f.Cells[i], c)
+				i++
+			}
+			cells = append(cells, c)
+			j++
+		}
+	}
+	f.Cells = cells
+}
+
+// addCells is one run's attempts of two legs: their sum, and the first
+// signature of the first that failed.
+func addCells(a, b history.Cell) history.Cell {
+	sum := func(x, y uint16) uint16 { return uint16(min(int(x)+int(y), math.MaxUint16)) }
+	c := history.Cell{Run: a.Run, Pass: sum(a.Pass, b.Pass), Fail: sum(a.Fail, b.Fail), Skip: sum(a.Skip, b.Skip)}
+	c.Sig = cmp.Or(a.Sig, b.Sig)
+	return c
+}
