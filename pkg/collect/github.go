@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -358,6 +359,7 @@ func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 	col.files = map[int64]string{}
 	col.stats.WorkflowIDs = map[string]int64{}
 	var all []ghapi.Run
+	missing := 0
 	for _, wf := range wfs {
 		// The runs list shows the latest attempts. Earlier attempts are
 		// looked up later, and only those that documents name: looking
@@ -365,6 +367,14 @@ func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 		// earlier attempt, Known runs included.
 		runs, total, err := col.c.ListWorkflowRunsTotal(ctx, o.Repo, ghapi.RunFilter{Workflow: wf, Branch: o.Branch, Event: o.Event,
 			HeadSHA: o.HeadSHA, CreatedSince: o.Since, MaxRuns: o.MaxRuns})
+		if wf != "" && errors.Is(err, ghapi.ErrNotFound) {
+			// One workflow that is not there (misspelt, renamed, or
+			// deleted) does not cost the others' runs: it is left out,
+			// and said.
+			missing++
+			col.skip("workflow "+wf, fmt.Sprintf("not found in %s (misspelt, renamed or deleted? check the workflows input against .github/workflows): its runs were not read", o.Repo))
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -401,6 +411,9 @@ func (col *collector) listRuns(ctx context.Context) ([]ghapi.Run, error) {
 			// GitHub's cap: its count may stop there too.
 			col.capped = true
 		}
+	}
+	if missing == len(wfs) {
+		return nil, fmt.Errorf("no workflow of %s found: %s (misspelt, renamed or deleted? check the workflows input against .github/workflows): %w", o.Repo, strings.Join(wfs, ", "), ghapi.ErrNotFound)
 	}
 	slices.SortStableFunc(all, func(a, b ghapi.Run) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
