@@ -56,3 +56,78 @@ func TestUnknownWorkflowIsLeftOut(t *testing.T) {
 		t.Errorf("no workflow found: exit %d\n%s", code, r.stdout.String())
 	}
 }
+
+// TestGateMonorepoWorkflows: backend.yml and frontend.yml each upload JUnit
+// on push to main and on pull requests, behind a paths filter, and the
+// gate reads both sides from their artifacts. backend's test_4 is red on
+// base.
+//   - frontend.yml did not run on head (the PR touches the backend only),
+//     or is still running: its base run is left out, said in a notice,
+//     and the gate decides on the backend: inconclusive, red test_4 on
+//     base (before: the 8 frontend tests read as deleted, the test count
+//     dropped, exit 1);
+//   - both ran and head deletes red test_4 and adds another: a block, red
+//     test removed (before: test_4 read as missing from the frontend's base
+//     run, an unstable id, and the PR passed).
+func TestGateMonorepoWorkflows(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		frontendOnHead, drop bool
+		status               string
+		verdict              string
+	}{
+		{"frontend skipped on head", false, false, "", "inconclusive"},
+		{"frontend still running on head", true, false, "in_progress", "inconclusive"},
+		{"head deletes a red backend test", true, true, "", "block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "")
+			add := func(wf, sha, event string, at time.Time, n int, drop bool) {
+				status := ""
+				if wf == "frontend" && sha == headSHA {
+					status = tc.status
+				}
+				r := repo.AddRun(ghfake.Run{Workflow: wf + ".yml", Name: wf, Event: event, HeadSHA: sha, CreatedAt: at, Status: status})
+				var b strings.Builder
+				b.WriteString(`<testsuite name="pytest">`)
+				for i := range n {
+					switch {
+					case wf == "backend" && i == 4 && drop:
+						b.WriteString(`<testcase classname="backend.tests" name="test_new"/>`)
+					case wf == "backend" && i == 4:
+						b.WriteString(`<testcase classname="backend.tests" name="test_4"><failure message="boom"/></testcase>`)
+					default:
+						fmt.Fprintf(&b, `<testcase classname="%s.tests" name="test_%d"/>`, wf, i)
+					}
+				}
+				b.WriteString(`</testsuite>`)
+				repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-" + wf, Files: map[string][]byte{"junit.xml": []byte(b.String())}})
+			}
+			add("backend", baseSHA, "push", now.Add(-3*time.Hour), 10, false)
+			add("frontend", baseSHA, "push", now.Add(-3*time.Hour), 8, false)
+			add("backend", headSHA, "pull_request", now.Add(-time.Hour), 10, tc.drop)
+			if tc.frontendOnHead {
+				add("frontend", headSHA, "pull_request", now.Add(-time.Hour), 8, false)
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"upload-artifact": "false", "workflows": "backend.yml,frontend.yml"})
+			code := r.run()
+			out := r.outputs()
+			if out["verdict"] != tc.verdict || (code == 0) != (tc.verdict != "block") {
+				t.Errorf("exit %d, verdict %s; want %s\n%s", code, out["verdict"], tc.verdict, r.summary())
+			}
+			sum := r.summary()
+			switch tc.verdict {
+			case "inconclusive":
+				if strings.Contains(sum, "removed") || strings.Contains(sum, "test-count") || !strings.Contains(r.stdout.String(), `workflow(s) "frontend" on the base commit are left out`) {
+					t.Errorf("the frontend's tests read as removed, or its left-out base run is not said:\n%s\n%s", sum, r.stdout.String())
+				}
+			case "block":
+				if !strings.Contains(sum, "removed") {
+					t.Errorf("the red test's removal is not said:\n%s", sum)
+				}
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -331,6 +332,9 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 			Error: "no JUnit results read from them (no completed run with a matching artifact, or its artifacts expired): the base side rests on base-branch history"})
 		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", model.ShortSHA(o.BaseSHA))
 	}
+	if len(o.BaseResults) == 0 && len(o.HeadResults) == 0 {
+		ev.Base = sameWorkflows(ev.Base, ev.Head, o.HeadSHA, log)
+	}
 	for _, side := range []struct {
 		input string
 		h     *history.History
@@ -341,6 +345,45 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	}
 	ev.History, ev.LastReport, err = o.baseHistory(ctx, ev.Base, ev.Head, log)
 	return ev, err
+}
+
+// sameWorkflows is base without the runs of workflows that have no run on
+// head, read from the artifacts of both commits' runs. In a monorepo each
+// workflow runs its part of the suite, most often behind a paths filter: a
+// pull request that touches the backend only has no frontend run on head,
+// or not yet one (it is still running). Its base runs would make every
+// frontend test look deleted by the patch, and the collected test count
+// drop; they are left out instead, and said.
+func sameWorkflows(base, head *history.History, headSHA string, log Logger) *history.History {
+	if base == nil || head == nil || len(head.Runs) == 0 {
+		return base
+	}
+	onHead := map[string]bool{}
+	for _, r := range head.Runs {
+		onHead[r.Workflow] = true
+	}
+	var gone []string
+	for _, r := range base.Runs {
+		if !onHead[r.Workflow] && !slices.Contains(gone, r.Workflow) {
+			gone = append(gone, r.Workflow)
+		}
+	}
+	if len(gone) == 0 {
+		return base
+	}
+	slices.Sort(gone)
+	log.Noticef("base-results: the runs of workflow(s) %s on the base commit are left out: none has a completed run with JUnit artifacts on the head commit %s (a paths filter, or still running), so their tests are not compared",
+		strings.Join(quoteAll(gone), ", "), model.ShortSHA(headSHA))
+	return history.Filter(base, func(r model.Run) bool { return onHead[r.Workflow] })
+}
+
+// quoteAll quotes each name, for a message.
+func quoteAll(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = strconv.Quote(n)
+	}
+	return out
 }
 
 // side reads one side's evidence: the local globs, or else the JUnit

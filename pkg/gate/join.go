@@ -58,8 +58,8 @@ func Join(base, head, hist *history.History) []TestInput {
 // (IsInfraRun; none when infra.InfraMinTests is 0) is left out of every
 // test's tallies and listed in the TestInput.LeftOut of each test that ran
 // in it. The history is taken as given: its callers filter it by the same
-// rule. Each test counts the base runs, not left out, that did not collect
-// it at all (TestInput.BaseMissing).
+// rule. Each test counts the base runs, not left out, of the workflows that
+// collected it, that did not collect it at all (TestInput.BaseMissing).
 //
 // Cells with only skipped attempts are no evidence and are left out. A test
 // seen only in history did not run in this experiment and is left out too.
@@ -141,16 +141,34 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 		}
 	}
 	if base != nil {
+		// A run of another workflow (a monorepo's frontend.yml beside
+		// backend.yml) never collects the test: only runs of the
+		// workflows that did collect it count as missing it.
 		counted := len(base.Runs) - len(baseOut)
 		baseIdx := runIndex(baseOut)
+		byWorkflow := map[string]int{}
+		for i, r := range base.Runs {
+			if _, out := baseIdx[int32(i)]; !out {
+				byWorkflow[r.Workflow]++
+			}
+		}
 		for _, t := range base.Tests {
 			seen := 0
+			wfs := map[string]bool{}
 			for _, c := range t.Cells {
 				if _, out := baseIdx[c.Run]; !out {
 					seen++ // collected, even if skipped
+					wfs[base.Runs[c.Run].Workflow] = true
 				}
 			}
-			byName[t.ID].BaseMissing = max(counted-seen, 0)
+			could := counted
+			if len(wfs) > 0 {
+				could = 0
+				for wf := range wfs {
+					could += byWorkflow[wf]
+				}
+			}
+			byName[t.ID].BaseMissing = max(could-seen, 0)
 		}
 	}
 	out := make([]TestInput, 0, len(byName))
