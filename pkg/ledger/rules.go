@@ -105,7 +105,7 @@ const (
 
 // Finding is one ledger rule outcome.
 type Finding struct {
-	Rule     string   `json:"rule"` // growth, no-base-evidence, evidence, expiry-extended, expired, unfreeze, released
+	Rule     string   `json:"rule"` // growth, no-base-evidence, evidence, expiry-extended, expired, unfreeze, released, renamed
 	Severity Severity `json:"severity"`
 	Test     string   `json:"test,omitempty"`
 	Message  string   `json:"message"`
@@ -120,6 +120,7 @@ const (
 	RuleExpired        = "expired"
 	RuleUnfreeze       = "unfreeze"
 	RuleReleased       = "released"
+	RuleRenamed        = "renamed"
 )
 
 type entryKey struct{ test, sig string }
@@ -151,10 +152,16 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 	for _, e := range baseEntries {
 		byKey[keyOf(e)] = e
 	}
+	moved := renames(baseEntries, headEntries, byKey, ctx)
 	onHead := map[entryKey]bool{}
 	for i, e := range headEntries {
 		onHead[keyOf(e)] = true
 		old, existed := byKey[keyOf(e)]
+		if from, ok := moved[keyOf(e)]; ok {
+			old, existed = from, true
+			onHead[keyOf(from)] = true
+			add(RuleRenamed, Warning, e.Test, "the entry for %s moves to %s with its evidence: the test was renamed (the old name no longer runs on head, the new one does)", from.Test, e.Test)
+		}
 		fresh := !existed || !reflect.DeepEqual(old.Evidence, e.Evidence)
 		if fresh {
 			what := "new entry"
@@ -210,6 +217,52 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 		return strings.Compare(a.Rule, b.Rule)
 	})
 	return out
+}
+
+// renames finds the entries a PR moved to a renamed test: a head entry
+// that is not on base, and a base entry that is not on head, with the same
+// signature and the same recorded evidence, for a test that no longer runs
+// on head while the head entry's test does. Such an entry is the base
+// entry under the test's new name: its evidence was admitted when the
+// entry was, so it needs no new base evidence (the renamed test has none
+// under its new name), and its removal under the old name is no unfreeze.
+// Each base entry moves at most once. It is keyed by the head entry.
+// Renaming a frozen test still changes the frozen set's names, which the
+// PR must declare (FreezeSet), and exemption still comes from the base
+// ledger only.
+func renames(baseEntries, headEntries []Entry, byKey map[entryKey]Entry, ctx Context) map[entryKey]Entry {
+	headKeys := map[entryKey]bool{}
+	for _, e := range headEntries {
+		headKeys[keyOf(e)] = true
+	}
+	var gone []Entry // base entries not on head whose test did not run there
+	for _, e := range baseEntries {
+		if headKeys[keyOf(e)] {
+			continue
+		}
+		if obs, seen := ctx.observed(e.Test); seen && obs.HeadRuns > 0 {
+			continue
+		}
+		gone = append(gone, e)
+	}
+	moved := map[entryKey]Entry{}
+	used := map[entryKey]bool{}
+	for _, e := range headEntries {
+		if _, existed := byKey[keyOf(e)]; existed {
+			continue
+		}
+		if obs, seen := ctx.observed(e.Test); !seen || obs.HeadRuns == 0 {
+			continue
+		}
+		for _, o := range gone {
+			if !used[keyOf(o)] && o.Test != e.Test && o.Signature == e.Signature && reflect.DeepEqual(o.Evidence, e.Evidence) {
+				used[keyOf(o)] = true
+				moved[keyOf(e)] = o
+				break
+			}
+		}
+	}
+	return moved
 }
 
 func entriesOf(l *Ledger) []Entry {

@@ -26,6 +26,12 @@ func TestCheck(t *testing.T) {
 	badTrace.Evidence.Decision = sprt.Flake
 
 	baseFlaky := map[string]Observation{other.Test: {BaseFailures: 3, HeadRuns: 5, HeadFailures: 1}}
+	// The test of other renamed: the same entry under its new name.
+	renamed := other
+	renamed.Test = "tests/test_ws.py::test_reconnect_after_close"
+	renamedObs := map[string]Observation{renamed.Test: {HeadRuns: 5, HeadFailures: 1}}
+	renamedOther := renamed
+	renamedOther.Signature = "sha256:fedcba987654"
 	type want struct {
 		rule string
 		sev  Severity
@@ -72,6 +78,18 @@ func TestCheck(t *testing.T) {
 			want: []want{{RuleReleased, Warning}}, text: "released by signature_changed"},
 		{name: "release: expired", base: withEntries(expired), head: withEntries(), ctx: Context{Now: now},
 			want: []want{{RuleReleased, Warning}}, text: "it expired on 2026-05-01"},
+		// The README tells users to rename an entry with its test: the
+		// entry moves, with no base evidence needed under the new name and
+		// no unfreeze of the old.
+		{name: "entry moved with its renamed test", base: withEntries(seed, other), head: withEntries(seed, renamed),
+			ctx: Context{Now: now, Observed: renamedObs}, want: []want{{RuleRenamed, Warning}}, text: "moves to tests/test_ws.py::test_reconnect_after_close"},
+		{name: "a move to a test that does not run on head is no rename", base: withEntries(seed, other), head: withEntries(seed, renamed),
+			ctx: Context{Now: now}, want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+		{name: "a move while the old test still runs is no rename", base: withEntries(seed, other), head: withEntries(seed, renamed),
+			ctx:  Context{Now: now, Observed: map[string]Observation{other.Test: {HeadRuns: 5, HeadFailures: 1}, renamed.Test: {HeadRuns: 5}}},
+			want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+		{name: "a move with another signature is no rename", base: withEntries(seed, other), head: withEntries(seed, renamedOther),
+			ctx: Context{Now: now, Observed: renamedObs}, want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
