@@ -42,7 +42,7 @@ func openPTY(t *testing.T) (ptmx, tty *os.File) {
 // for good. In a session of its own the test gets an error and the run ends.
 func TestTestTouchingTheTerminal(t *testing.T) {
 	_, tty := openPTY(t)
-	cmd, _ := startMatrix(t, "stty -echo < /dev/tty; exit 0", func(cmd *exec.Cmd) {
+	cmd, _, _ := startMatrix(t, "stty -echo < /dev/tty; exit 0", func(cmd *exec.Cmd) {
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	})

@@ -19,42 +19,7 @@ import (
 // the worktrees are removed, where the default action killed flakegate alone
 // and left both behind.
 func TestHangUpCleansUp(t *testing.T) {
-	dir := t.TempDir()
-	repo, work := filepath.Join(dir, "repo"), filepath.Join(dir, "work")
-	os.MkdirAll(repo, 0o755)
-	os.MkdirAll(work, 0o755)
-	git := func(args ...string) string {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	git("init", "-q")
-	os.WriteFile(filepath.Join(repo, "a.txt"), []byte("a"), 0o644)
-	git("add", "-A")
-	git("commit", "-q", "-m", "a")
-	sha := git("rev-parse", "HEAD")
-	pidFile := filepath.Join(dir, "pid")
-	cmd := exec.Command(os.Args[0], "matrix", "--base", sha, "--head", sha, "-k", "1", "--junit", "junit.xml", "--results", filepath.Join(dir, "results"),
-		"--", "sh", "-c", "echo $$ > "+pidFile+"; sleep 30")
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "FLAKEGATE_TEST_RUN_MAIN=1", "TMPDIR="+work)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var pid int
-	for i := 0; i < 200 && pid == 0; i++ {
-		time.Sleep(50 * time.Millisecond)
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	if pid == 0 {
-		cmd.Process.Kill()
-		t.Fatal("the test command did not start")
-	}
+	cmd, pid, repo := startMatrix(t, "sleep 30", nil)
 	cmd.Process.Signal(syscall.SIGHUP)
 	err := cmd.Wait()
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -65,29 +30,36 @@ func TestHangUpCleansUp(t *testing.T) {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		t.Errorf("the test command %d still runs after the hang-up", pid)
 	}
-	if list := git("worktree", "list"); strings.Count(list, "\n") > 0 {
+	if list := gitIn(t, repo, "worktree", "list"); strings.Count(list, "\n") > 0 {
 		t.Errorf("worktrees left behind:\n%s", list)
 	}
+}
+
+// gitIn runs git in repo, with no user or system configuration.
+func gitIn(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // startMatrix starts this binary's `flakegate matrix` in a fresh repository
 // with script as the test command, and waits for the command to write its
 // pid.
-func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (*exec.Cmd, int) {
+func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (cmd *exec.Cmd, pid int, repo string) {
 	t.Helper()
 	dir := t.TempDir()
 	repo, work := filepath.Join(dir, "repo"), filepath.Join(dir, "work")
 	os.MkdirAll(repo, 0o755)
 	os.MkdirAll(work, 0o755)
-	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-q", "--allow-empty", "-m", "a"}} {
-		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	gitIn(t, repo, "init", "-q")
+	gitIn(t, repo, "commit", "-q", "--allow-empty", "-m", "a")
 	pidFile := filepath.Join(dir, "pid")
-	cmd := exec.Command(os.Args[0], "matrix", "--base", "HEAD", "-k", "1", "--junit", "junit.xml", "--results", filepath.Join(dir, "results"),
+	cmd = exec.Command(os.Args[0], "matrix", "--base", "HEAD", "-k", "1", "--junit", "junit.xml", "--results", filepath.Join(dir, "results"),
 		"--", "sh", "-c", "echo $$ > "+pidFile+"; "+script)
 	cmd.Dir = repo
 	cmd.Env = append(os.Environ(), "FLAKEGATE_TEST_RUN_MAIN=1", "TMPDIR="+work)
@@ -98,7 +70,6 @@ func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (*exec.Cmd,
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	var pid int
 	for i := 0; i < 200 && pid == 0; i++ {
 		time.Sleep(50 * time.Millisecond)
 		b, _ := os.ReadFile(pidFile)
@@ -107,7 +78,7 @@ func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (*exec.Cmd,
 	if pid == 0 {
 		t.Fatal("the test command did not start")
 	}
-	return cmd, pid
+	return cmd, pid, repo
 }
 
 // TestSecondSignalKillsTheTests: a second Ctrl-C ends flakegate at once,
@@ -115,7 +86,7 @@ func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (*exec.Cmd,
 // a session of its own, which the terminal's signal does not reach; it was
 // left running, writing to the terminal after flakegate had gone.
 func TestSecondSignalKillsTheTests(t *testing.T) {
-	cmd, pid := startMatrix(t, "trap '' TERM INT; sleep 60", nil)
+	cmd, pid, _ := startMatrix(t, "trap '' TERM INT; sleep 60", nil)
 	cmd.Process.Signal(os.Interrupt)
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
