@@ -16,6 +16,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/owners"
+	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
@@ -84,6 +85,11 @@ type ReportOptions struct {
 // cases (for the trend and the carried history).
 func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error) {
 	var ev Report
+	// What of the previous report could not be read, for report.json's
+	// skipped_files and the summary; reset says that the carried history
+	// starts anew.
+	var unread []history.Skipped
+	reset := ""
 	if o.Client != nil {
 		p, err := PreviousReport(ctx, o.Client, o.Previous)
 		switch {
@@ -94,8 +100,24 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
 		default:
 			log.Infof("previous report: run %d on %s (%s)", p.RunID, o.Previous.Branch, p.Created.UTC().Format(time.RFC3339))
+			if p.ReportErr != nil {
+				log.Warningf("previous report: %v; this report has no trend, and the history it carried is read all the same", p.ReportErr)
+				unread = append(unread, history.Skipped{Path: fmt.Sprintf("%s of the previous report (run %d)", render.ReportJSONFile, p.RunID),
+					Error: p.ReportErr.Error() + "; this report has no trend"})
+			}
 			if p.HistoryErr != nil {
+				var ve *history.VersionError
+				if errors.As(p.HistoryErr, &ve) && ve.Newer() {
+					// Carrying on would replace the runs it holds with
+					// this report's, for good.
+					return Report{}, fmt.Errorf("previous report: %w: a newer flakegate wrote it, and this report would replace the runs it carries with a history of its own. "+
+						"Upgrade flakegate (the workflow's uses: line) to the release that wrote it or a later one; or, to start the carried history anew and lose its runs, "+
+						"set artifact-name to a name no earlier report used (and the gates that read this report to the same name)", p.HistoryErr)
+				}
+				reset = fmt.Sprintf("the history carried in the previous report (run %d) could not be read: it starts anew with the runs read now, and the runs it held that are older than the window are lost", p.RunID)
 				log.Warningf("previous report: %v; the trend is kept, but every run in the window is read again and the carried history starts anew", p.HistoryErr)
+				unread = append(unread, history.Skipped{Path: fmt.Sprintf("%s of the previous report (run %d)", render.HistoryFile, p.RunID),
+					Error: p.HistoryErr.Error() + "; the carried history starts anew"})
 			}
 			ev.Previous = p
 		}
@@ -152,7 +174,8 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		ev.Full = full
 		// Local results are scored whatever their dates: the user named
 		// them. The carried history adds nothing to them but the trend.
-		ev.Window = local
+		ev.Window = withUnread(local, unread)
+		ev.Filtered = reset
 		ev.Full = boundCarried(ev.Full, log)
 		return ev, nil
 	}
@@ -181,6 +204,9 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		return keep
 	})
 	var filtered []string
+	if reset != "" {
+		filtered = append(filtered, reset)
+	}
 	if stopped != "" {
 		filtered = append(filtered, stopped)
 	}
@@ -198,9 +224,20 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		log.Noticef("%d runs carried from the previous report cannot be matched to the workflows input (a history written by an earlier flakegate records no workflow): they are kept in the window whatever their workflow", undecided)
 	}
 	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
-	ev.Window = window
+	ev.Window = withUnread(window, unread)
 	ev.Full = boundCarried(ev.Full, log)
 	return ev, nil
+}
+
+// withUnread adds to h's skipped inputs the parts of the previous report
+// that could not be read, so that report.json and the summary list them.
+func withUnread(h *history.History, unread []history.Skipped) *history.History {
+	if len(unread) == 0 {
+		return h
+	}
+	c := *h
+	c.Skipped = append(slices.Clip(h.Skipped), unread...)
+	return &c
 }
 
 // workflows is a selection of workflows (Scope.Workflows) as runs record
@@ -428,6 +465,9 @@ func (o GateOptions) baseHistory(ctx context.Context, base, head *history.Histor
 			log.Noticef("base-branch history: last report on %s: %v; no carried history is added", branch, err)
 		} else {
 			log.Infof("previous report: run %d on %s (%s)", prev.RunID, branch, prev.Created.UTC().Format(time.RFC3339))
+			if prev.ReportErr != nil {
+				log.Warningf("last report: %v; the flaky tests it lists are not named, but its carried history is read", prev.ReportErr)
+			}
 			if prev.HistoryErr != nil {
 				log.Warningf("base-branch history: %v; no carried history is added", prev.HistoryErr)
 			}

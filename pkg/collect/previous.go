@@ -28,15 +28,33 @@ var errNoReport = errors.New("no " + render.ReportJSONFile + " in the artifact")
 // Previous is what the last report run left: its report and the history
 // it carried.
 type Previous struct {
-	Report *score.Report
+	// Report is nil when its report.json could not be read: then
+	// ReportErr says why. The history is read all the same: a report.json
+	// of another shape loses the trend, not the runs carried.
+	Report    *score.Report
+	ReportErr error
 	// History is nil when the artifact has none, or when it could not be
-	// read: then HistoryErr says why (larger than Decode reads, or not
-	// what Encode writes). The report is read all the same, for the trend
-	// and the flaky tests it names.
+	// read: then HistoryErr says why (larger than Decode reads, not what
+	// Encode writes, or a *history.VersionError). The report is read all
+	// the same, for the trend and the flaky tests it names.
 	History    *history.History
 	HistoryErr error
 	RunID      int64     // the run that made it
 	Created    time.Time // when that run was created
+}
+
+// found reports whether p is a report artifact's: one with a report.json,
+// readable or not.
+func (p Previous) found() bool { return p.Report != nil || p.ReportErr != nil }
+
+// wrap names the artifact and run in p's errors.
+func (p *Previous) wrap(artifact string, run int64) {
+	if p.ReportErr != nil {
+		p.ReportErr = fmt.Errorf("artifact %q of run %d: %w", artifact, run, p.ReportErr)
+	}
+	if p.HistoryErr != nil {
+		p.HistoryErr = fmt.Errorf("artifact %q of run %d: %w", artifact, run, p.HistoryErr)
+	}
 }
 
 // PreviousOptions says where the last report is.
@@ -93,7 +111,7 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 		return Previous{}, err
 	}
 	p, earlier, err := o.first(ctx, c, runs)
-	if err != nil || p.Report != nil {
+	if err != nil || p.found() {
 		return p, err
 	}
 	if o.AnyWorkflow {
@@ -102,7 +120,7 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 			seen[r.ID] = true
 		}
 		p, n, err := o.newestNamed(ctx, c, seen)
-		if err != nil || p.Report != nil {
+		if err != nil || p.found() {
 			return p, err
 		}
 		if earlier+n == 0 {
@@ -153,7 +171,7 @@ func (o PreviousOptions) newestNamed(ctx context.Context, c *ghapi.Client, seen 
 		seen[a.RunID] = true
 		asked++
 		p, err = o.readNamed(ctx, c, a, &n)
-		return err == nil && p.Report == nil && asked < maxNamedRuns
+		return err == nil && !p.found() && asked < maxNamedRuns
 	})
 	if err != nil {
 		return Previous{}, n, err
@@ -162,8 +180,8 @@ func (o PreviousOptions) newestNamed(ctx context.Context, c *ghapi.Client, seen 
 }
 
 // readNamed reads the report of a listed artifact when its run is a
-// successful report run; Report is nil when it is not, or the artifact
-// holds none. *n counts the successful report runs.
+// successful report run; p.found() is false when it is not, or the
+// artifact holds none. *n counts the successful report runs.
 func (o PreviousOptions) readNamed(ctx context.Context, c *ghapi.Client, a ghapi.RepoArtifact, n *int) (Previous, error) {
 	r, err := c.WorkflowRun(ctx, o.Repo, a.RunID)
 	if errors.Is(err, ghapi.ErrNotFound) {
@@ -190,15 +208,13 @@ func (o PreviousOptions) readNamed(ctx context.Context, c *ghapi.Client, a ghapi
 	if err != nil {
 		return Previous{}, fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, err)
 	}
-	if p.HistoryErr != nil {
-		p.HistoryErr = fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, p.HistoryErr)
-	}
+	p.wrap(a.Name, r.ID)
 	p.RunID, p.Created = r.ID, r.CreatedAt
 	return p, nil
 }
 
 // first reads the report of the first of runs, newest first, that left
-// one; Report is nil when none did. earlier counts the runs looked at.
+// one; p.found() is false when none did. earlier counts the runs looked at.
 func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghapi.Run) (p Previous, earlier int, err error) {
 	for _, r := range runs {
 		// One workflow may both gate pull requests and report on a
@@ -233,9 +249,7 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 			if err != nil {
 				return Previous{}, earlier, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
 			}
-			if p.HistoryErr != nil {
-				p.HistoryErr = fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, p.HistoryErr)
-			}
+			p.wrap(art.Name, r.ID)
 			p.RunID, p.Created = r.ID, r.CreatedAt
 			return p, earlier, nil
 		}
@@ -244,8 +258,9 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report
-// artifact zip, in memory. A history that cannot be read leaves History
-// nil and sets HistoryErr; only a report that cannot be read is an error.
+// artifact zip, in memory, each on its own: one that cannot be read leaves
+// its field nil and sets ReportErr or HistoryErr. Only an archive that is
+// not a zip, or has no report.json (a gate run's), is an error.
 func ReadReportArtifact(data []byte) (Previous, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
@@ -255,25 +270,29 @@ func ReadReportArtifact(data []byte) (Previous, error) {
 	for _, f := range zr.File {
 		switch f.Name {
 		case render.ReportJSONFile:
-			rc, err := f.Open()
-			if err != nil {
-				return Previous{}, err
-			}
-			var rep score.Report
-			err = json.NewDecoder(io.LimitReader(rc, maxReportArtifact)).Decode(&rep)
-			rc.Close()
-			if err != nil {
-				return Previous{}, fmt.Errorf("%s: %w", render.ReportJSONFile, err)
-			}
-			p.Report = &rep
+			p.Report, p.ReportErr = readReport(f)
 		case render.HistoryFile:
 			p.History, p.HistoryErr = readHistory(f)
 		}
 	}
-	if p.Report == nil {
+	if !p.found() {
 		return Previous{}, errNoReport
 	}
 	return p, nil
+}
+
+// readReport decodes the report.json of the artifact.
+func readReport(f *zip.File) (*score.Report, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	defer rc.Close()
+	var rep score.Report
+	if err := json.NewDecoder(io.LimitReader(rc, maxReportArtifact)).Decode(&rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.Name, err)
+	}
+	return &rep, nil
 }
 
 // readHistory decodes a carried history file of the artifact.

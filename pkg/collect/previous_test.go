@@ -50,7 +50,9 @@ func carriedHistory(t *testing.T) string {
 
 // TestReadReportArtifact: a history that cannot be read leaves the report
 // read, with the history's error apart, so that the trend and the flaky
-// tests it names are kept; only a report that cannot be read fails.
+// tests it names are kept; a report.json that cannot be read leaves the
+// history read (before, it failed the artifact, and the history was lost
+// with the trend); only an artifact with no report.json is not a report.
 func TestReadReportArtifact(t *testing.T) {
 	const report = `{"source":"sentinel"}`
 	good := carriedHistory(t)
@@ -59,6 +61,7 @@ func TestReadReportArtifact(t *testing.T) {
 		files       [][2]string
 		wantErr     string // of ReadReportArtifact
 		wantHistErr string // of HistoryErr
+		wantRepErr  string // of ReportErr
 		wantHistory bool
 	}{
 		{name: "both", files: [][2]string{{render.ReportJSONFile, report}, {render.HistoryFile, good}}, wantHistory: true},
@@ -68,7 +71,9 @@ func TestReadReportArtifact(t *testing.T) {
 		{name: "history cut", files: [][2]string{{render.ReportJSONFile, report}, {render.HistoryFile, good[:len(good)/2]}}, wantHistErr: "carried history: unexpected EOF"},
 		{name: "history of another version", files: [][2]string{{render.ReportJSONFile, report}, {render.HistoryFile, gzipString(`{"version":9}`)}}, wantHistErr: "carried history: version 9"},
 		{name: "history cut, no report", files: [][2]string{{render.HistoryFile, good[:len(good)/2]}}, wantErr: errNoReport.Error()},
-		{name: "bad report", files: [][2]string{{render.ReportJSONFile, "{"}, {render.HistoryFile, good}}, wantErr: render.ReportJSONFile + ": unexpected EOF"},
+		{name: "bad report", files: [][2]string{{render.ReportJSONFile, "{"}, {render.HistoryFile, good}}, wantRepErr: render.ReportJSONFile + ": unexpected EOF", wantHistory: true},
+		{name: "report of another shape", files: [][2]string{{render.ReportJSONFile, `{"threshold":{}}`}, {render.HistoryFile, good}}, wantRepErr: render.ReportJSONFile + ": json: cannot unmarshal", wantHistory: true},
+		{name: "bad report, history cut", files: [][2]string{{render.ReportJSONFile, "{"}, {render.HistoryFile, good[:len(good)/2]}}, wantRepErr: "unexpected EOF", wantHistErr: "carried history: unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p, err := ReadReportArtifact(reportZip(t, tc.files...))
@@ -81,8 +86,13 @@ func TestReadReportArtifact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Report == nil || p.Report.Source != "sentinel" {
-				t.Errorf("report = %+v, want the artifact's", p.Report)
+			switch {
+			case tc.wantRepErr != "":
+				if p.Report != nil || p.ReportErr == nil || !strings.Contains(p.ReportErr.Error(), tc.wantRepErr) {
+					t.Errorf("report = %+v, ReportErr = %v, want none and %q", p.Report, p.ReportErr, tc.wantRepErr)
+				}
+			case p.Report == nil || p.Report.Source != "sentinel" || p.ReportErr != nil:
+				t.Errorf("report = %+v (%v), want the artifact's", p.Report, p.ReportErr)
 			}
 			if (p.History != nil) != tc.wantHistory {
 				t.Errorf("history = %v, want one: %v", p.History, tc.wantHistory)

@@ -268,9 +268,20 @@ func decodeJSON(dec *json.Decoder) (*History, error) {
 	return h, nil
 }
 
-func versionError(v int) error {
-	return fmt.Errorf("version %d, this flakegate reads version %d", v, FormatVersion)
+// VersionError is a carried history of a version other than
+// FormatVersion. One of a higher version was written by a newer flakegate
+// (read after a downgrade, or by a workflow pinned to an older release):
+// the runs it holds are not lost, only unreadable here.
+type VersionError struct{ Found int }
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("version %d, this flakegate reads version %d", e.Found, FormatVersion)
 }
+
+// Newer reports whether the file was written by a newer flakegate.
+func (e *VersionError) Newer() bool { return e.Found > FormatVersion }
+
+func versionError(v int) error { return &VersionError{Found: v} }
 
 // expectDelim reads the next token, which must be d.
 func expectDelim(dec *json.Decoder, d json.Delim, what string) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -124,8 +125,15 @@ func TestDecodeRejects(t *testing.T) {
 		"cut":             {gzipped(`{"version":1,"runs":[{}],"tests":[{"id":"x","c":[0,1`), "unexpected EOF"},
 		"bad gzip":        {gzipped(`{"version":1,"runs":[],"tests":[]}`)[:20], "carried history"},
 	} {
-		if _, err := Decode(bytes.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
+		_, err := Decode(bytes.NewReader(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+		// Only a higher version is a newer flakegate's, which the report
+		// refuses to replace; the rest are unreadable.
+		var ve *VersionError
+		if newer := errors.As(err, &ve) && ve.Newer(); newer != (name == "version" || name == "version 2 first") {
+			t.Errorf("%s: %v: newer version %v", name, err, newer)
 		}
 	}
 }

@@ -1,0 +1,160 @@
+package action
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/render"
+)
+
+// rewriteHistory decodes a carried history file to a map, lets f change
+// it, and encodes it again.
+func rewriteHistory(t *testing.T, gz []byte, f func(map[string]any)) []byte {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	f(c)
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if err := json.NewEncoder(zw).Encode(c); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// TestReportCarriedHistoryUnreadable: report 1 carries 10 runs; its
+// artifact is then altered. 20 days later, report 2 (lookback 7 days)
+// reads 3 new runs. A history it cannot read at all starts anew, said in
+// the summary and report.json's skipped_files; one a newer flakegate wrote
+// (version 2) fails the report, which would otherwise replace it for good,
+// unless artifact-name is changed to start anew; a report.json that cannot
+// be read loses the trend, not the history. Before, all three carried 3
+// runs and said so only in a log warning.
+func TestReportCarriedHistoryUnreadable(t *testing.T) {
+	saved := now
+	defer func() { now = saved }()
+	for _, tc := range []struct {
+		name   string
+		change func(t *testing.T, files map[string][]byte)
+		inputs map[string]string
+		// wantErr: the report fails, its error holding these.
+		wantErr []string
+		// wantRuns carried to the next report, and the skipped_files
+		// entry (path prefix) and summary note expected.
+		wantRuns    int
+		wantSkipped string
+		wantNote    string
+	}{
+		{name: "unchanged", change: func(*testing.T, map[string][]byte) {}, wantRuns: 13},
+		{name: "unknown field of version 1", change: func(t *testing.T, f map[string][]byte) {
+			f[render.HistoryFile] = rewriteHistory(t, f[render.HistoryFile], func(c map[string]any) { c["x_new"] = []int{1, 2} })
+		}, wantRuns: 13},
+		{name: "newer version", change: func(t *testing.T, f map[string][]byte) {
+			f[render.HistoryFile] = rewriteHistory(t, f[render.HistoryFile], func(c map[string]any) { c["version"] = 2 })
+		}, wantErr: []string{"carried history: version 2, this flakegate reads version 1", "a newer flakegate wrote it", "uses:", "artifact-name"}},
+		{name: "newer version, artifact-name changed", change: func(t *testing.T, f map[string][]byte) {
+			f[render.HistoryFile] = rewriteHistory(t, f[render.HistoryFile], func(c map[string]any) { c["version"] = 2 })
+		}, inputs: map[string]string{"artifact-name": "flakegate-history"}, wantRuns: 3},
+		{name: "cut short", change: func(t *testing.T, f map[string][]byte) {
+			f[render.HistoryFile] = f[render.HistoryFile][:len(f[render.HistoryFile])/2]
+		}, wantRuns: 3, wantSkipped: "history.json.gz of the previous report (run ",
+			wantNote: "could not be read: it starts anew with the runs read now"},
+		{name: "older version 0", change: func(t *testing.T, f map[string][]byte) {
+			f[render.HistoryFile] = rewriteHistory(t, f[render.HistoryFile], func(c map[string]any) { c["version"] = 0 })
+		}, wantRuns: 3, wantSkipped: "history.json.gz of the previous report (run ",
+			wantNote: "could not be read: it starts anew with the runs read now"},
+		{name: "report.json of another shape", change: func(t *testing.T, f map[string][]byte) {
+			f[render.ReportJSONFile] = []byte(`{"threshold": {"value": 0.1}, "tests": []}`)
+		}, wantRuns: 13, wantSkipped: "report.json of the previous report (run "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now = saved
+			s := newFake(t)
+			repo := s.Repo(repoName)
+			for i := range 10 {
+				addPytestRun(repo, "ci.yml", i, map[string]bool{"test_a": i%3 == 0, "test_b": false})
+			}
+			in := map[string]string{"workflows": "ci.yml", "lookback-days": "7"}
+			if one := reportAt(t, s, repo, now.Add(-time.Hour), in); len(one.Runs) != 10 {
+				t.Fatalf("report 1 carries %d runs", len(one.Runs))
+			}
+			ups := s.Uploads()
+			files, err := ups[len(ups)-1].Files()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(t, files)
+			altered := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-30 * time.Minute)})
+			repo.AddArtifact(ghfake.Artifact{RunID: altered.ID, Name: "flakegate-report", Zip: zipFiles(t, files)})
+
+			now = saved.Add(20 * 24 * time.Hour)
+			for i := 100; i < 103; i++ {
+				run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: ghfake.SHA(fmt.Sprint("new", i)), CreatedAt: now.Add(-time.Duration(103-i) * time.Hour)})
+				repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": pytestDoc(map[string]bool{"test_a": false, "test_b": false})}})
+			}
+			for k, v := range tc.inputs {
+				in[k] = v
+			}
+			if tc.wantErr != nil {
+				self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+				r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"mode": "report", "workflows": "ci.yml", "lookback-days": "7"})
+				uploads := len(s.Uploads())
+				if code := r.run(); code != 1 {
+					t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
+				}
+				log := r.stdout.String()
+				for _, w := range tc.wantErr {
+					if !strings.Contains(log, w) {
+						t.Errorf("log lacks %q:\n%s", w, log)
+					}
+				}
+				if n := len(s.Uploads()); n != uploads {
+					t.Errorf("%d artifacts uploaded, want none", n-uploads)
+				}
+				return
+			}
+			two := reportAt(t, s, repo, now, in)
+			if len(two.Runs) != tc.wantRuns {
+				t.Errorf("report 2 carries %d runs, want %d:\n%s", len(two.Runs), tc.wantRuns, strings.Join(two.Runs, "\n"))
+			}
+			var skipped []string
+			for _, sk := range two.Report["skipped_files"].([]any) {
+				skipped = append(skipped, sk.(map[string]any)["path"].(string))
+			}
+			found := false
+			for _, p := range skipped {
+				found = found || tc.wantSkipped != "" && strings.HasPrefix(p, tc.wantSkipped)
+			}
+			if tc.wantSkipped != "" && !found || tc.wantSkipped == "" && len(skipped) > 0 {
+				t.Errorf("report.json skipped_files %q, want %q", skipped, tc.wantSkipped)
+			}
+			if tc.wantSkipped != "" && !strings.Contains(two.summary, render.EscapeMarkdown(tc.wantSkipped)) {
+				t.Errorf("summary does not list %q:\n%s", tc.wantSkipped, two.summary)
+			}
+			if tc.wantNote != "" && !strings.Contains(two.summary, "> [!NOTE]\n> the history carried in the previous report") {
+				t.Errorf("summary has no note of the history started anew:\n%s", two.summary)
+			}
+			if tc.wantNote == "" && strings.Contains(two.summary, "starts anew") {
+				t.Errorf("summary says the history starts anew:\n%s", two.summary)
+			}
+		})
+	}
+}
