@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,50 @@ func TestReportCarriedHistoryUnreadable(t *testing.T) {
 				t.Errorf("summary says the history starts anew:\n%s", two.summary)
 			}
 		})
+	}
+}
+
+// TestGateHistoryInputOverlapsCarried: the weekly report carries ci.yml's
+// 40 runs on main; a pull request's gate is given the same 40 runs' JUnit
+// files (commit_sha and run_id, no attempt) as its history input. Each
+// run counts once: a file's run replaces the report's carried attempt of
+// it, as a run read from GitHub does. Before, the gate counted 80 runs
+// (run key sha|id against sha|id#1).
+func TestGateHistoryInputOverlapsCarried(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	docs := map[string][]byte{}
+	for i := range 40 {
+		sha := ghfake.SHA(fmt.Sprint("main-", i))
+		run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: sha, CreatedAt: now.Add(-time.Duration(60-i) * 2 * time.Hour)})
+		doc := junitRun(sha, int(run.ID), map[string]bool{flakyName: flakyFails(i)})
+		repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": doc}})
+		docs[fmt.Sprintf("run-%d.xml", run.ID)] = doc
+	}
+	report := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-39 * time.Hour)})
+	rr := newRunner(t, s, report.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"workflows": "ci.yml"})
+	if code := rr.run(); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, rr.stdout.String())
+	}
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "pull_request", HeadBranch: "fix", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+		map[string]string{"workflows": "ci.yml", "base-results": "results/base/*.xml", "head-results": "results/head/*.xml", "history": "results/history/*.xml"})
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, map[string]int{flakyName: 1})
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, map[string]int{flakyName: 2})
+	os.MkdirAll(filepath.Join(ws, "results/history"), 0o755)
+	for name, doc := range docs {
+		os.WriteFile(filepath.Join(ws, "results/history", name), doc, 0o644)
+	}
+	// One file of a run the report does not carry, with no run id: kept.
+	os.WriteFile(filepath.Join(ws, "results/history", "extra.xml"),
+		[]byte(`<testsuite name="tests"><properties><property name="commit_sha" value="`+ghfake.SHA("extra")+`"/></properties><testcase classname="tests.test_app" name="test_ws_reconnect"/></testsuite>`), 0o644)
+	r.run()
+	got := gateTest(t, r, flakyName)
+	if got.History.Runs != 41 || got.History.Failures != 12 {
+		t.Errorf("gate history of %s: %+v, want 41 runs (40 once, and the file with no run id), 12 failures", flakyName, got.History)
+	}
+	if want := "base-branch history for p0: 41 runs (41 from the history input; 0 carried"; !strings.Contains(r.stdout.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, r.stdout.String())
 	}
 }

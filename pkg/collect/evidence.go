@@ -495,13 +495,11 @@ func (o GateOptions) baseHistory(ctx context.Context, base, head *history.Histor
 	if h == nil && carried == nil {
 		return nil, prev.Report, nil
 	}
-	var combined *history.History
-	if len(o.History) > 0 {
-		combined, _ = history.Combine(carried, h, o.Now.Add(-KeepHistory))
-	} else {
-		// Runs read now replace every attempt of them the report carried.
-		combined = history.Replace(carried, h, o.Now.Add(-KeepHistory))
-	}
+	// Runs read now, or given in the history input, replace every attempt
+	// of them the report carried: a file names its run (run_id) with no
+	// attempt, where the report carried the run's attempt, and the two
+	// would count twice. A file that names no run is kept beside them.
+	combined := history.Replace(carried, h, o.Now.Add(-KeepHistory))
 	var parts []string
 	read := 0
 	if h != nil {
