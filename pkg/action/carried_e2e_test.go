@@ -161,6 +161,72 @@ func TestReportCarriedHistoryUnreadable(t *testing.T) {
 	}
 }
 
+// TestReportStampsUntimedRuns: a report made with the results input, of
+// files with commit_sha and run_id but no timestamp, carries their runs
+// with its own time. 400 days later, reports of workflow runs no longer
+// carry or score them. Before, they were carried for good, with no time,
+// and tests.local::test_old was flagged from 13-month-old data.
+func TestReportStampsUntimedRuns(t *testing.T) {
+	saved := now
+	defer func() { now = saved }()
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "workflow_dispatch", CreatedAt: now.Add(-time.Hour)})
+	r := newRunner(t, s, self.ID, "workflow_dispatch", map[string]any{}, map[string]string{"mode": "report", "results": "local/*.xml"})
+	ws := r.env["GITHUB_WORKSPACE"]
+	os.MkdirAll(filepath.Join(ws, "local"), 0o755)
+	for i := range 6 {
+		fail := ""
+		if i%2 == 0 {
+			fail = `<failure message="boom"/>`
+		}
+		doc := fmt.Sprintf(`<testsuite name="s"><properties><property name="commit_sha" value="%040d"/><property name="run_id" value="%d"/></properties><testcase classname="tests.local" name="test_old">%s</testcase><testcase classname="tests.local" name="test_old"/></testsuite>`, i, 5000+i, fail)
+		os.WriteFile(filepath.Join(ws, "local", fmt.Sprintf("r%d.xml", i)), []byte(doc), 0o644)
+	}
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	addRuns := func(tag string) {
+		for i := range 3 {
+			run := repo.AddRun(ghfake.Run{Workflow: "ci.yml", HeadSHA: ghfake.SHA(fmt.Sprint(tag, i)), CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-results", Files: map[string][]byte{"junit.xml": pytestDoc(map[string]bool{"test_a": false})}})
+		}
+	}
+	in := map[string]string{"workflows": "ci.yml", "lookback-days": "7"}
+	// The next day the local runs are carried with the first report's time,
+	// and are older than no window yet.
+	now = saved.Add(24 * time.Hour)
+	addRuns("day")
+	next := reportAt(t, s, repo, now, in)
+	stamp := saved.UTC().Format(time.RFC3339)
+	local := 0
+	for _, run := range next.Runs {
+		if strings.Contains(run, "|500") {
+			local++
+			if !strings.Contains(run, " "+stamp+" ") {
+				t.Errorf("local run carried as %q, want the time of the report that first carried it, %s", run, stamp)
+			}
+		}
+	}
+	if local != 6 {
+		t.Errorf("a day later, %d local runs carried, want 6:\n%s", local, strings.Join(next.Runs, "\n"))
+	}
+	now = saved.Add(400 * 24 * time.Hour)
+	addRuns("late")
+	late := reportAt(t, s, repo, now, in)
+	for _, run := range late.Runs {
+		if strings.Contains(run, "|500") {
+			t.Errorf("400 days later, still carried: %s", run)
+		}
+	}
+	if late.Report["runs"].(float64) != 3 {
+		t.Errorf("400 days later, the report scores %v runs, want 3", late.Report["runs"])
+	}
+	if b, _ := json.Marshal(late.Report["tests"]); strings.Contains(string(b), "test_old") {
+		t.Errorf("400 days later, test_old is still scored: %.300s", b)
+	}
+}
+
 // TestGateHistoryInputOverlapsCarried: the weekly report carries ci.yml's
 // 40 runs on main; a pull request's gate is given the same 40 runs' JUnit
 // files (commit_sha and run_id, no attempt) as its history input. Each

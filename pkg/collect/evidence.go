@@ -176,7 +176,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		// them. The carried history adds nothing to them but the trend.
 		ev.Window = withUnread(local, unread)
 		ev.Filtered = reset
-		ev.Full = boundCarried(ev.Full, log)
+		ev.Full = boundCarried(history.Stamped(ev.Full, o.Now), log)
 		return ev, nil
 	}
 	// A run read now replaces every attempt of it the previous report
@@ -225,7 +225,10 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	}
 	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
 	ev.Window = withUnread(window, unread)
-	ev.Full = boundCarried(ev.Full, log)
+	// A run with no time (a local file that states none, carried by an
+	// earlier report) gets this report's: it leaves the carried history
+	// after KeepHistory, and the window after lookback-days, as any run.
+	ev.Full = boundCarried(history.Stamped(ev.Full, o.Now), log)
 	return ev, nil
 }
 

@@ -429,10 +429,37 @@ func Replace(older, newer *History, since time.Time) *History {
 	return combine(older, newer, inWindow(since), true)
 }
 
+// inWindow keeps the runs since since, and those with no time: local
+// files that state none, which a gate's history input names and a report
+// scores whatever their dates. A report stamps them before it carries
+// them (Stamped), so that none stays in a carried history for good.
 func inWindow(since time.Time) func(Run) bool {
 	return func(r Run) bool {
 		return since.IsZero() || r.Time.IsZero() || !r.Time.Before(since)
 	}
+}
+
+// Stamped returns h with t as the time of every run that has none, its
+// runs put in order again: a report stamps the runs it carries with its
+// own time when they are first carried, so that they leave the carried
+// history (Combine's since) and the report's window as any run does. The
+// samples and places such runs gave keep their order (a run with no time
+// is the earliest), as the time is not the run's own. h is not changed;
+// with no run to stamp, h itself is returned.
+func Stamped(h *History, t time.Time) *History {
+	if h == nil || !slices.ContainsFunc(h.Runs, func(r Run) bool { return r.Time.IsZero() }) {
+		return h
+	}
+	out := FilterRuns(h, func(Run) bool { return true }) // a copy: runs, tests and cells of its own
+	for i := range out.Runs {
+		r := &out.Runs[i]
+		if r.Time.IsZero() {
+			r.Time = t
+		}
+		r.Tests, r.Failed, r.Repeated = 0, 0, 0 // counted again by finalize
+	}
+	out.finalize()
+	return out
 }
 
 // Filter returns the runs of h that keep accepts, and the tests left with

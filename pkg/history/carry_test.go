@@ -138,6 +138,53 @@ func TestDecodeRejects(t *testing.T) {
 	}
 }
 
+// TestStamped: runs with no time get the time given, in order among the
+// others again with their counts; h is not changed. Before, such runs were
+// carried for good (Combine keeps a run with no time whatever since).
+func TestStamped(t *testing.T) {
+	h := synthHistory(t, 4, 3)
+	before := roundTrip(t, h)
+	if Stamped(h, time.Now()) != h {
+		t.Error("a history with every run timed is not returned as it is")
+	}
+	for i := range h.Runs[:3] {
+		h.Runs[i].Time = time.Time{}
+	}
+	untimed := roundTrip(t, h)
+	at := h.Runs[len(h.Runs)-1].Time.Add(time.Hour)
+	got := Stamped(untimed, at)
+	if diff := cmp.Diff(roundTrip(t, h), untimed, historyCmp); diff != "" {
+		t.Errorf("Stamped changed its input (-want +got):\n%s", diff)
+	}
+	if len(got.Runs) != len(before.Runs) {
+		t.Fatalf("%d runs, want %d", len(got.Runs), len(before.Runs))
+	}
+	for i, r := range got.Runs {
+		if r.Time.IsZero() || i > 0 && runLess(&got.Runs[i-1], &r) > 0 {
+			t.Errorf("run %d (%s) at %v: not stamped, or out of order", i, RunKey(r.Run), r.Time)
+		}
+	}
+	for i, r := range got.Runs[len(got.Runs)-3:] {
+		if !r.Time.Equal(at) {
+			t.Errorf("the stamped runs are not last: run %d at %v", i, r.Time)
+		}
+	}
+	// The counts of each run are as they were.
+	counts := map[string][3]int{}
+	for _, r := range before.Runs {
+		counts[RunKey(r.Run)] = [3]int{r.Tests, r.Failed, r.Repeated}
+	}
+	for _, r := range got.Runs {
+		if c := counts[RunKey(r.Run)]; c != [3]int{r.Tests, r.Failed, r.Repeated} {
+			t.Errorf("run %s counts %d/%d/%d, want %v", RunKey(r.Run), r.Tests, r.Failed, r.Repeated, c)
+		}
+	}
+	// Carried a year on, they leave the history as the runs before them.
+	if later := Replace(got, nil, at.Add(time.Minute)); len(later.Runs) != 0 {
+		t.Errorf("after the stamp, %d runs kept, want 0", len(later.Runs))
+	}
+}
+
 // TestCombineNil: a missing history on either side counts as empty. The
 // gate combines the last report's carried history with base-branch runs
 // that may not exist (it once failed with "combine: no history").
