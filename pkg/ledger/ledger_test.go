@@ -497,3 +497,47 @@ func TestParseBoundListsFirstProblems(t *testing.T) {
 		t.Errorf("last problem %v, want %q", last, want)
 	}
 }
+
+// TestParseOneDocument: a ledger is one YAML document. A second one,
+// after ---, is refused at the line of its ---, by Parse (the gate, the
+// report) and VerifyFile (ledger verify) alike, whether it is a ledger,
+// garbage or empty. Before, yaml.Unmarshal read the first and dropped the
+// rest: ledger verify said "every entry verified" of a valid ledger
+// followed by --- and anything. Markers around the one document are fine.
+func TestParseOneDocument(t *testing.T) {
+	seed := string(readSeed(t))
+	n := strings.Count(seed, "\n")
+	for _, tc := range []struct {
+		name string
+		text string
+		line int // of the problem; 0: accepted
+	}{
+		{"one document", seed, 0},
+		{"within markers", "---\n" + seed + "...\n", 0},
+		{"a second ledger", seed + "---\n" + seed, n + 1},
+		{"a second document of another version", seed + "\n# more\n---\nversion: 7\nentries: [{bogus: 1}]\n", n + 3},
+		{"garbage after ---", seed + "---\n  - : : [\n", n + 1},
+		{"an empty second document", seed + "---\n", n + 1},
+		{"after an end marker", seed + "...\n---\nversion: 1\n", n + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.text))
+			ps := VerifyFile("ledger.yml", []byte(tc.text), time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+			if tc.line == 0 {
+				if err != nil || len(ps) > 0 {
+					t.Errorf("Parse: %v; VerifyFile: %v", err, ps)
+				}
+				return
+			}
+			pe, ok := err.(*ParseError)
+			if !ok || len(pe.Problems) != 1 || len(ps) != 1 {
+				t.Fatalf("Parse: %v; VerifyFile: %v; want one problem each", err, ps)
+			}
+			for _, p := range []Problem{pe.Problems[0], ps[0]} {
+				if p.Line != tc.line || !strings.Contains(p.Message, "a second YAML document is not accepted") {
+					t.Errorf("problem %v, want line %d: a second YAML document", p, tc.line)
+				}
+			}
+		})
+	}
+}

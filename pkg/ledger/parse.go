@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
@@ -39,8 +40,8 @@ const (
 
 // Parse reads a ledger strictly. Unknown fields, wrong types, bad dates,
 // unknown release triggers, missing required fields and a version other than
-// 1 are all errors, and so are YAML anchors, aliases and merge keys, a file
-// over MaxFileSize, more than MaxEntries entries and more than MaxTraceSteps
+// 1 are all errors, and so are a second YAML document, YAML anchors, aliases
+// and merge keys, a file over MaxFileSize, more than MaxEntries entries and more than MaxTraceSteps
 // steps in one trace. The returned *ParseError lists the problems in file
 // order (the first 100 of them), each naming the entry (index and test), the
 // field, the line and what is accepted. A field that cannot be read does not
@@ -59,15 +60,28 @@ func Parse(data []byte) (*Ledger, error) {
 
 // read reads the ledger as far as it can: every field it could read is set,
 // and the parser holds the problems of the others. A file it cannot read at
-// all (too large, not YAML, with anchors or aliases) is a *ParseError.
+// all (too large, not YAML, of two documents, with anchors or aliases) is a
+// *ParseError.
 func read(data []byte) (*Ledger, *parser, *ParseError) {
 	if len(data) > MaxFileSize {
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1,
 			Message: fmt.Sprintf("file is %d bytes: at most %d bytes (1 MiB) are accepted", len(data), MaxFileSize)}}}
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF { // EOF: no document, an empty ledger
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + err.Error()}}}
+	}
+	// A second document would be ignored: its entries would exempt
+	// nothing, and whatever it holds would pass as verified.
+	var next yaml.Node
+	if err := dec.Decode(&next); err != io.EOF {
+		line := next.Line // the line of its ---
+		if err != nil {
+			line = markerAfter(data, lastLine(&doc))
+		}
+		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Line: line,
+			Message: "a second YAML document is not accepted: a ledger is one document, and what follows the first would be ignored; remove the --- there and what follows it, or move its entries into the first document's entries"}}}
 	}
 	// Nothing below follows an alias: the tree is refused if it has one.
 	if pr, bad := flat(&doc); bad {
@@ -75,6 +89,30 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 	}
 	p := &parser{}
 	return p.file(&doc), p, nil
+}
+
+// lastLine is the line of the last node of the tree, where its document
+// ends at the earliest.
+func lastLine(n *yaml.Node) int {
+	line := n.Line
+	for len(n.Content) > 0 {
+		n = n.Content[len(n.Content)-1]
+		line = max(line, n.Line)
+	}
+	return line
+}
+
+// markerAfter is the line of the first document marker (--- or ...) at
+// the start of a line after line after, 1-based; 0 when there is none.
+func markerAfter(data []byte, after int) int {
+	for i, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if i+1 > after && (bytes.HasPrefix(l, []byte("---")) || bytes.HasPrefix(l, []byte("..."))) &&
+			(len(l) == 3 || l[3] == ' ' || l[3] == '\t') {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // flat finds the first YAML anchor, alias or merge key in the tree, in
