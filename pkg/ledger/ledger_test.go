@@ -541,3 +541,16 @@ func TestParseOneDocument(t *testing.T) {
 		})
 	}
 }
+
+// TestParseYAMLErrorLine: go-yaml names the line where the block it was
+// reading begins, not the fault's (an entry's last key, line 16, indented
+// one space less is reported at "entries:", line 5); the message says so.
+func TestParseYAMLErrorLine(t *testing.T) {
+	seed := string(readSeed(t))
+	text := strings.Replace(seed, "    release_triggers:", "   release_triggers:", 1)
+	_, err := Parse([]byte(text))
+	want := "line 5: did not find expected '-' indicator (the line where the block or flow being read begins: the fault is there or further down in it)"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

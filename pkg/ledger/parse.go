@@ -70,7 +70,7 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && err != io.EOF { // EOF: no document, an empty ledger
-		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + err.Error()}}}
+		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + yamlMessage(err)}}}
 	}
 	// A second document would be ignored: its entries would exempt
 	// nothing, and whatever it holds would pass as verified.
@@ -113,6 +113,19 @@ func markerAfter(data []byte, after int) int {
 		}
 	}
 	return 0
+}
+
+// yamlMessage is go-yaml's error message, with a word on its line where
+// that names the start of the block being read rather than the fault:
+// go-yaml gives the line of a parser error's context before its problem's,
+// and does not expose the latter, so an entry's key indented one space
+// less than the keys above it is reported at the line of "entries:".
+func yamlMessage(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, ": did not find expected ") {
+		msg += " (the line where the block or flow being read begins: the fault is there or further down in it)"
+	}
+	return msg
 }
 
 // flat finds the first YAML anchor, alias or merge key in the tree, in
