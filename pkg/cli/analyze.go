@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/render"
@@ -109,6 +110,9 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if n := untimed(h); n > 0 && n < len(h.Runs) {
+		fmt.Fprintf(env.Stderr, "flakegate: warning: %d of %d runs state no time (no suite timestamp, or one flakegate cannot read): they are ordered before every timed run, and the evidence that reads the order of runs (intermittent failures, regressions) reads them there; give every file a timestamp, e.g. <testsuite timestamp=\"2026-11-02T10:00:00Z\">\n", n, len(h.Runs))
 	}
 	rep, err := score.Score(h, opts)
 	if err != nil {
@@ -211,4 +215,15 @@ func writeFile[T any](path string, v T, write func(io.Writer, T) error) error {
 		return err
 	}
 	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// untimed counts the runs of h with no time.
+func untimed(h *history.History) int {
+	n := 0
+	for _, r := range h.Runs {
+		if r.Time.IsZero() {
+			n++
+		}
+	}
+	return n
 }

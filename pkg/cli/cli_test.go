@@ -711,3 +711,36 @@ func usageOf(cmd string) string {
 	text, _, _ := strings.Cut(after, "\n  flakegate ")
 	return text
 }
+
+// TestAnalyzeSaysUntimedRuns: runs that state no time are ordered before
+// every timed run, which the order-reading evidence then reads (a test
+// failing in runs 4, 5, 9 and 10 of ten, with run 10 untimed, reads as
+// failing first and is called intermittent): analyze warns when some runs
+// have a time and some do not, and not when none has one.
+func TestAnalyzeSaysUntimedRuns(t *testing.T) {
+	write := func(dir string, untimed func(i int) bool) {
+		os.MkdirAll(dir, 0o755)
+		for i := 1; i <= 10; i++ {
+			ts := fmt.Sprintf(` timestamp="2026-11-%02dT10:00:00Z"`, i)
+			if untimed(i) {
+				ts = ""
+			}
+			fail := ""
+			if i%5 == 4 || i%5 == 0 {
+				fail = `<failure message="boom"/>`
+			}
+			doc := fmt.Sprintf(`<testsuite name="s"%s><properties><property name="commit_sha" value="c%02d"/><property name="run_id" value="%d"/></properties><testcase classname="t" name="x">%s</testcase></testsuite>`, ts, i, i, fail)
+			os.WriteFile(filepath.Join(dir, fmt.Sprintf("r%02d.xml", i)), []byte(doc), 0o644)
+		}
+	}
+	dir := t.TempDir()
+	write(filepath.Join(dir, "some"), func(i int) bool { return i == 10 })
+	write(filepath.Join(dir, "none"), func(int) bool { return true })
+	write(filepath.Join(dir, "all"), func(int) bool { return false })
+	for name, want := range map[string]bool{"some": true, "none": false, "all": false} {
+		r := run(t, fixedClock, "analyze", "--min-commits", "5", filepath.Join(dir, name))
+		if got := strings.Contains(r.stderr, "1 of 10 runs state no time") || strings.Contains(r.stderr, "runs state no time"); got != want || r.code != 0 {
+			t.Errorf("%s: exit %d, warned %v, want %v:\n%s", name, r.code, got, want, r.stderr)
+		}
+	}
+}
