@@ -322,7 +322,10 @@ type TestResult struct {
 	P0       P0           `json:"p0"`
 	Stat     *Stat        `json:"stat,omitempty"` // for a compared test with head failures
 	SPRT     *sprt.Result `json:"sprt,omitempty"` // article C's SPRT on a flaky base, the ledger's evidence
-	Reason   string       `json:"reason"`
+	// Signatures are the failure signatures ("sha256:…") of the test's head
+	// failures: a ledger entry's signature is one of them.
+	Signatures []string `json:"signatures,omitempty"`
+	Reason     string   `json:"reason"`
 	// Pending is set when the test is undecided and more head runs, within
 	// the budget, could decide it.
 	Pending bool `json:"pending,omitempty"`
@@ -610,6 +613,9 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 		Base:    Side{Runs: ti.Base.Runs, Failures: ti.Base.Failures, Class: classOf(ti.Base, ti.BaseRetried)},
 		Head:    Side{Runs: head.Runs, Failures: head.Failures, Class: classOf(head, ti.HeadRetried)},
 		History: ti.History,
+	}
+	if head.Failures > 0 {
+		tr.Signatures = ti.Signatures
 	}
 	k := [2]Tally{ti.Base, ti.History}
 	p, ok := p0s[k]

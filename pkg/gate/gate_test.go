@@ -558,3 +558,24 @@ func TestRecordedSPRTReplays(t *testing.T) {
 		}
 	}
 }
+
+// TestResultSignatures: a test's result carries the signatures of its head
+// failures, which a ledger entry names; a test that did not fail on head
+// carries none.
+func TestResultSignatures(t *testing.T) {
+	tests := []TestInput{
+		{Name: "a::flaky", Base: Tally{Runs: 5, Failures: 2}, Head: []bool{false, true, true, true, true}, Signatures: []string{"sha256:0123456789ab"}},
+		{Name: "a::ok", Base: Tally{Runs: 5}, Head: []bool{true, true, true, true, true}},
+	}
+	res, err := Evaluate(Input{Tests: tests, Collected: &Counts{Base: 2, Head: 2}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, tr := range res.Tests {
+		got[tr.Name] = tr.Signatures
+	}
+	if diff := cmp.Diff(map[string][]string{"a::flaky": {"sha256:0123456789ab"}, "a::ok": nil}, got); diff != "" {
+		t.Errorf("signatures (-want +got):\n%s", diff)
+	}
+}

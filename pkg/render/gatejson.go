@@ -106,6 +106,19 @@ func appendGateTest(b []byte, t *gate.TestResult) ([]byte, error) {
 		b = appendKey(b, ","+in1, "sprt")
 		b = append(b, j...)
 	}
+	if len(t.Signatures) > 0 {
+		b = appendKey(b, ","+in1, "signatures")
+		b = append(b, '[')
+		for i, s := range t.Signatures {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, in2...)
+			b = appendString(b, s)
+		}
+		b = append(b, in1...)
+		b = append(b, ']')
+	}
 	b = appendKey(b, ","+in1, "reason")
 	b = appendString(b, t.Reason)
 	if t.Pending {
