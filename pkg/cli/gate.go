@@ -88,6 +88,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	}
 	in := gate.Input{Labels: labels, Now: t}
 	sides := map[string]*history.History{}
+	var notes []string
 	for _, s := range []struct {
 		flag  string
 		globs list
@@ -98,6 +99,19 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		h, err := loadSide(ctx, env, s.flag, s.globs)
 		if err != nil {
 			return fmt.Errorf("%v", err)
+		}
+		if s.flag != "--history" {
+			// The files of one repetition (shards, a file per class)
+			// are one run: see collect.JoinParts.
+			var joined string
+			if h, joined = collect.JoinParts(s.flag, h); joined != "" {
+				fmt.Fprintf(env.Stderr, "flakegate: %s\n", render.Plain(joined))
+				notes = append(notes, joined)
+			}
+			if w := collect.Fragments(s.flag, h); w != "" {
+				fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", render.Plain(w))
+				notes = append(notes, w)
+			}
 		}
 		sides[s.flag] = h
 	}
@@ -115,6 +129,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	}
 	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
 	in.Unread = gate.UnreadFiles(sides["--base"], sides["--head"])
+	in.Notes = notes
 
 	if *diffFile != "" {
 		text, err := readArg(*diffFile)
@@ -195,7 +210,8 @@ func readArg(path string) ([]byte, error) {
 }
 
 // loadSide reads one side's JUnit files. Each file (or each run id) is
-// one run.
+// one run; gateCmd then joins the files of a repetition of the base and
+// head sides (collect.JoinParts).
 func loadSide(ctx context.Context, env Env, flagName string, globs []string) (*history.History, error) {
 	h, err := collect.Load(ctx, "", globs, 0)
 	if h != nil {

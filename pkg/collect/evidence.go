@@ -317,6 +317,10 @@ type Gate struct {
 	// LastReport is the last report on the base branch, for the flaky
 	// tests the comment lists; nil when there is none.
 	LastReport *score.Report
+	// Notes say how the local base and head results were read: files
+	// joined into runs (JoinParts), files that look like parts of runs
+	// (Fragments). The gate lists them with its reasons.
+	Notes []string
 }
 
 // GateOptions configures ForGate.
@@ -345,10 +349,10 @@ type GateOptions struct {
 func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	var ev Gate
 	var err error
-	if ev.Base, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log); err != nil {
+	if ev.Base, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log, &ev.Notes); err != nil {
 		return Gate{}, err
 	}
-	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
+	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log, &ev.Notes); err != nil {
 		return Gate{}, err
 	}
 	if ev.Head == nil || len(ev.Head.Runs) == 0 {
@@ -426,11 +430,26 @@ func quoteAll(names []string) []string {
 	return out
 }
 
-// side reads one side's evidence: the local globs, or else the JUnit
-// artifacts of workflow runs on that commit (every attempt).
-func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, error) {
+// side reads one side's evidence: the local globs, with the files of a
+// repetition joined into one run (JoinParts), or else the JUnit artifacts
+// of workflow runs on that commit (every attempt). What it joined, and
+// files that look like parts of runs, are logged and added to notes.
+func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger, notes *[]string) (*history.History, error) {
 	if len(globs) > 0 {
-		return loadInput(ctx, o.Workspace, input, globs, log)
+		h, err := loadInput(ctx, o.Workspace, input, globs, log)
+		if err != nil {
+			return nil, err
+		}
+		h, joined := JoinParts(input, h)
+		if joined != "" {
+			log.Noticef("%s", joined)
+			*notes = append(*notes, joined)
+		}
+		if w := Fragments(input, h); w != "" {
+			log.Warningf("%s", w)
+			*notes = append(*notes, w)
+		}
+		return h, nil
 	}
 	if sha == "" || o.Client == nil {
 		return nil, nil

@@ -45,6 +45,13 @@ func GateHistory(h, base, head *history.History, infra score.Options) (*history.
 	if base != nil {
 		for _, r := range base.Runs {
 			baseRuns[history.RunKey(r.Run)] = true
+			for _, src := range r.Parts {
+				// A run joined from files (JoinParts): history read
+				// from the same files holds each as a run.
+				part := r.Run
+				part.Source = src
+				baseRuns[history.RunKey(part)] = true
+			}
 		}
 	}
 	var ofHead, twice, outage int

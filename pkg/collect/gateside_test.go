@@ -42,3 +42,21 @@ func TestGateHistory(t *testing.T) {
 		t.Errorf("a clean history was copied or noted: %v", notes)
 	}
 }
+
+// TestGateHistoryJoinedParts: history read from the files that the base
+// side joined into one run (JoinParts) holds each file as a run: those
+// runs are the base side's, left out as it holds them too.
+func TestGateHistoryJoinedParts(t *testing.T) {
+	joined := hrun("b", "", 20, 0)
+	joined.Source, joined.Parts = "base/rep-1", []string{"base/rep-1/shard-1.xml", "base/rep-1/shard-2.xml"}
+	part := func(src string) history.Run {
+		r := hrun("b", "", 10, 0)
+		r.Source = src
+		return r
+	}
+	h := runsOf(part("base/rep-1/shard-1.xml"), part("base/rep-1/shard-2.xml"), part("main/run-1.xml"))
+	got, notes := GateHistory(h, runsOf(joined), nil, score.Defaults())
+	if len(got.Runs) != 1 || got.Runs[0].Source != "main/run-1.xml" || len(notes) != 1 || !strings.Contains(notes[0], "2 runs the base side holds too") {
+		t.Errorf("kept %+v, notes %q; want main/run-1.xml alone, the base side's 2 parts left out", got.Runs, notes)
+	}
+}

@@ -295,6 +295,9 @@ type Input struct {
 	// Unread are the base and head runs' result files that could not be
 	// read (UnreadFiles): a verdict on partial evidence is not a pass.
 	Unread []Unread
+	// Notes say how the inputs were read (files joined into runs, files
+	// that look like parts of runs): listed with the reasons.
+	Notes []string
 }
 
 // Unread is a result file of the base or head runs left out, and why.
@@ -955,6 +958,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 			notes = append(notes, line)
 		}
 	}
+	notes = append(notes, in.Notes...)
 	if !in.ChangesKnown {
 		notes = append(notes, "no diff given: protected-path and skip-marker checks did not run")
 	}

@@ -75,6 +75,10 @@ type Run struct {
 	// is part of the run. Keys leaves it out, so the next collection
 	// reads the run again and its results replace these (Replace).
 	Partial bool
+	// Parts are the sources of a run read from several files that state
+	// no run of their own (JoinRuns): its Source is their directory. Nil
+	// for a run of one source or of a stated run id. Not carried.
+	Parts []string
 }
 
 // Test is one test's cells, one per run it appeared in.

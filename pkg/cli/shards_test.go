@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeShards writes 5 repetitions a side of a suite of 4 shards of 10
+// tests (tests.test_sS::test_I), each repetition as a file per shard
+// (side/rep-K/shard-S/junit.xml) or, with one, as one file
+// (side/rep-K.xml) holding the same cases. fail(side, k, s, i) fails a
+// test, drop(side, s, i) leaves it out of every run of a side, and
+// crashed(side, k, s) leaves out a shard's file. Head's shard 3 holds a
+// new test, test_new.
+func writeShards(t *testing.T, dir string, one bool, fail func(side string, k, s, i int) bool, drop func(side string, s, i int) bool, crashed func(side string, k, s int) bool) {
+	t.Helper()
+	write := func(p string, cases []string) {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(`<testsuite name="pytest">`+strings.Join(cases, "")+`</testsuite>`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, side := range []string{"base", "head"} {
+		for k := 1; k <= 5; k++ {
+			var all []string
+			for s := 1; s <= 4; s++ {
+				if crashed(side, k, s) {
+					continue
+				}
+				var cases []string
+				for i := range 10 {
+					if drop(side, s, i) {
+						continue
+					}
+					c := fmt.Sprintf(`<testcase classname="tests.test_s%d" name="test_%d"/>`, s, i)
+					if fail(side, k, s, i) {
+						c = fmt.Sprintf(`<testcase classname="tests.test_s%d" name="test_%d"><failure message="boom"/></testcase>`, s, i)
+					}
+					cases = append(cases, c)
+				}
+				if side == "head" && s == 3 {
+					// The patch adds a test, so that the count does not drop.
+					cases = append(cases, `<testcase classname="tests.test_s3" name="test_new"/>`)
+				}
+				if one {
+					all = append(all, cases...)
+				} else {
+					write(filepath.Join(dir, side, fmt.Sprintf("rep-%d", k), fmt.Sprintf("shard-%d", s), "junit.xml"), cases)
+				}
+			}
+			if one {
+				write(filepath.Join(dir, side, fmt.Sprintf("rep-%d.xml", k)), all)
+			}
+		}
+	}
+}
+
+// TestGateCLIShardedRepetitions: a suite run in 4 shards, each writing its
+// own JUnit file, 5 repetitions a side in a directory each
+// (rep-K/shard-S/junit.xml, as a matrix of shard jobs gives them), reads
+// as 5 runs a side, and gets the verdict the same results get as one file
+// per repetition. Read as a run a file, as before, a regression in one
+// shard (6 of its 10 tests fail in every head run) was left out as an
+// infrastructure failure, inconclusive, exit 0; and a deleted test red on
+// base passed, as missing from 15 of 20 base runs (an unstable id).
+func TestGateCLIShardedRepetitions(t *testing.T) {
+	keep := func(string, int, int) bool { return false }
+	complete := func(string, int, int) bool { return false }
+	for _, tc := range []struct {
+		name    string
+		fail    func(side string, k, s, i int) bool
+		drop    func(side string, s, i int) bool
+		crashed func(side string, k, s int) bool
+		code    int
+		verdict string
+		say     []string // on standard output, both layouts
+	}{
+		{"regression in one shard", func(side string, k, s, i int) bool { return side == "head" && s == 2 && i < 6 }, keep, complete, 1, "block",
+			[]string{"tests.test_s2::test_0: regression: 5 of 5 head runs failed", "tests.test_s2::test_5: regression"}},
+		{"red test deleted", func(side string, k, s, i int) bool { return side == "base" && s == 3 && i == 4 },
+			func(side string, s, i int) bool { return side == "head" && s == 3 && i == 4 }, complete, 1, "block",
+			[]string{"tests.test_s3::test_4: removed: red on base (5 of 5 runs failed)", "property red-test-removed: tests.test_s3::test_4"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, one := range []bool{true, false} {
+				dir := t.TempDir()
+				writeShards(t, dir, one, tc.fail, tc.drop, tc.crashed)
+				r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"))
+				if r.code != tc.code || !strings.HasPrefix(r.stdout, "verdict: "+tc.verdict+"\n") {
+					t.Errorf("one file a repetition %v: exit %d, want %d, verdict %s\n%s%s", one, r.code, tc.code, tc.verdict, r.stdout, r.stderr)
+				}
+				for _, s := range tc.say {
+					if !strings.Contains(r.stdout, s) {
+						t.Errorf("one file a repetition %v: output does not say %q:\n%s", one, s, r.stdout)
+					}
+				}
+				joined := "--head: 20 files read as 5 runs, 4 files each (" + filepath.Join(dir, "head", "rep-1")
+				if said := strings.Contains(r.stderr, "flakegate: "+joined) && strings.Contains(r.stdout, joined); said == one {
+					t.Errorf("one file a repetition %v: joined files said on stderr and in the reasons: %v, want %v\n%s%s", one, said, !one, r.stdout, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestGateCLIOneFilePerRepetition: the layout flakegate matrix writes and
+// the README documents, results/base-N.xml and results/head-N.xml in one
+// directory, reads as before: each file a run (the files share their
+// tests), so a head file in which every test failed is one head run left
+// out as an outage, and nothing is joined or warned of.
+func TestGateCLIOneFilePerRepetition(t *testing.T) {
+	dir := t.TempDir()
+	writeRep := func(name string, failing func(i int) bool) {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="pytest">`)
+		for i := range 10 {
+			if failing(i) {
+				fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="test_%d"><failure message="boom"/></testcase>`, i)
+			} else {
+				fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="test_%d"/>`, i)
+			}
+		}
+		b.WriteString(`</testsuite>`)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 5; k++ {
+		writeRep(fmt.Sprintf("base-%d.xml", k), func(int) bool { return false })
+		writeRep(fmt.Sprintf("head-%d.xml", k), func(i int) bool { return k == 2 || i == 0 && k >= 3 })
+	}
+	r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base-*.xml"), "--head", filepath.Join(dir, "head-*.xml"))
+	for _, want := range []string{"head run 2 of 5 (" + filepath.Join(dir, "head-2.xml") + ") failed 10 of 10 tests", "tests.test_app::test_0", "head 3/4 failed"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, "files read as") || strings.Contains(r.stdout+r.stderr, "have no result in some head runs") || strings.Contains(r.stderr, "warning") {
+		t.Errorf("files joined, or runs said missing, in the documented layout:\n%s%s", r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,187 @@
+package collect
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/history"
+)
+
+// JoinParts reads as one run the files that a gate's side gives for one
+// repetition, when its layout shows them to be parts of it: the shards
+// of a suite (rep-1/shard-1/junit.xml … shard-4), or a runner's file per
+// class (rep-1/TEST-<class>.xml). A file whose documents state no run id
+// is read as a run of its own (model.Run.Key); the gate then took a shard
+// in which most tests failed for an infrastructure failure, and every
+// test for missing from the other shards' runs.
+//
+// The rule: the files under a directory that hold no test twice (no test
+// id in two of them) are parts of one run, the run of the highest such
+// directory above them; a file whose own directory holds a test twice is
+// a run of its own, as before. Repetitions share their tests, so the
+// files of one directory that share tests, results/head-1.xml …
+// head-5.xml (the layout flakegate matrix writes), stay one run each, and
+// results/head/rep-N/… is one run per rep-N. Only files of one commit,
+// that state no run id, are joined. It returns the side and a note of
+// what it joined ("" when nothing).
+func JoinParts(input string, h *history.History) (*history.History, string) {
+	if h == nil || len(h.Runs) < 2 {
+		return h, ""
+	}
+	d := newDirTree()
+	dirOf := make([]int32, len(h.Runs)) // per run: its file's directory, -1 for a run with an id
+	for i, r := range h.Runs {
+		dirOf[i] = -1
+		if r.RunID == "" && r.Source != "" && r.Parts == nil {
+			dirOf[i] = d.intern(filepath.Dir(r.Source))
+		}
+	}
+	// A directory that holds a test twice: the lowest where two of a
+	// test's cells meet, and then every directory above it.
+	seen := make([]int32, len(d.parent))
+	twice := make([]bool, len(d.parent))
+	for k, t := range h.Tests {
+		for _, c := range t.Cells {
+			for x := dirOf[c.Run]; x >= 0; x = d.parent[x] {
+				if seen[x] == int32(k+1) {
+					twice[x] = true
+					break
+				}
+				seen[x] = int32(k + 1)
+			}
+		}
+	}
+	up := make([]bool, len(d.parent))
+	for x := range twice {
+		for y := int32(x); twice[x] && y >= 0 && !up[y]; y = d.parent[y] {
+			up[y] = true
+		}
+	}
+	type key struct {
+		commit string
+		top    int32
+	}
+	at := map[key]int{}
+	var groups []history.RunGroup
+	var low [][]int32 // per group: its files' directories
+	for i, x := range dirOf {
+		if x < 0 || up[x] {
+			continue
+		}
+		top := x
+		for d.parent[top] >= 0 && !up[d.parent[top]] {
+			top = d.parent[top]
+		}
+		k := key{h.Runs[i].CommitSHA, top}
+		g, ok := at[k]
+		if !ok {
+			g = len(groups)
+			at[k] = g
+			groups = append(groups, history.RunGroup{})
+			low = append(low, nil)
+		}
+		groups[g].Runs = append(groups[g].Runs, i)
+		low[g] = append(low[g], x)
+	}
+	var joined []history.RunGroup
+	files, least, most := 0, len(h.Runs), 0
+	for g := range groups {
+		if n := len(groups[g].Runs); n > 1 {
+			groups[g].Source = d.name[d.common(low[g])]
+			joined = append(joined, groups[g])
+			files += n
+			least, most = min(least, n), max(most, n)
+		}
+	}
+	if len(joined) == 0 {
+		return h, ""
+	}
+	h = history.JoinRuns(h, joined)
+	var dirs []string
+	for _, r := range h.Runs {
+		if r.Parts != nil {
+			dirs = append(dirs, r.Source)
+		}
+	}
+	runs := "one run"
+	if len(joined) > 1 {
+		runs = fmt.Sprintf("%d runs, %d files each", len(joined), least)
+		if least != most {
+			runs = fmt.Sprintf("%d runs, %d to %d files each", len(joined), least, most)
+		}
+	}
+	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold no test twice, so they are parts of one run (shards, a file per class); one run_id property on the files of each repetition says so explicitly",
+		input, files, runs, listSome(dirs, 2))
+}
+
+// Fragments warns when no test ran in more than half of a side's runs:
+// its files look like parts of fewer runs that could not be told apart
+// (shards in one directory beside other repetitions' shards, matrix
+// legs of different tests), and a part read as a run misleads the gate.
+func Fragments(input string, h *history.History) string {
+	if h == nil {
+		return ""
+	}
+	most := 0
+	for _, t := range h.Tests {
+		most = max(most, len(t.Cells))
+	}
+	if len(h.Runs) < 2 || most == 0 || 2*most > len(h.Runs) {
+		return ""
+	}
+	return fmt.Sprintf("%s: no test ran in more than %d of the %d runs read: they look like parts of fewer runs (shards, matrix legs, a file per class) that could not be told apart, and a part read as a run misleads the gate (an outage in one shard, tests missing from most runs); put the files of each repetition in a directory of their own, or give them one run_id property",
+		input, most, len(h.Runs))
+}
+
+// listSome names the first n of names, and how many more there are.
+func listSome(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s, … %d more", strings.Join(names[:n], ", "), len(names)-n)
+}
+
+// dirTree interns directories and their parents, up to the root of
+// their paths ("." or "/").
+type dirTree struct {
+	id     map[string]int32
+	name   []string
+	parent []int32 // -1 at a root
+	depth  []int32
+}
+
+func newDirTree() *dirTree { return &dirTree{id: map[string]int32{}} }
+
+func (d *dirTree) intern(dir string) int32 {
+	if x, ok := d.id[dir]; ok {
+		return x
+	}
+	p, depth := int32(-1), int32(0)
+	if up := filepath.Dir(dir); up != dir {
+		p = d.intern(up)
+		depth = d.depth[p] + 1
+	}
+	x := int32(len(d.name))
+	d.id[dir] = x
+	d.name, d.parent, d.depth = append(d.name, dir), append(d.parent, p), append(d.depth, depth)
+	return x
+}
+
+// common is the lowest directory above (or at) every one of xs, all
+// below one root.
+func (d *dirTree) common(xs []int32) int32 {
+	c := xs[0]
+	for _, x := range xs[1:] {
+		for d.depth[x] > d.depth[c] {
+			x = d.parent[x]
+		}
+		for d.depth[c] > d.depth[x] {
+			c = d.parent[c]
+		}
+		for x != c && x >= 0 && c >= 0 {
+			x, c = d.parent[x], d.parent[c]
+		}
+	}
+	return c
+}

@@ -1,0 +1,110 @@
+package collect
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestJoinParts: which files of a gate's side JoinParts reads as one run,
+// by layout, three repetitions a side of a suite of two shards (s1, s2),
+// each shard a file. Files in a directory that hold no test twice are
+// parts of the highest such directory's run; files that share tests, as
+// repetitions do, stay one run each, as before; files that state a run
+// id are left as they are. Fragments warns of a side whose files could
+// not be told apart.
+func TestJoinParts(t *testing.T) {
+	// shard is a JUnit file of shard s (its own tests), with properties.
+	shard := func(props string, s ...int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name="x">%s`, props)
+		for _, s := range s {
+			for i := range 3 {
+				fmt.Fprintf(&b, `<testcase classname="tests.s%d" name="t%d"/>`, s, i)
+			}
+		}
+		return b.String() + `</testsuite>`
+	}
+	runID := func(k int) string {
+		return fmt.Sprintf(`<properties><property name="run_id" value="%d"/></properties>`, k)
+	}
+	commit := func(sha string) string {
+		return fmt.Sprintf(`<properties><property name="commit_sha" value="%s"/></properties>`, sha)
+	}
+	reps := func(f func(k int) map[string]string) map[string]string {
+		out := map[string]string{}
+		for k := 1; k <= 3; k++ {
+			for p, doc := range f(k) {
+				out[p] = doc
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		files   map[string]string
+		runs    []string // the runs' sources, relative, in order
+		note    string   // in JoinParts' note; "" for none
+		warning bool     // Fragments warns
+	}{
+		{"shards, a directory a repetition", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/shard-1/junit.xml", k): shard("", 1), fmt.Sprintf("rep-%d/shard-2/junit.xml", k): shard("", 2)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "6 files read as 3 runs, 2 files each (rep-1, rep-2, … 1 more)", false},
+		{"a file per class, a directory a repetition", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("head-%d/TEST-tests.s1.xml", k): shard("", 1), fmt.Sprintf("head-%d/TEST-tests.s2.xml", k): shard("", 2)}
+		}), []string{"head-1", "head-2", "head-3"}, "6 files read as 3 runs", false},
+		{"one repetition, two shards", map[string]string{"shard-1.xml": shard("", 1), "shard-2.xml": shard("", 2)}, []string{"."}, "2 files read as one run (.)", false},
+		{"a file a repetition, one directory (as flakegate matrix writes)", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2)}
+		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
+		{"a file a repetition, a directory each", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/junit.xml", k): shard("", 1, 2)}
+		}), []string{"rep-1/junit.xml", "rep-2/junit.xml", "rep-3/junit.xml"}, "", false},
+		{"run ids stated", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/shard-1.xml", k): shard(runID(k), 1), fmt.Sprintf("rep-%d/shard-2.xml", k): shard(runID(k), 2)}
+		}), []string{"rep-1/shard-1.xml", "rep-2/shard-1.xml", "rep-3/shard-1.xml"}, "", false},
+		{"parts of two commits", map[string]string{"a.xml": shard(commit("aaaa"), 1), "b.xml": shard(commit("bbbb"), 2)}, []string{"a.xml", "b.xml"}, "", true},
+		// Every repetition's shards in one directory: they share tests,
+		// so nothing tells which files make a run.
+		{"shards of every repetition in one directory", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("s1-rep-%d.xml", k): shard("", 1), fmt.Sprintf("s2-rep-%d.xml", k): shard("", 2)}
+		}), []string{"s1-rep-1.xml", "s1-rep-2.xml", "s1-rep-3.xml", "s2-rep-1.xml", "s2-rep-2.xml", "s2-rep-3.xml"}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, doc := range tc.files {
+				p = filepath.Join(dir, p)
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h, err := Load(context.Background(), "", []string{dir}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, note := JoinParts("head-results", h)
+			var runs []string
+			for _, r := range got.Runs {
+				rel, _ := filepath.Rel(dir, r.Source)
+				runs = append(runs, filepath.ToSlash(rel))
+			}
+			if diff := cmp.Diff(tc.runs, runs); diff != "" {
+				t.Errorf("runs (-want +got):\n%s", diff)
+			}
+			note = strings.ReplaceAll(note, dir+string(filepath.Separator), "")
+			note = strings.ReplaceAll(note, dir, ".")
+			if tc.note == "" && note != "" || !strings.Contains(note, tc.note) {
+				t.Errorf("note %q, want %q", note, tc.note)
+			}
+			if w := Fragments("head-results", got); (w != "") != tc.warning {
+				t.Errorf("Fragments = %q, want a warning: %v", w, tc.warning)
+			}
+		})
+	}
+}
