@@ -17,7 +17,9 @@ import (
 // in the summary and gate.json say. A patch that breaks 6 of shard 2's 10
 // tests in every head run blocks; read as a run a file, as before, each
 // of its shard 2 files was left out as an infrastructure failure: exit 0,
-// inconclusive, 0 failed.
+// inconclusive, 0 failed. A shard 2 that wrote no file in 3 head runs
+// leaves its tests' evidence partial: inconclusive, where it passed
+// without a word.
 func TestGateShardedResults(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -29,6 +31,8 @@ func TestGateShardedResults(t *testing.T) {
 	}{
 		{"regression in one shard", func(sh, i int) bool { return sh == 2 && i < 6 }, func(int, int) bool { return false }, 1,
 			map[string]string{"verdict": "block", "blocking-count": "6", "failed-count": "6"}, "tests.test\\_s2::test\\_0 | regression | 0/5 | 5/5"},
+		{"shard crashed in 3 head runs", func(int, int) bool { return false }, func(k, sh int) bool { return sh == 2 && k >= 2 && k <= 4 }, 0,
+			map[string]string{"verdict": "inconclusive", "blocking-count": "0"}, "10 test(s) collected in every base run have no result in some head runs (tests.test\\_s2::test\\_0 in 2 of 5)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)

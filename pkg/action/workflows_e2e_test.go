@@ -79,6 +79,9 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 		{"frontend skipped on head", false, false, "", "inconclusive"},
 		{"frontend still running on head", true, false, "in_progress", "inconclusive"},
 		{"head deletes a red backend test", true, true, "", "block"},
+		// Both ran, test_4 passes: no test is missing from a head run of
+		// its own workflow, so the evidence is whole.
+		{"both ran and pass", true, false, "", "pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
@@ -95,7 +98,7 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 					switch {
 					case wf == "backend" && i == 4 && drop:
 						b.WriteString(`<testcase classname="backend.tests" name="test_new"/>`)
-					case wf == "backend" && i == 4:
+					case wf == "backend" && i == 4 && tc.verdict != "pass":
 						b.WriteString(`<testcase classname="backend.tests" name="test_4"><failure message="boom"/></testcase>`)
 					default:
 						fmt.Fprintf(&b, `<testcase classname="%s.tests" name="test_%d"/>`, wf, i)
@@ -119,6 +122,10 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 			}
 			sum := r.summary()
 			switch tc.verdict {
+			case "pass":
+				if strings.Contains(sum, "removed") || strings.Contains(sum, "left out") {
+					t.Errorf("a clean monorepo PR reads tests as removed or runs as left out:\n%s", sum)
+				}
 			case "inconclusive":
 				if strings.Contains(sum, "removed") || strings.Contains(sum, "test-count") || !strings.Contains(r.stdout.String(), `workflow(s) "frontend" on the base commit are left out`) {
 					t.Errorf("the frontend's tests read as removed, or its left-out base run is not said:\n%s\n%s", sum, r.stdout.String())

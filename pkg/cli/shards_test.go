@@ -64,9 +64,11 @@ func writeShards(t *testing.T, dir string, one bool, fail func(side string, k, s
 // as 5 runs a side, and gets the verdict the same results get as one file
 // per repetition. Read as a run a file, as before, a regression in one
 // shard (6 of its 10 tests fail in every head run) was left out as an
-// infrastructure failure, inconclusive, exit 0; and a deleted test red on
-// base passed, as missing from 15 of 20 base runs (an unstable id).
+// infrastructure failure, inconclusive, exit 0; a deleted test red on
+// base passed, as missing from 15 of 20 base runs (an unstable id); and
+// a shard that crashed in 3 head runs passed without a word.
 func TestGateCLIShardedRepetitions(t *testing.T) {
+	never := func(string, int, int, int) bool { return false }
 	keep := func(string, int, int) bool { return false }
 	complete := func(string, int, int) bool { return false }
 	for _, tc := range []struct {
@@ -83,6 +85,8 @@ func TestGateCLIShardedRepetitions(t *testing.T) {
 		{"red test deleted", func(side string, k, s, i int) bool { return side == "base" && s == 3 && i == 4 },
 			func(side string, s, i int) bool { return side == "head" && s == 3 && i == 4 }, complete, 1, "block",
 			[]string{"tests.test_s3::test_4: removed: red on base (5 of 5 runs failed)", "property red-test-removed: tests.test_s3::test_4"}},
+		{"shard crashed in 3 head runs", never, keep, func(side string, k, s int) bool { return side == "head" && s == 2 && k >= 2 && k <= 4 }, 0, "inconclusive",
+			[]string{"10 test(s) collected in every base run have no result in some head runs (tests.test_s2::test_0 in 2 of 5)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, one := range []bool{true, false} {
@@ -98,6 +102,9 @@ func TestGateCLIShardedRepetitions(t *testing.T) {
 					}
 				}
 				joined := "--head: 20 files read as 5 runs, 4 files each (" + filepath.Join(dir, "head", "rep-1")
+				if tc.name == "shard crashed in 3 head runs" {
+					joined = "--head: 17 files read as 5 runs, 3 to 4 files each ("
+				}
 				if said := strings.Contains(r.stderr, "flakegate: "+joined) && strings.Contains(r.stdout, joined); said == one {
 					t.Errorf("one file a repetition %v: joined files said on stderr and in the reasons: %v, want %v\n%s%s", one, said, !one, r.stdout, r.stderr)
 				}

@@ -243,6 +243,12 @@ type TestInput struct {
 	// identity there (a random parameter in its name), so its absence on
 	// head is no evidence that it was removed.
 	BaseMissing int
+	// HeadMissing counts the head runs, not left out, that did not
+	// collect a test that head collected in other runs: the file of a
+	// shard that crashed, was cancelled or was not given. Its head runs
+	// are then fewer than the others', and a crash the patch causes looks
+	// the same.
+	HeadMissing int
 	// HeadSkipped counts the head runs, not left out, in which the test
 	// was collected and skipped: a test with no result on head that head
 	// skipped was not deleted, it was skipped.
@@ -906,6 +912,28 @@ func plausiblyFlaky(t TestResult) bool {
 	return math.Pow(float64(h.Failures)/float64(h.Runs), float64(t.Base.Runs)) >= plausibleAllRed
 }
 
+// fewerHeadRuns says how many tests, collected in every base run, have no
+// result in some head runs that other tests ran in (TestInput.HeadMissing),
+// or "": the evidence for them is partial, as for a file not read, and a
+// crash the patch causes (a shard that writes no file) looks the same.
+func fewerHeadRuns(tests []TestInput) string {
+	n, first := 0, -1
+	for i, t := range tests {
+		if t.HeadMissing > 0 && len(t.Head) > 0 && t.Base.Runs > 0 && t.BaseMissing == 0 {
+			if n++; first < 0 {
+				first = i
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	t := tests[first]
+	got := len(t.Head) + t.HeadSkipped
+	return fmt.Sprintf("%d test(s) collected in every base run have no result in some head runs (%s in %d of %d): a head run with no results for them (a shard that crashed or was cancelled, a file not given) is evidence missing, and a crash the patch causes looks the same; re-run, or give the missing files",
+		n, t.Name, got, got+t.HeadMissing)
+}
+
 // maxUnreadReasons bounds the unread files the reasons name one by one.
 const maxUnreadReasons = 10
 
@@ -997,6 +1025,9 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	}
 	partial = append(partial, part...)
 	notes = append(notes, more...)
+	if fewer := fewerHeadRuns(in.Tests); fewer != "" {
+		partial = append(partial, fewer)
+	}
 	if len(res.Tests) == 0 {
 		// A required check that compared nothing has checked nothing.
 		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")

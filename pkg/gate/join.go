@@ -58,8 +58,10 @@ func Join(base, head, hist *history.History) []TestInput {
 // (IsInfraRun; none when infra.InfraMinTests is 0) is left out of every
 // test's tallies and listed in the TestInput.LeftOut of each test that ran
 // in it. The history is taken as given: its callers filter it by the same
-// rule. Each test counts the base runs, not left out, of the workflows that
-// collected it, that did not collect it at all (TestInput.BaseMissing).
+// rule. Each test counts the runs of each side, not left out, of the
+// workflows that collected it, that did not collect it at all: in base
+// (TestInput.BaseMissing) and, for a test head collected, in head
+// (TestInput.HeadMissing).
 //
 // Cells with only skipped attempts are no evidence and are left out. A test
 // seen only in history did not run in this experiment and is left out too.
@@ -140,35 +142,18 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 			}
 		}
 	}
-	if base != nil {
-		// A run of another workflow (a monorepo's frontend.yml beside
-		// backend.yml) never collects the test: only runs of the
-		// workflows that did collect it count as missing it.
-		counted := len(base.Runs) - len(baseOut)
-		baseIdx := runIndex(baseOut)
-		byWorkflow := map[string]int{}
-		for i, r := range base.Runs {
-			if _, out := baseIdx[int32(i)]; !out {
-				byWorkflow[r.Workflow]++
+	if head != nil {
+		rc := countRuns(head, headIdx)
+		for _, t := range head.Tests {
+			if n, seen := rc.missing(t); seen > 0 {
+				byName[t.ID].HeadMissing = n
 			}
 		}
+	}
+	if base != nil {
+		rc := countRuns(base, runIndex(baseOut))
 		for _, t := range base.Tests {
-			seen := 0
-			wfs := map[string]bool{}
-			for _, c := range t.Cells {
-				if _, out := baseIdx[c.Run]; !out {
-					seen++ // collected, even if skipped
-					wfs[base.Runs[c.Run].Workflow] = true
-				}
-			}
-			could := counted
-			if len(wfs) > 0 {
-				could = 0
-				for wf := range wfs {
-					could += byWorkflow[wf]
-				}
-			}
-			byName[t.ID].BaseMissing = max(could-seen, 0)
+			byName[t.ID].BaseMissing, _ = rc.missing(t)
 		}
 	}
 	out := make([]TestInput, 0, len(byName))
@@ -292,4 +277,44 @@ func UnreadFiles(base, head *history.History) []Unread {
 		}
 	}
 	return out
+}
+
+// runCounts counts a side's runs, not left out, by workflow.
+type runCounts struct {
+	h          *history.History
+	out        map[int32]int // the runs left out
+	counted    int
+	byWorkflow map[string]int
+}
+
+func countRuns(h *history.History, out map[int32]int) runCounts {
+	rc := runCounts{h: h, out: out, counted: len(h.Runs) - len(out), byWorkflow: map[string]int{}}
+	for i, r := range h.Runs {
+		if _, left := out[int32(i)]; !left {
+			rc.byWorkflow[r.Workflow]++
+		}
+	}
+	return rc
+}
+
+// missing counts the runs, not left out, that did not collect t: of the
+// workflows whose runs collected it, as a run of another workflow (a
+// monorepo's frontend.yml beside backend.yml) never does; of every
+// workflow when no such run collected it. seen counts the runs that did.
+func (rc runCounts) missing(t *history.Test) (n, seen int) {
+	wfs := map[string]bool{}
+	for _, c := range t.Cells {
+		if _, left := rc.out[c.Run]; !left {
+			seen++ // collected, even if skipped
+			wfs[rc.h.Runs[c.Run].Workflow] = true
+		}
+	}
+	could := rc.counted
+	if len(wfs) > 0 {
+		could = 0
+		for wf := range wfs {
+			could += rc.byWorkflow[wf]
+		}
+	}
+	return max(could-seen, 0), seen
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -191,5 +192,53 @@ func TestJoinPoolsLegs(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Join (-want +got):\n%s", diff)
+	}
+}
+
+// TestHeadRunsMissing: c::b, collected in every base run, has no result in
+// head runs 2 to 4 (its shard crashed and wrote no file), while c::a ran
+// in all 5. Join counts those runs (HeadMissing), and the verdict, clean
+// as the head is, is not a pass: the evidence is partial, as for a file
+// not read, under on-inconclusive=neutral an inconclusive that does not
+// fail the check. A test missing from base runs too (an unstable id) is no
+// such sign.
+func TestHeadRunsMissing(t *testing.T) {
+	passC := `<testcase classname="c" name="c"/>`
+	base := load(t, "base", suite(passA, passB, passC), suite(passA, passB), suite(passA, passB, passC), suite(passA, passB), suite(passA, passB, passC))
+	for _, tc := range []struct {
+		name    string
+		head    *history.History
+		missing map[string]int
+		verdict Verdict
+	}{
+		{"shard of c::b missing in 3 head runs", load(t, "head", suite(passA, passB), suite(passA), suite(passA), suite(passA), suite(passA, passB)),
+			map[string]int{"c::b": 3}, VerdictInconclusive},
+		{"every test in every head run", load(t, "head", suite(passA, passB), suite(passA, passB), suite(passA, passB)), nil, VerdictPass},
+		// c::c, in 3 of 5 base runs, is in 1 of 2 head runs: not a sign.
+		{"a test missing on both sides", load(t, "head", suite(passA, passB, passC), suite(passA, passB)), map[string]int{"c::c": 1}, VerdictPass},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tests := Join(base, tc.head, nil)
+			got := map[string]int{}
+			for _, ti := range tests {
+				if ti.HeadMissing > 0 {
+					got[ti.Name] = ti.HeadMissing
+				}
+			}
+			if diff := cmp.Diff(tc.missing, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("HeadMissing (-want +got):\n%s", diff)
+			}
+			hist := load(t, "hist", suite(passA, passB, passC), suite(passA, passB, passC))
+			res, err := Evaluate(Input{Tests: Join(base, tc.head, hist), ChangesKnown: true, Collected: &Counts{Base: 3, Head: 3}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s: %q", res.Verdict, tc.verdict, res.Reasons)
+			}
+			if tc.verdict == VerdictInconclusive && !strings.Contains(strings.Join(res.Reasons, "\n"), "1 test(s) collected in every base run have no result in some head runs (c::b in 2 of 5)") {
+				t.Errorf("reasons do not say c::b ran in 2 of 5 head runs: %q", res.Reasons)
+			}
+		})
 	}
 }
