@@ -640,3 +640,46 @@ func TestGateHeadRerunFailedJobs(t *testing.T) {
 		t.Errorf("the summary names a removed test or an attempt's leg:\n%s", sum)
 	}
 }
+
+// TestGateHeadLegMissing: the fork-safe gate reads a two-leg matrix's
+// artifacts on both commits. On head the Windows job failed before its
+// upload (a build that breaks on Windows only): the Windows leg's tests
+// were not compared, so the verdict is inconclusive, naming the artifact;
+// before, the gate passed on the Ubuntu leg alone. Legs named with the
+// run's number differ between the sides whatever ran: with both legs on
+// both sides, a pass.
+func TestGateHeadLegMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		headWin bool
+		suffix  func(run int64) string
+		verdict string
+	}{
+		{"windows missing on head", false, func(int64) string { return "" }, "inconclusive"},
+		{"both legs, named by run", true, func(run int64) string { return fmt.Sprintf("-%d", run) }, "pass"},
+		{"windows missing, named by run", false, func(run int64) string { return fmt.Sprintf("-%d", run) }, "inconclusive"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "forker/shop")
+			b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-10 * time.Hour)})
+			h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-5 * time.Hour)})
+			for _, leg := range []string{"ubuntu", "windows"} {
+				repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg + tc.suffix(b.ID), Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), nil)}})
+				if leg == "ubuntu" || tc.headWin {
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg + tc.suffix(h.ID), Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
+				}
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"workflows": "ci.yml"})
+			code := r.run()
+			out := r.outputs()
+			if code != 0 || out["verdict"] != tc.verdict {
+				t.Errorf("exit %d, verdict %s; want %s\n%s", code, out["verdict"], tc.verdict, r.summary())
+			}
+			if tc.verdict == "inconclusive" && !strings.Contains(r.summary(), "junit-windows") {
+				t.Errorf("the summary does not name the missing leg:\n%s", r.summary())
+			}
+		})
+	}
+}

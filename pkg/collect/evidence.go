@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -349,10 +350,11 @@ type GateOptions struct {
 func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	var ev Gate
 	var err error
-	if ev.Base, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log, &ev.Notes); err != nil {
+	var baseLegs, headLegs map[string][]string
+	if ev.Base, baseLegs, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log, &ev.Notes); err != nil {
 		return Gate{}, err
 	}
-	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log, &ev.Notes); err != nil {
+	if ev.Head, headLegs, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log, &ev.Notes); err != nil {
 		return Gate{}, err
 	}
 	if ev.Head == nil || len(ev.Head.Runs) == 0 {
@@ -378,6 +380,7 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	}
 	if len(o.BaseResults) == 0 && len(o.HeadResults) == 0 {
 		ev.Base = sameWorkflows(ev.Base, ev.Head, o.HeadSHA, log)
+		ev.Head = sameLegs(ev.Base, ev.Head, baseLegs, headLegs, log)
 	}
 	for _, side := range []struct {
 		input string
@@ -421,6 +424,56 @@ func sameWorkflows(base, head *history.History, headSHA string, log Logger) *his
 	return history.Filter(base, func(r model.Run) bool { return onHead[r.Workflow] })
 }
 
+// sameLegs is head with, in its unread inputs, the legs (artifacts) of a
+// workflow that its base runs uploaded and its head runs did not: a matrix
+// job that failed before its upload on head (a build that breaks on
+// Windows only), or was cancelled. The tests it holds were not compared
+// on head, so the evidence is partial, not a pass. A workflow is weighed
+// when its head runs hold fewer legs than its base runs, as names that
+// hold a run number differ between the sides whatever ran; then the
+// base's legs that no head run has are named.
+func sameLegs(base, head *history.History, baseLegs, headLegs map[string][]string, log Logger) *history.History {
+	if base == nil || head == nil {
+		return head
+	}
+	union := func(h *history.History, legs map[string][]string) map[string][]string {
+		by := map[string][]string{}
+		for _, r := range h.Runs {
+			for _, l := range legs[r.RunID] {
+				if !slices.Contains(by[r.Workflow], l) {
+					by[r.Workflow] = append(by[r.Workflow], l)
+				}
+			}
+		}
+		return by
+	}
+	onBase, onHead := union(base, baseLegs), union(head, headLegs)
+	var skipped []history.Skipped
+	for _, wf := range slices.Sorted(maps.Keys(onBase)) {
+		b, h := onBase[wf], onHead[wf]
+		if len(h) == 0 || len(h) >= len(b) {
+			continue // no head run of it (sameWorkflows), or no leg fewer
+		}
+		var gone []string
+		for _, l := range b {
+			if !slices.Contains(h, l) {
+				gone = append(gone, l)
+			}
+		}
+		slices.Sort(gone)
+		what := fmt.Sprintf("artifact(s) %s of workflow %q", strings.Join(quoteAll(gone), ", "), wf)
+		why := fmt.Sprintf("uploaded by the base commit's runs (%d legs) and by no run on head (%d legs): the job failed before its upload, or was cancelled, so the tests it holds were not compared on head", len(b), len(h))
+		log.Warningf("head-results: %s: %s", what, why)
+		skipped = append(skipped, history.Skipped{Path: what, Error: why})
+	}
+	if len(skipped) == 0 {
+		return head
+	}
+	c := *head
+	c.Skipped = append(slices.Clip(head.Skipped), skipped...)
+	return &c
+}
+
 // quoteAll quotes each name, for a message.
 func quoteAll(names []string) []string {
 	out := make([]string, len(names))
@@ -434,11 +487,11 @@ func quoteAll(names []string) []string {
 // repetition joined into one run (JoinParts), or else the JUnit artifacts
 // of workflow runs on that commit (every attempt). What it joined, and
 // files that look like parts of runs, are logged and added to notes.
-func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger, notes *[]string) (*history.History, error) {
+func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger, notes *[]string) (*history.History, map[string][]string, error) {
 	if len(globs) > 0 {
 		h, err := loadInput(ctx, o.Workspace, input, globs, log)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		h, joined := JoinParts(input, h)
 		if joined != "" {
@@ -449,19 +502,19 @@ func (o GateOptions) side(ctx context.Context, input string, globs []string, sha
 			log.Warningf("%s", w)
 			*notes = append(*notes, w)
 		}
-		return h, nil
+		return h, nil, nil
 	}
 	if sha == "" || o.Client == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
+	h, st, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
 	if err != nil {
-		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
+		return nil, nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
 	}
 	for _, s := range h.Skipped {
 		log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
 	}
-	return h, nil
+	return h, st.Legs, nil
 }
 
 func (o GateOptions) baseHistory(ctx context.Context, base, head *history.History, log Logger) (*history.History, *score.Report, error) {
