@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/model"
@@ -146,27 +148,63 @@ func (c *cellNumbers) UnmarshalJSON(b []byte) error {
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
 // Encode writes h as gzip-compressed JSON. Skipped inputs, totals and leg
-// bounds are not carried: they belong to the report that read them.
+// bounds are not carried: they belong to the report that read them. It
+// writes the tests one at a time, so that it holds the JSON of one test,
+// never the whole file nor a copy of every test's cells: the bytes are
+// those of json.Encoder writing the whole carried value at once.
 func Encode(w io.Writer, h *History) error {
-	c := carried{Version: FormatVersion, Runs: make([]carriedRun, len(h.Runs)), Tests: make([]carriedTest, len(h.Tests))}
+	runs := make([]carriedRun, len(h.Runs))
 	for i, r := range h.Runs {
-		c.Runs[i] = carriedRun{Commit: r.CommitSHA, RunID: r.RunID, Attempt: r.Attempt, Time: r.Time,
+		runs[i] = carriedRun{Commit: r.CommitSHA, RunID: r.RunID, Attempt: r.Attempt, Time: r.Time,
 			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source,
 			WorkflowFile: r.WorkflowFile, WorkflowID: r.WorkflowID, Partial: r.Partial}
 	}
-	for i, t := range h.Tests {
-		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, PlacedAt: t.placed.time, PlacedKey: t.placed.key, Other: t.OtherFailures,
-			Cells: make(cellNumbers, 0, 5*len(t.Cells))}
-		for _, cl := range t.Cells {
-			ct.Cells = append(ct.Cells, cl.Run, int32(cl.Pass), int32(cl.Fail), int32(cl.Skip), int32(cl.Sig))
-		}
-		for _, s := range t.Sigs {
-			ct.Sigs = append(ct.Sigs, carriedSig{Hash: s.Hash, Count: s.Count, Message: s.Message, Time: s.first.time, Key: s.first.key})
-		}
-		c.Tests[i] = ct
-	}
 	zw := gzip.NewWriter(w)
-	if err := json.NewEncoder(zw).Encode(&c); err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // as json.Marshal: HTML escaped, no indent
+	// value writes v's JSON, less the newline Encoder adds.
+	value := func(v any) error {
+		buf.Reset()
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		_, err := zw.Write(buf.Bytes()[:buf.Len()-1])
+		return err
+	}
+	// The fields in carried's order.
+	if _, err := io.WriteString(zw, `{"version":`+strconv.Itoa(FormatVersion)+`,"runs":`); err != nil {
+		return err
+	}
+	if err := value(runs); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(zw, `,"tests":[`); err != nil {
+		return err
+	}
+	// Reused from test to test; never nil, so that a test with no cells
+	// has [], not null.
+	cells, sigs := make(cellNumbers, 0, 5*64), []carriedSig(nil)
+	for i, t := range h.Tests {
+		if i > 0 {
+			if _, err := io.WriteString(zw, ","); err != nil {
+				return err
+			}
+		}
+		cells = cells[:0]
+		for _, cl := range t.Cells {
+			cells = append(cells, cl.Run, int32(cl.Pass), int32(cl.Fail), int32(cl.Skip), int32(cl.Sig))
+		}
+		sigs = sigs[:0]
+		for _, s := range t.Sigs {
+			sigs = append(sigs, carriedSig{Hash: s.Hash, Count: s.Count, Message: s.Message, Time: s.first.time, Key: s.first.key})
+		}
+		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, PlacedAt: t.placed.time, PlacedKey: t.placed.key, Other: t.OtherFailures,
+			Cells: cells, Sigs: sigs}
+		if err := value(&ct); err != nil {
+			return err
+		}
+	}
+	if _, err := io.WriteString(zw, "]}\n"); err != nil {
 		return err
 	}
 	return zw.Close()

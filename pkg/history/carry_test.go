@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -30,18 +32,93 @@ func synthHistory(t *testing.T, commits int, seed uint64) *History {
 
 var historyCmp = cmp.Options{cmp.AllowUnexported(Sig{}, order{}, Test{}), cmpopts.IgnoreFields(History{}, "Totals", "Skipped"), cmpopts.EquateEmpty()}
 
-// roundTrip is h written by Encode and read back by Decode.
+// roundTrip is h written by Encode and read back by Decode. Encode's
+// bytes are checked against encodeWhole's.
 func roundTrip(t testing.TB, h *History) *History {
 	t.Helper()
-	var buf bytes.Buffer
+	var buf, whole bytes.Buffer
 	if err := Encode(&buf, h); err != nil {
 		t.Fatal(err)
+	}
+	if err := encodeWhole(&whole, h); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), whole.Bytes()) {
+		t.Fatalf("Encode wrote %d bytes, not the %d of the whole value encoded at once", buf.Len(), whole.Len())
 	}
 	got, err := Decode(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// encodeWhole is Encode as it was before it streamed (issue #12): the
+// carried value of every test built first, then encoded at once. Encode
+// must write its bytes.
+func encodeWhole(w io.Writer, h *History) error {
+	c := carried{Version: FormatVersion, Runs: make([]carriedRun, len(h.Runs)), Tests: make([]carriedTest, len(h.Tests))}
+	for i, r := range h.Runs {
+		c.Runs[i] = carriedRun{Commit: r.CommitSHA, RunID: r.RunID, Attempt: r.Attempt, Time: r.Time,
+			Workflow: r.Workflow, Branch: r.Branch, Event: r.Event, Source: r.Source,
+			WorkflowFile: r.WorkflowFile, WorkflowID: r.WorkflowID, Partial: r.Partial}
+	}
+	for i, t := range h.Tests {
+		ct := carriedTest{ID: t.ID, File: t.File, Line: t.Line, PlacedAt: t.placed.time, PlacedKey: t.placed.key, Other: t.OtherFailures,
+			Cells: make(cellNumbers, 0, 5*len(t.Cells))}
+		for _, cl := range t.Cells {
+			ct.Cells = append(ct.Cells, cl.Run, int32(cl.Pass), int32(cl.Fail), int32(cl.Skip), int32(cl.Sig))
+		}
+		for _, s := range t.Sigs {
+			ct.Sigs = append(ct.Sigs, carriedSig{Hash: s.Hash, Count: s.Count, Message: s.Message, Time: s.first.time, Key: s.first.key})
+		}
+		c.Tests[i] = ct
+	}
+	zw := gzip.NewWriter(w)
+	if err := json.NewEncoder(zw).Encode(&c); err != nil {
+		return err
+	}
+	return zw.Close()
+}
+
+// TestEncodeStreams: Encode, which writes a test at a time, writes the
+// bytes of the whole value encoded at once, for histories of one test and
+// of many (JSON of megabytes, over many of gzip's windows), with names and
+// messages that JSON escapes, a test with no cells, and none at all.
+func TestEncodeStreams(t *testing.T) {
+	odd := denseHistory(3, 4)
+	odd.Runs[0].Source = "run <1> & \"two\"\n\u2028 \xff"
+	odd.Runs[1].Time = time.Time{}
+	odd.Runs[2].Partial, odd.Runs[2].WorkflowID, odd.Runs[2].WorkflowFile = true, 7, "ci.yml"
+	odd.Tests[0].ID, odd.Tests[0].File, odd.Tests[0].Line = "a<b>::c&d \xfe\u2029", "tests/<x>.py", 12
+	odd.Tests[0].placed = order{time: time.Date(2026, 1, 2, 3, 4, 5, 6, time.FixedZone("X", 3600)), key: "k&"}
+	odd.Tests[1].Sigs[0].Message, odd.Tests[1].Sigs[0].first = "<html>\t\x00", order{time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), key: "r"}
+	odd.Tests[1].OtherFailures = 3
+	odd.Tests[2].Cells = nil
+	for _, tc := range []struct {
+		name string
+		h    *History
+	}{
+		{"empty", &History{}},
+		{"runs and no tests", &History{Runs: denseHistory(1, 3).Runs}},
+		{"a first test with no cells", &History{Runs: denseHistory(1, 3).Runs, Tests: []*Test{{ID: "k::t"}, {ID: "k::u", Cells: []Cell{{Run: 1, Pass: 1}}}}}},
+		{"odd strings", odd},
+		{"one test", denseHistory(1, 5)},
+		{"dense, 200 × 600", denseHistory(200, 600)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got, want bytes.Buffer
+			if err := Encode(&got, tc.h); err != nil {
+				t.Fatal(err)
+			}
+			if err := encodeWhole(&want, tc.h); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("Encode wrote %d bytes, not the %d of the whole value encoded at once", got.Len(), want.Len())
+			}
+		})
+	}
 }
 
 // gzipped is s compressed as Encode compresses.
