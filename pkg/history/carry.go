@@ -558,15 +558,37 @@ func combine(older, newer *History, keep func(Run) bool, replace bool) *History 
 		}
 		remaps[n] = remap
 	}
-	tests := map[string]*Test{}
+	// The tests, and how many cells each keeps: its cells are then
+	// placed in one slab at their exact length. Appended one by one, a
+	// test's cells took half as much again as they hold, and as much
+	// again in the garbage of their growth.
+	tests := map[string]int{}
+	var kept []int
+	total := 0
 	for n, h := range []*History{newer, older} {
 		for _, t := range h.Tests {
-			g := tests[t.ID]
-			if g == nil {
-				g = &Test{ID: t.ID}
-				tests[t.ID] = g
-				out.Tests = append(out.Tests, g)
+			i, ok := tests[t.ID]
+			if !ok {
+				i = len(out.Tests)
+				tests[t.ID] = i
+				out.Tests = append(out.Tests, &Test{ID: t.ID})
+				kept = append(kept, 0)
 			}
+			for _, c := range t.Cells {
+				if remaps[n][c.Run] >= 0 {
+					kept[i]++
+					total++
+				}
+			}
+		}
+	}
+	slab := make([]Cell, total)
+	for i, g := range out.Tests {
+		g.Cells, slab = slab[:0:kept[i]], slab[kept[i]:]
+	}
+	for n, h := range []*History{newer, older} {
+		for _, t := range h.Tests {
+			g := out.Tests[tests[t.ID]]
 			// The earlier place, as a history read at once would have
 			// it (Test.File).
 			if t.File != "" && (g.File == "" || placeBefore(t.placed, location{t.File, t.Line}, g.placed, location{g.File, g.Line})) {
