@@ -58,7 +58,10 @@ type Report struct {
 	Window *history.History
 	// Full is what the next report carries: the previous report's history
 	// and every run read now, within KeepHistory.
-	Full     *history.History
+	Full *history.History
+	// Previous is the last report. Its History is nil: what it carried is
+	// in Full (within KeepHistory), and holding it as well kept a second
+	// copy of the carried history for the rest of the report.
 	Previous Previous
 	// Filtered says what the window left out, for the summary and the log;
 	// empty when nothing was.
@@ -173,6 +176,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			return Report{}, err
 		}
 		ev.Full = full
+		ev.Previous.History = nil
 		// Local results are scored whatever their dates: the user named
 		// them. The carried history adds nothing to them but the trend.
 		ev.Window = withUnread(local, unread)
@@ -184,13 +188,16 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	// carried: re-run since, or read in part then.
 	full := history.Replace(ev.Previous.History, collected, o.Now.Add(-KeepHistory))
 	ev.Full = full
+	// Both are in full now: neither is held while the window is made.
+	totals, skipped, legs := collected.Totals, collected.Skipped, collected.Legs
+	ev.Previous.History, collected = nil, nil
 	// The window is the runs since Since of the workflows selected now:
 	// the carried history may hold runs of workflows the previous report
 	// read and this one does not. They stay in Full, for a report that
 	// selects them again.
 	sel := selectWorkflows(o.Workflows, st.WorkflowIDs)
 	var old, other, undecided int
-	window := history.FilterRuns(full, func(r history.Run) bool {
+	inWindow := func(r history.Run) bool {
 		if !o.Since.IsZero() && !r.Time.IsZero() && r.Time.Before(o.Since) {
 			old++
 			return false
@@ -203,7 +210,24 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 			other++
 		}
 		return keep
-	})
+	}
+	keep := make([]bool, len(full.Runs))
+	every := true
+	for i, r := range full.Runs {
+		keep[i] = inWindow(r)
+		every = every && keep[i]
+	}
+	var window *history.History
+	if every {
+		// The window shares full's runs and tests, which FilterRuns would
+		// copy unchanged: a window of every run carried held a second
+		// copy of its cells.
+		w := *full
+		window = &w
+	} else {
+		i := -1 // FilterRuns asks of full's runs once each, in order
+		window = history.FilterRuns(full, func(history.Run) bool { i++; return keep[i] })
+	}
 	var filtered []string
 	if reset != "" {
 		filtered = append(filtered, reset)
@@ -224,7 +248,7 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	if undecided > 0 {
 		log.Noticef("%d runs carried from the previous report cannot be matched to the workflows input (a history written by an earlier flakegate records no workflow): they are kept in the window whatever their workflow", undecided)
 	}
-	window.Totals, window.Skipped, window.Legs = collected.Totals, collected.Skipped, collected.Legs
+	window.Totals, window.Skipped, window.Legs = totals, skipped, legs
 	ev.Window = withUnread(window, unread)
 	// A run with no time (a local file that states none, carried by an
 	// earlier report) gets this report's: it leaves the carried history

@@ -148,6 +148,8 @@ func reportSetup(t testing.TB, shape reportShape) ReportOptions {
 type reportCost struct {
 	cells, window int // cells of the carried history and of the window
 	flaky         int // tests the report flags
+	// shared: the window's tests are the carried history's, not a copy.
+	shared bool
 	// Peaks of the heap's objects (live or not yet swept) less the heap
 	// before, while ForReport ran, while scoring ran, and while the files
 	// were written, ev and the report still held as the action holds them.
@@ -229,6 +231,7 @@ func measureReport(t testing.TB, o ReportOptions) reportCost {
 	runtime.GC() // and those of this report's
 	metrics.Read(s)
 	c := reportCost{cells: ev.Full.Cells(), window: ev.Window.Cells(), flaky: rep.FlakyCount,
+		shared: len(ev.Window.Tests) > 0 && len(ev.Full.Tests) > 0 && ev.Window.Tests[0] == ev.Full.Tests[0],
 		digest: [2][32]byte{sha256.Sum256(files[render.ReportJSONFile]), sha256.Sum256(files[render.HistoryFile])}}
 	c.live = s[0].Value.Uint64() - min(base, s[0].Value.Uint64())
 	for i, v := range []*uint64{&c.collect, &c.score, &c.files} {
@@ -272,7 +275,9 @@ func TestReportHeap(t *testing.T) {
 // again in full), of every run, with a carried run of no time, and over
 // the cap of cells carried. The digests are those of the reports before
 // the carried history's memory was cut (issue #12); a change to what a
-// report writes changes them, and must say why.
+// report writes changes them, and must say why. A window of every run
+// shares the carried history's tests, which FilterRuns would copy
+// unchanged; the third case's carried history is Stamped's copy.
 func TestReportUnchanged(t *testing.T) {
 	nightly := func(h *history.History, _ []ghfake.Run) {
 		for r := range h.Runs {
@@ -288,14 +293,15 @@ func TestReportUnchanged(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
 		shape        reportShape
-		carriedCells int // 0: the default
+		carriedCells int  // 0: the default
+		shared       bool // the window is the carried history's runs and tests
 		report, hist string
 	}{
 		{name: "part of the runs in the window", shape: reportShape{tests: 60, runs: 120, fresh: 12, lookbackDays: 30,
 			change: func(h *history.History, fresh []ghfake.Run) { nightly(h, fresh); reread(h, fresh) }},
 			report: "1bd2e8d3c6d4d9cc46945792f55d9e120298490c84f36f52286d0ed972d8b791",
 			hist:   "9878007a946b6b47ab43b062c97013a34c2f50ccf383bc89596b99682963a4f2"},
-		{name: "every run in the window", shape: reportShape{tests: 60, runs: 120, fresh: 12, lookbackDays: 400, change: reread},
+		{name: "every run in the window", shape: reportShape{tests: 60, runs: 120, fresh: 12, lookbackDays: 400, change: reread}, shared: true,
 			report: "891c93f36bb70af92af41990ad5ae9adbb5f9ab55c06c42e9eda2a0dd0176293",
 			hist:   "a10cb60e4d819127e48f31e9f44deb1ff852fa38576179b730255be8bd5650df"},
 		{name: "a carried run of no time", shape: reportShape{tests: 60, runs: 120, fresh: 12, lookbackDays: 400,
@@ -313,6 +319,9 @@ func TestReportUnchanged(t *testing.T) {
 			}
 			c := measureReport(t, reportSetup(t, tc.shape))
 			t.Logf("%d cells carried, %d in the window, %d tests flagged", c.cells, c.window, c.flaky)
+			if c.shared != tc.shared {
+				t.Errorf("the window shares the carried history's tests: %v, want %v", c.shared, tc.shared)
+			}
 			if got := fmt.Sprintf("%x", c.digest[0]); got != tc.report {
 				t.Errorf("report.json sha256 %s, want %s", got, tc.report)
 			}
