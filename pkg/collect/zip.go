@@ -201,26 +201,21 @@ func entryDir(name string) string {
 // holds the same tests as the first attempt's, and the two are attempts of
 // one leg. As legs of their own, each test of the re-run job became two
 // tests, one per attempt, and a test that failed and then passed on the
-// re-run was no retry. The attempt is "attempt" with its number, as a
-// word of the name (attempt-2, attempt_2, attempt2); a plain number
+// re-run was no retry. The attempt is "attempt" and its number at the end
+// of the name (attempt-2, attempt_2, attempt2); a plain number
 // (junit-shard-2) is left alone.
 func artifactLeg(name string) string {
-	m := attemptInName().FindStringSubmatchIndex(name)
-	if m == nil {
-		return name
+	if m := attemptSuffix().FindStringIndex(name); m != nil && m[0] > 0 {
+		return name[:m[0]]
 	}
-	leg := name[:m[0]] + name[m[1]:]
-	if m[3] > m[2] && m[5] > m[4] { // a separator on each side: keep one
-		leg = name[:m[0]] + name[m[4]:m[5]] + name[m[1]:]
-	}
-	if leg == "" {
-		return name
-	}
-	return leg
+	return name
 }
 
-var attemptInName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(^|[-_. ])attempts?[-_. ]?[0-9]+($|[-_. ])`)
+// attemptSuffix is a run attempt at the end of an artifact's name:
+// -attempt-2, _attempt_2, -attempt2 (not "attempts", a word of its own, as
+// in junit-max-attempts-3).
+var attemptSuffix = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)[-_.]attempt[-_]?[0-9]+$`)
 })
 
 // legPath is the slash-separated path of a file as its leg sees it: the
