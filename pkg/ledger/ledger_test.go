@@ -517,7 +517,9 @@ func TestParseOneDocument(t *testing.T) {
 		{"a second ledger", seed + "---\n" + seed, n + 1},
 		{"a second document of another version", seed + "\n# more\n---\nversion: 7\nentries: [{bogus: 1}]\n", n + 3},
 		{"garbage after ---", seed + "---\n  - : : [\n", n + 1},
-		{"an empty second document", seed + "---\n", n + 1},
+		{"an empty second document: nothing to ignore", seed + "---\n", 0},
+		{"empty documents with a comment", seed + "---\n# nothing\n---\n", 0},
+		{"a second document after an empty one", seed + "---\n---\nversion: 1\n", n + 2},
 		{"after an end marker", seed + "...\n---\nversion: 1\n", n + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -73,9 +73,17 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Message: "not valid YAML: " + yamlMessage(err)}}}
 	}
 	// A second document would be ignored: its entries would exempt
-	// nothing, and whatever it holds would pass as verified.
-	var next yaml.Node
-	if err := dec.Decode(&next); err != io.EOF {
+	// nothing, and whatever it holds would pass as verified. An empty one
+	// (a trailing ---) holds nothing to ignore.
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if err == io.EOF {
+			break
+		}
+		if err == nil && emptyDocument(&next) {
+			continue
+		}
 		line := next.Line // the line of its ---
 		if err != nil {
 			line = markerAfter(data, lastLine(&doc))
@@ -89,6 +97,16 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 	}
 	p := &parser{}
 	return p.file(&doc), p, nil
+}
+
+// emptyDocument reports whether n is a document that holds nothing: a
+// --- followed by nothing, or by comments only.
+func emptyDocument(n *yaml.Node) bool {
+	if len(n.Content) == 0 {
+		return true
+	}
+	c := n.Content[0]
+	return len(n.Content) == 1 && c.Kind == yaml.ScalarNode && c.Tag == "!!null" && c.Value == ""
 }
 
 // lastLine is the line of the last node of the tree, where its document
