@@ -138,3 +138,27 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 		})
 	}
 }
+
+// TestGateJobOnPushOnly: ci.yml runs on push and on pull_request, and its
+// slow job on push only. The head commit of a same-repository PR has a push
+// run (fast and slow tests) and a pull_request run (fast only); base has
+// its push run. A slow test is not missing from the pull_request run, which
+// never collects it: a pass (before: "5 test(s) collected in every base
+// run have no result in some head runs", inconclusive).
+func TestGateJobOnPushOnly(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	add := func(run ghfake.Run, jobs ...string) {
+		for _, job := range jobs {
+			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-" + job, Files: map[string][]byte{"junit.xml": shardDoc(job, 5, nil)}})
+		}
+	}
+	add(repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-5 * time.Hour)}), "fast", "slow")
+	add(repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: headSHA, CreatedAt: now.Add(-2 * time.Hour)}), "fast", "slow")
+	add(repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-2 * time.Hour)}), "fast")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"upload-artifact": "false", "workflows": "ci.yml"})
+	if code := r.run(); code != 0 || r.outputs()["verdict"] != "pass" {
+		t.Errorf("exit %d, verdict %s; want a pass\n%s", code, r.outputs()["verdict"], r.summary())
+	}
+}

@@ -279,41 +279,48 @@ func UnreadFiles(base, head *history.History) []Unread {
 	return out
 }
 
-// runCounts counts a side's runs, not left out, by workflow.
+// runCounts counts a side's runs, not left out, by kind (runKind).
 type runCounts struct {
-	h          *history.History
-	out        map[int32]int // the runs left out
-	counted    int
-	byWorkflow map[string]int
+	h       *history.History
+	out     map[int32]int // the runs left out
+	counted int
+	byKind  map[runKind]int
 }
 
+// runKind is what a run collects: its workflow, and the event that started
+// it, as a workflow's jobs may run on some events only (a slow job on push,
+// not on pull_request).
+type runKind struct{ workflow, event string }
+
+func kindOf(r history.Run) runKind { return runKind{r.Workflow, r.Event} }
+
 func countRuns(h *history.History, out map[int32]int) runCounts {
-	rc := runCounts{h: h, out: out, counted: len(h.Runs) - len(out), byWorkflow: map[string]int{}}
+	rc := runCounts{h: h, out: out, counted: len(h.Runs) - len(out), byKind: map[runKind]int{}}
 	for i, r := range h.Runs {
 		if _, left := out[int32(i)]; !left {
-			rc.byWorkflow[r.Workflow]++
+			rc.byKind[kindOf(r)]++
 		}
 	}
 	return rc
 }
 
 // missing counts the runs, not left out, that did not collect t: of the
-// workflows whose runs collected it, as a run of another workflow (a
-// monorepo's frontend.yml beside backend.yml) never does; of every
-// workflow when no such run collected it. seen counts the runs that did.
+// kinds whose runs collected it, as a run of another workflow (a monorepo's
+// frontend.yml beside backend.yml) or event never does; of every kind when
+// no such run collected it. seen counts the runs that did.
 func (rc runCounts) missing(t *history.Test) (n, seen int) {
-	wfs := map[string]bool{}
+	kinds := map[runKind]bool{}
 	for _, c := range t.Cells {
 		if _, left := rc.out[c.Run]; !left {
 			seen++ // collected, even if skipped
-			wfs[rc.h.Runs[c.Run].Workflow] = true
+			kinds[kindOf(rc.h.Runs[c.Run])] = true
 		}
 	}
 	could := rc.counted
-	if len(wfs) > 0 {
+	if len(kinds) > 0 {
 		could = 0
-		for wf := range wfs {
-			could += rc.byWorkflow[wf]
+		for k := range kinds {
+			could += rc.byKind[k]
 		}
 	}
 	return max(could-seen, 0), seen
