@@ -149,3 +149,25 @@ func TestGateCLIOneFilePerRepetition(t *testing.T) {
 		t.Errorf("files joined, or runs said missing, in the documented layout:\n%s%s", r.stdout, r.stderr)
 	}
 }
+
+// TestGateCLIRandomIDs: a suite of one property test whose name holds its
+// random seed, run five times on each side, one file a run. No test id
+// repeats across a side's files, as with one repetition's shards; the
+// files are still five runs each (one group is the whole side, which is
+// never joined), so the ids are unstable, not removed: a pass. Joined into
+// one run, each id read as collected in every base run and removed on
+// head: five blocks on a clean PR.
+func TestGateCLIRandomIDs(t *testing.T) {
+	dir := t.TempDir()
+	for _, side := range []string{"base", "head"} {
+		os.MkdirAll(filepath.Join(dir, side), 0o755)
+		for i := 1; i <= 5; i++ {
+			doc := fmt.Sprintf(`<testsuite name="pytest"><testcase classname="t" name="test_prop[seed=%s%d]"/></testsuite>`, side, i)
+			os.WriteFile(filepath.Join(dir, side, fmt.Sprintf("%s-%d.xml", side, i)), []byte(doc), 0o644)
+		}
+	}
+	r := run(t, nil, "gate", "--base", filepath.Join(dir, "base", "*.xml"), "--head", filepath.Join(dir, "head", "*.xml"))
+	if r.code != 0 || strings.Contains(r.stdout, "bucket: removed") || strings.Contains(r.stderr, "read as one run") {
+		t.Errorf("exit %d, want a pass with the ids unstable:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

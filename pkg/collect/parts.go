@@ -23,8 +23,9 @@ import (
 // files of one directory that share tests, results/head-1.xml …
 // head-5.xml (the layout flakegate matrix writes), stay one run each, and
 // results/head/rep-N/… is one run per rep-N. Only files of one commit,
-// that state no run id, are joined. It returns the side and a note of
-// what it joined ("" when nothing).
+// that state no run id, are joined, and only when they make two runs or
+// more. It returns the side and a note of what it joined ("" when
+// nothing).
 func JoinParts(input string, h *history.History) (*history.History, string) {
 	if h == nil || len(h.Runs) < 2 {
 		return h, ""
@@ -94,7 +95,13 @@ func JoinParts(input string, h *history.History) (*history.History, string) {
 			least, most = min(least, n), max(most, n)
 		}
 	}
-	if len(joined) == 0 {
+	if len(joined) < 2 {
+		// One group is the whole side, or nearly: one sharded
+		// repetition, or K repetitions whose test ids are all random
+		// (a property test's seed in its name), which share no test
+		// either. Joining those would read every id as collected in
+		// every base run, and absent on head as removed: a side of one
+		// group is read as before, and Fragments warns.
 		return h, ""
 	}
 	h = history.JoinRuns(h, joined)

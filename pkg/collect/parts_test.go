@@ -58,7 +58,13 @@ func TestJoinParts(t *testing.T) {
 		{"a file per class, a directory a repetition", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("head-%d/TEST-tests.s1.xml", k): shard("", 1), fmt.Sprintf("head-%d/TEST-tests.s2.xml", k): shard("", 2)}
 		}), []string{"head-1", "head-2", "head-3"}, "6 files read as 3 runs", false},
-		{"one repetition, two shards", map[string]string{"shard-1.xml": shard("", 1), "shard-2.xml": shard("", 2)}, []string{"."}, "2 files read as one run (.)", false},
+		// One group is the whole side: one sharded repetition, or
+		// repetitions whose ids are all random, which share no test
+		// either. Read as before, with the warning.
+		{"one repetition, two shards", map[string]string{"shard-1.xml": shard("", 1), "shard-2.xml": shard("", 2)}, []string{"shard-1.xml", "shard-2.xml"}, "", true},
+		{"repetitions of random ids", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("base-%d.xml", k): shard("", 10+k)}
+		}), []string{"base-1.xml", "base-2.xml", "base-3.xml"}, "", true},
 		{"a file a repetition, one directory (as flakegate matrix writes)", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2)}
 		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
