@@ -645,39 +645,63 @@ func TestGateHeadRerunFailedJobs(t *testing.T) {
 // artifacts on both commits. On head the Windows job failed before its
 // upload (a build that breaks on Windows only): the Windows leg's tests
 // were not compared, so the verdict is inconclusive, naming the artifact;
-// before, the gate passed on the Ubuntu leg alone. Legs named with the
-// run's number differ between the sides whatever ran: with both legs on
-// both sides, a pass.
+// before, the gate passed on the Ubuntu leg alone. Runs are compared one
+// by one, so legs named with the run's number, a base commit with two runs
+// of the workflow, and an artifact uploaded only when a job fails (a rerun
+// of the failures) are no missing leg: a pass, even with
+// on-inconclusive: fail.
 func TestGateHeadLegMissing(t *testing.T) {
+	type setup struct {
+		baseRuns int
+		headWin  bool
+		byRun    bool // artifacts named with the run's number
+		rerun    bool // base's Windows job failed a test and uploaded its rerun
+	}
 	for _, tc := range []struct {
 		name    string
-		headWin bool
-		suffix  func(run int64) string
+		setup   setup
 		verdict string
 	}{
-		{"windows missing on head", false, func(int64) string { return "" }, "inconclusive"},
-		{"both legs, named by run", true, func(run int64) string { return fmt.Sprintf("-%d", run) }, "pass"},
-		{"windows missing, named by run", false, func(run int64) string { return fmt.Sprintf("-%d", run) }, "inconclusive"},
+		{"windows missing on head", setup{baseRuns: 1}, "block"},
+		{"windows missing, named by run", setup{baseRuns: 1, byRun: true}, "block"},
+		{"both legs, named by run", setup{baseRuns: 1, headWin: true, byRun: true}, "pass"},
+		{"two base runs, named by run", setup{baseRuns: 2, headWin: true, byRun: true}, "pass"},
+		{"a rerun artifact on base only", setup{baseRuns: 1, headWin: true, rerun: true}, "pass"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "forker/shop")
-			b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-10 * time.Hour)})
+			name := func(leg string, run int64) string {
+				if tc.setup.byRun {
+					return fmt.Sprintf("junit-%s-%d", leg, run)
+				}
+				return "junit-" + leg
+			}
+			for i := range tc.setup.baseRuns {
+				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10+i) * time.Hour)})
+				for _, leg := range []string{"ubuntu", "windows"} {
+					failing := map[string]bool{"test_ws_reconnect": tc.setup.rerun && leg == "windows"}
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: name(leg, b.ID), Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), failing)}})
+				}
+				if tc.setup.rerun {
+					rerun := `<testsuite name="tests"><testcase classname="tests.test_app" name="test_ws_reconnect" file="tests/test_app.py"/></testsuite>`
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-windows-rerun", Files: map[string][]byte{"junit.xml": []byte(rerun)}})
+				}
+			}
 			h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-5 * time.Hour)})
 			for _, leg := range []string{"ubuntu", "windows"} {
-				repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg + tc.suffix(b.ID), Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), nil)}})
-				if leg == "ubuntu" || tc.headWin {
-					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg + tc.suffix(h.ID), Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
+				if leg == "ubuntu" || tc.setup.headWin {
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: name(leg, h.ID), Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), nil)}})
 				}
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
-			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"workflows": "ci.yml"})
+			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), map[string]string{"workflows": "ci.yml", "on-inconclusive": "fail"})
 			code := r.run()
 			out := r.outputs()
-			if code != 0 || out["verdict"] != tc.verdict {
+			if out["verdict"] != tc.verdict || (code == 0) != (tc.verdict == "pass") {
 				t.Errorf("exit %d, verdict %s; want %s\n%s", code, out["verdict"], tc.verdict, r.summary())
 			}
-			if tc.verdict == "inconclusive" && !strings.Contains(r.summary(), "junit-windows") {
+			if tc.verdict == "block" && !strings.Contains(r.summary(), "junit-windows") {
 				t.Errorf("the summary does not name the missing leg:\n%s", r.summary())
 			}
 		})

@@ -452,41 +452,67 @@ func sameWorkflows(base, head *history.History, headSHA string, log Logger) *his
 // workflow that its base runs uploaded and its head runs did not: a matrix
 // job that failed before its upload on head (a build that breaks on
 // Windows only), or was cancelled. The tests it holds were not compared
-// on head, so the evidence is partial, not a pass. A workflow is weighed
-// when its head runs hold fewer legs than its base runs, as names that
-// hold a run number differ between the sides whatever ran; then the
-// base's legs that no head run has are named.
+// on head, so the evidence is partial, not a pass. Runs are compared one
+// by one, as the base commit may have several runs of a workflow (a push
+// and a re-run, legs named by run number): a workflow is weighed when each
+// of its base runs holds more legs than any of its head runs, and that
+// head run holds at most three quarters of the results of the fullest base
+// run, so that an artifact uploaded only when a job fails (a rerun of the
+// failures, a handful of results) is not a missing leg. The base's legs
+// that no head run has are named.
 func sameLegs(base, head *history.History, baseLegs, headLegs map[string][]string, log Logger) *history.History {
 	if base == nil || head == nil {
 		return head
 	}
-	union := func(h *history.History, legs map[string][]string) map[string][]string {
-		by := map[string][]string{}
-		for _, r := range h.Runs {
-			for _, l := range legs[r.RunID] {
-				if !slices.Contains(by[r.Workflow], l) {
-					by[r.Workflow] = append(by[r.Workflow], l)
+	type side struct {
+		legs    []string // of every run
+		least   int      // legs of the run that has fewest
+		most    int      // legs of the run that has most
+		results int      // of the run that has most
+	}
+	weigh := func(h *history.History, legs map[string][]string) map[string]*side {
+		results := make([]int, len(h.Runs))
+		for _, t := range h.Tests {
+			for _, c := range t.Cells {
+				results[c.Run] += int(c.Pass) + int(c.Fail)
+			}
+		}
+		by := map[string]*side{}
+		for i, r := range h.Runs {
+			l := legs[r.RunID]
+			if len(l) == 0 {
+				continue
+			}
+			s := by[r.Workflow]
+			if s == nil {
+				s = &side{least: len(l)}
+				by[r.Workflow] = s
+			}
+			s.least, s.most, s.results = min(s.least, len(l)), max(s.most, len(l)), max(s.results, results[i])
+			for _, x := range l {
+				if !slices.Contains(s.legs, x) {
+					s.legs = append(s.legs, x)
 				}
 			}
 		}
 		return by
 	}
-	onBase, onHead := union(base, baseLegs), union(head, headLegs)
+	onBase, onHead := weigh(base, baseLegs), weigh(head, headLegs)
 	var skipped []history.Skipped
 	for _, wf := range slices.Sorted(maps.Keys(onBase)) {
 		b, h := onBase[wf], onHead[wf]
-		if len(h) == 0 || len(h) >= len(b) {
+		if h == nil || h.most >= b.least || 4*h.results > 3*b.results {
 			continue // no head run of it (sameWorkflows), or no leg fewer
 		}
 		var gone []string
-		for _, l := range b {
-			if !slices.Contains(h, l) {
+		for _, l := range b.legs {
+			if !slices.Contains(h.legs, l) {
 				gone = append(gone, l)
 			}
 		}
 		slices.Sort(gone)
 		what := fmt.Sprintf("artifact(s) %s of workflow %q", strings.Join(quoteAll(gone), ", "), wf)
-		why := fmt.Sprintf("uploaded by the base commit's runs (%d legs) and by no run on head (%d legs): the job failed before its upload, or was cancelled, so the tests it holds were not compared on head", len(b), len(h))
+		why := fmt.Sprintf("uploaded by the base commit's runs (%d legs) and by no run on head (%d legs): the job failed before its upload, or was cancelled, so the tests it holds were not compared on head", b.least, h.most)
 		log.Warningf("head-results: %s: %s", what, why)
 		skipped = append(skipped, history.Skipped{Path: what, Error: why})
 	}
