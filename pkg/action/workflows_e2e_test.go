@@ -60,38 +60,51 @@ func TestUnknownWorkflowIsLeftOut(t *testing.T) {
 // TestGateMonorepoWorkflows: backend.yml and frontend.yml each upload JUnit
 // on push to main and on pull requests, behind a paths filter, and the
 // gate reads both sides from their artifacts. backend's test_4 is red on
-// base.
-//   - frontend.yml did not run on head (the PR touches the backend only),
-//     or is still running: its base run is left out, said in a notice,
-//     and the gate decides on the backend: inconclusive, red test_4 on
-//     base (before: the 8 frontend tests read as deleted, the test count
-//     dropped, exit 1);
+// base, but where the case wants a pass.
+//   - frontend.yml did not run on head (the PR touches the backend only):
+//     its base run is left out, said in a notice, and the gate decides on
+//     the backend: inconclusive, red test_4 on base (before: the 8
+//     frontend tests read as deleted, the test count dropped, exit 1);
+//   - frontend.yml is still running on head (its result will fail a
+//     test): left out too, and said as partial evidence;
+//   - frontend.yml completed on head with no JUnit (the patch breaks its
+//     build): its base run is kept, its tests read as not run on head, a
+//     block, and head says why (not "did not run": that passed);
 //   - both ran and head deletes red test_4 and adds another: a block, red
 //     test removed (before: test_4 read as missing from the frontend's base
 //     run, an unstable id, and the PR passed).
 func TestGateMonorepoWorkflows(t *testing.T) {
 	for _, tc := range []struct {
-		name                 string
-		frontendOnHead, drop bool
-		status               string
-		verdict              string
+		name     string
+		frontend string // on head: "" (no run), "ran", "in_progress", "no junit"
+		drop     bool
+		verdict  string
+		says     string // in the log or the summary
 	}{
-		{"frontend skipped on head", false, false, "", "inconclusive"},
-		{"frontend still running on head", true, false, "in_progress", "inconclusive"},
-		{"head deletes a red backend test", true, true, "", "block"},
+		{"frontend skipped on head", "", false, "inconclusive", `workflow(s) "frontend" on the base commit are left out`},
+		{"frontend still running on head", "in_progress", false, "inconclusive", "still running: its tests were not compared"},
+		{"frontend build broken on head", "no junit", false, "block", "completed with no JUnit results"},
+		{"head deletes a red backend test", "ran", true, "block", "removed"},
 		// Both ran, test_4 passes: no test is missing from a head run of
 		// its own workflow, so the evidence is whole.
-		{"both ran and pass", true, false, "", "pass"},
+		{"both ran and pass", "ran", false, "pass", "no test blocks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "")
 			add := func(wf, sha, event string, at time.Time, n int, drop bool) {
-				status := ""
-				if wf == "frontend" && sha == headSHA {
-					status = tc.status
+				run := ghfake.Run{Workflow: wf + ".yml", Name: wf, Event: event, HeadSHA: sha, CreatedAt: at}
+				head := wf == "frontend" && sha == headSHA
+				switch {
+				case head && tc.frontend == "in_progress":
+					run.Status = "in_progress"
+				case head && tc.frontend == "no junit":
+					run.Conclusion = "failure"
 				}
-				r := repo.AddRun(ghfake.Run{Workflow: wf + ".yml", Name: wf, Event: event, HeadSHA: sha, CreatedAt: at, Status: status})
+				r := repo.AddRun(run)
+				if head && tc.frontend == "no junit" {
+					return
+				}
 				var b strings.Builder
 				b.WriteString(`<testsuite name="pytest">`)
 				for i := range n {
@@ -100,6 +113,8 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 						b.WriteString(`<testcase classname="backend.tests" name="test_new"/>`)
 					case wf == "backend" && i == 4 && tc.verdict != "pass":
 						b.WriteString(`<testcase classname="backend.tests" name="test_4"><failure message="boom"/></testcase>`)
+					case head && i == 2 && tc.frontend == "in_progress":
+						b.WriteString(`<testcase classname="frontend.tests" name="test_2"><failure message="boom"/></testcase>`)
 					default:
 						fmt.Fprintf(&b, `<testcase classname="%s.tests" name="test_%d"/>`, wf, i)
 					}
@@ -110,7 +125,7 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 			add("backend", baseSHA, "push", now.Add(-3*time.Hour), 10, false)
 			add("frontend", baseSHA, "push", now.Add(-3*time.Hour), 8, false)
 			add("backend", headSHA, "pull_request", now.Add(-time.Hour), 10, tc.drop)
-			if tc.frontendOnHead {
+			if tc.frontend != "" {
 				add("frontend", headSHA, "pull_request", now.Add(-time.Hour), 8, false)
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
@@ -121,19 +136,11 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 				t.Errorf("exit %d, verdict %s; want %s\n%s", code, out["verdict"], tc.verdict, r.summary())
 			}
 			sum := r.summary()
-			switch tc.verdict {
-			case "pass":
-				if strings.Contains(sum, "removed") || strings.Contains(sum, "left out") {
-					t.Errorf("a clean monorepo PR reads tests as removed or runs as left out:\n%s", sum)
-				}
-			case "inconclusive":
-				if strings.Contains(sum, "removed") || strings.Contains(sum, "test-count") || !strings.Contains(r.stdout.String(), `workflow(s) "frontend" on the base commit are left out`) {
-					t.Errorf("the frontend's tests read as removed, or its left-out base run is not said:\n%s\n%s", sum, r.stdout.String())
-				}
-			case "block":
-				if !strings.Contains(sum, "removed") {
-					t.Errorf("the red test's removal is not said:\n%s", sum)
-				}
+			if !strings.Contains(sum+r.stdout.String(), tc.says) {
+				t.Errorf("does not say %q:\n%s\n%s", tc.says, sum, r.stdout.String())
+			}
+			if tc.verdict != "block" && (strings.Contains(sum, "removed") || strings.Contains(sum, "test-count")) {
+				t.Errorf("the frontend's tests read as removed:\n%s", sum)
 			}
 		})
 	}

@@ -403,7 +403,7 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 		log.Warningf("base-results: no runs of the base commit %s were read; the base side rests on base-branch history", model.ShortSHA(o.BaseSHA))
 	}
 	if len(o.BaseResults) == 0 && len(o.HeadResults) == 0 {
-		ev.Base = sameWorkflows(ev.Base, ev.Head, o.HeadSHA, log)
+		ev.Base, ev.Head = o.sameWorkflows(ctx, ev.Base, ev.Head, log)
 		ev.Head = sameLegs(ev.Base, ev.Head, baseLegs, headLegs, log)
 	}
 	for _, side := range []struct {
@@ -418,16 +418,21 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	return ev, err
 }
 
-// sameWorkflows is base without the runs of workflows that have no run on
-// head, read from the artifacts of both commits' runs. In a monorepo each
+// sameWorkflows weighs the workflows whose base runs have no head run with
+// results, read from the artifacts of both commits' runs. In a monorepo each
 // workflow runs its part of the suite, most often behind a paths filter: a
-// pull request that touches the backend only has no frontend run on head,
-// or not yet one (it is still running). Its base runs would make every
-// frontend test look deleted by the patch, and the collected test count
-// drop; they are left out instead, and said.
-func sameWorkflows(base, head *history.History, headSHA string, log Logger) *history.History {
+// pull request that touches the backend only has no frontend run on head.
+// Its base runs would make every frontend test look deleted by the patch,
+// and the collected test count drop; they are left out instead, and said.
+// The head commit's runs of every status are listed to tell that apart
+// from the two cases that are not "did not run": a run still in progress
+// (its base runs are left out too, and its tests, not compared, leave the
+// evidence partial) and a run that completed with no JUnit results (a
+// build the patch breaks, an upload that failed: its base runs are kept,
+// so its tests read as not run on head, and head says why).
+func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.History, log Logger) (*history.History, *history.History) {
 	if base == nil || head == nil || len(head.Runs) == 0 {
-		return base
+		return base, head
 	}
 	onHead := map[string]bool{}
 	for _, r := range head.Runs {
@@ -440,13 +445,64 @@ func sameWorkflows(base, head *history.History, headSHA string, log Logger) *his
 		}
 	}
 	if len(gone) == 0 {
-		return base
+		return base, head
 	}
 	slices.Sort(gone)
-	log.Noticef("base-results: the runs of workflow(s) %s on the base commit are left out: none has a completed run with JUnit artifacts on the head commit %s (a paths filter, or still running), so their tests are not compared",
-		strings.Join(quoteAll(gone), ", "), model.ShortSHA(headSHA))
-	return history.Filter(base, func(r model.Run) bool { return onHead[r.Workflow] })
+	state := map[string]string{} // workflow name: "completed" or "running"
+	if o.Client != nil {
+		runs, _, err := o.Client.ListWorkflowRunsTotal(ctx, o.Repo, ghapi.RunFilter{HeadSHA: o.HeadSHA, Status: ghapi.StatusAny, MaxRuns: maxHeadRunsListed})
+		if err != nil {
+			log.Warningf("head-results: the runs of the head commit %s could not be listed (%v): the base runs of workflow(s) %s are kept, and their tests read as not run on head",
+				model.ShortSHA(o.HeadSHA), err, strings.Join(quoteAll(gone), ", "))
+			return base, head
+		}
+		for _, r := range runs {
+			switch {
+			case r.Conclusion != "":
+				state[r.Name] = "completed"
+			case state[r.Name] == "":
+				state[r.Name] = "running"
+			}
+		}
+	}
+	drop := map[string]bool{}
+	var absent []string
+	var skipped []history.Skipped
+	for _, w := range gone {
+		what := fmt.Sprintf("workflow %q on the head commit %s", w, model.ShortSHA(o.HeadSHA))
+		switch state[w] {
+		case "completed":
+			why := "its run completed with no JUnit results (a build the patch breaks, or an upload that failed): its tests read as not run on head"
+			log.Warningf("head-results: %s: %s", what, why)
+			skipped = append(skipped, history.Skipped{Path: what, Error: why})
+		case "running":
+			drop[w] = true
+			why := "still running: its tests were not compared; run the gate again once it completes"
+			log.Warningf("head-results: %s: %s", what, why)
+			skipped = append(skipped, history.Skipped{Path: what, Error: why})
+		default:
+			drop[w] = true
+			absent = append(absent, w)
+		}
+	}
+	if len(absent) > 0 {
+		log.Noticef("base-results: the runs of workflow(s) %s on the base commit are left out: none ran on the head commit %s (a paths filter), so their tests are not compared",
+			strings.Join(quoteAll(absent), ", "), model.ShortSHA(o.HeadSHA))
+	}
+	if len(drop) > 0 {
+		base = history.Filter(base, func(r model.Run) bool { return !drop[r.Workflow] })
+	}
+	if len(skipped) > 0 {
+		c := *head
+		c.Skipped = append(slices.Clip(head.Skipped), skipped...)
+		head = &c
+	}
+	return base, head
 }
+
+// maxHeadRunsListed bounds the head commit's runs listed to weigh the
+// workflows with no head results: a commit has a few runs a workflow.
+const maxHeadRunsListed = 300
 
 // sameLegs is head with, in its unread inputs, the legs (artifacts) of a
 // workflow that its base runs uploaded and its head runs did not: a matrix
