@@ -707,3 +707,47 @@ func TestGateHeadLegMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestGateLegEntryAfterFold: a flake quarantined on one leg, with a base
+// ledger entry for "c::n [junit-windows]", fails on head's Windows leg in
+// 2 of 5 runs. When base is clean, its legs never differed and it names
+// the test "c::n", while head names it by leg: the gate compares it under
+// "c::n" (sameIdentities), and the leg's entry still exempts it, as it does
+// when both sides name the legs. Before, the folded test found no entry and
+// blocked as a patch-induced flake.
+func TestGateLegEntryAfterFold(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		entry    string
+		baseFail bool // base's Windows leg failed once: base names the legs too
+	}{
+		{"plain entry, clean base", "tests.test_app::test_ws_reconnect", false},
+		{"leg entry, clean base", "tests.test_app::test_ws_reconnect [junit-windows]", false},
+		{"leg entry, base named by leg too", "tests.test_app::test_ws_reconnect [junit-windows]", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "forker/shop")
+			// The signature of junitRun's failure message.
+			l := strings.Replace(strings.Replace(ledgerYAML, `"tests.test_app::test_ws_reconnect"`, fmt.Sprintf("%q", tc.entry), 1),
+				"sha256:00000000", "sha256:539f8232ee0847ab4e66164b3163a7b331ee54cbcbf0ceb66536a596de9cfeb4", 1)
+			repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
+			repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
+			for i := range 5 {
+				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+				for _, leg := range []string{"ubuntu", "windows"} {
+					win := leg == "windows"
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), map[string]bool{"test_ws_reconnect": tc.baseFail && win && i == 0})}})
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_ws_reconnect": win && i%2 == 1})}})
+				}
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), nil)
+			code := r.run()
+			if out := r.outputs(); code != 0 || out["verdict"] == "block" {
+				t.Errorf("exit %d, verdict %s; want the quarantined flake exempt\n%s", code, out["verdict"], r.summary())
+			}
+		})
+	}
+}

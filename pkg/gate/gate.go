@@ -493,6 +493,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 			HeadFailures: head.Failures,
 			Signatures:   ti.Signatures,
 			File:         ti.File,
+			AcrossLegs:   ti.AcrossLegs,
 		}
 	}
 
