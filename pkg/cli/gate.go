@@ -100,21 +100,19 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%v", err)
 		}
-		if s.flag != "--history" {
-			// The files of one repetition (shards, a file per class)
-			// are one run: see collect.JoinParts.
-			var joined string
-			if h, joined = collect.JoinParts(s.flag, h); joined != "" {
-				fmt.Fprintf(env.Stderr, "flakegate: %s\n", render.Plain(joined))
-				notes = append(notes, joined)
-			}
-			if w := collect.Fragments(s.flag, h); w != "" {
-				fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", render.Plain(w))
-				notes = append(notes, w)
-			}
-		}
 		sides[s.flag] = h
 	}
+	// The files of one repetition (shards, a file per class) are one run:
+	// see collect.JoinParts.
+	var warnings []string
+	sides["--base"], sides["--head"], notes, warnings = collect.JoinSides("--base", "--head", sides["--base"], sides["--head"], true, true)
+	for _, n := range notes {
+		fmt.Fprintf(env.Stderr, "flakegate: %s\n", render.Plain(n))
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", render.Plain(w))
+	}
+	notes = append(notes, warnings...)
 	for _, flag := range []string{"--base", "--head"} {
 		for _, w := range collect.Collapsed(flag, sides[flag]) {
 			fmt.Fprintf(env.Stderr, "flakegate: warning: %s\n", render.Plain(w))

@@ -171,3 +171,37 @@ func TestGateCLIRandomIDs(t *testing.T) {
 		t.Errorf("exit %d, want a pass with the ids unstable:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestGateCLIOneHeadRepetition: base is 5 repetitions of 4 shards, head one
+// repetition of the same 4 shards. Head alone is one group (which JoinParts
+// does not join, see TestGateCLIRandomIDs), but base shows the layout, so
+// head's shards are one run too: a clean head passes, and a shard whose
+// tests all fail on head counts against them (one head run: undecided,
+// more runs wanted), where read as four runs the clean head was
+// inconclusive ("no result in some head runs") and the failing shard was
+// set aside as an outage.
+func TestGateCLIOneHeadRepetition(t *testing.T) {
+	never := func(string, int, int, int) bool { return false }
+	keep := func(string, int, int) bool { return false }
+	for _, tc := range []struct {
+		name string
+		fail func(side string, k, s, i int) bool
+		code int
+		want string
+	}{
+		{"clean", never, 0, "verdict: pass"},
+		{"shard 2 regresses on head", func(side string, k, s, i int) bool { return side == "head" && s == 2 }, 0, "inconclusive tests.test_s2::test_9 (more runs wanted)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeShards(t, dir, false, tc.fail, keep, func(string, int, int) bool { return false })
+			for k := 2; k <= 5; k++ {
+				os.RemoveAll(filepath.Join(dir, "head", fmt.Sprintf("rep-%d", k)))
+			}
+			r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"))
+			if r.code != tc.code || !strings.Contains(r.stdout, tc.want) || !strings.Contains(r.stderr, "--head: 4 files read as one run") {
+				t.Errorf("exit %d, want %d and %q, head's shards one run:\n%s%s", r.code, tc.code, tc.want, r.stdout, r.stderr)
+			}
+		})
+	}
+}

@@ -375,12 +375,22 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	var ev Gate
 	var err error
 	var baseLegs, headLegs map[string][]string
-	if ev.Base, baseLegs, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log, &ev.Notes); err != nil {
+	if ev.Base, baseLegs, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log); err != nil {
 		return Gate{}, err
 	}
-	if ev.Head, headLegs, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log, &ev.Notes); err != nil {
+	if ev.Head, headLegs, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
 		return Gate{}, err
 	}
+	// The files of one repetition (shards, a file per class) are one run.
+	var notes, warnings []string
+	ev.Base, ev.Head, notes, warnings = JoinSides("base-results", "head-results", ev.Base, ev.Head, len(o.BaseResults) > 0, len(o.HeadResults) > 0)
+	for _, n := range notes {
+		log.Noticef("%s", n)
+	}
+	for _, w := range warnings {
+		log.Warningf("%s", w)
+	}
+	ev.Notes = append(append(ev.Notes, notes...), warnings...)
 	if ev.Head == nil || len(ev.Head.Runs) == 0 {
 		left := ""
 		if ev.Head != nil && len(ev.Head.Skipped) > 0 {
@@ -589,26 +599,12 @@ func quoteAll(names []string) []string {
 	return out
 }
 
-// side reads one side's evidence: the local globs, with the files of a
-// repetition joined into one run (JoinParts), or else the JUnit artifacts
-// of workflow runs on that commit (every attempt). What it joined, and
-// files that look like parts of runs, are logged and added to notes.
-func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger, notes *[]string) (*history.History, map[string][]string, error) {
+// side reads one side's evidence: the local globs, or else the JUnit
+// artifacts of workflow runs on that commit (every attempt).
+func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, map[string][]string, error) {
 	if len(globs) > 0 {
 		h, err := loadInput(ctx, o.Workspace, input, globs, log)
-		if err != nil {
-			return nil, nil, err
-		}
-		h, joined := JoinParts(input, h)
-		if joined != "" {
-			log.Noticef("%s", joined)
-			*notes = append(*notes, joined)
-		}
-		if w := Fragments(input, h); w != "" {
-			log.Warningf("%s", w)
-			*notes = append(*notes, w)
-		}
-		return h, nil, nil
+		return h, nil, err
 	}
 	if sha == "" || o.Client == nil {
 		return nil, nil, nil

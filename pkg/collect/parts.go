@@ -24,11 +24,68 @@ import (
 // head-5.xml (the layout flakegate matrix writes), stay one run each, and
 // results/head/rep-N/… is one run per rep-N. Only files of one commit,
 // that state no run id, are joined, and only when they make two runs or
-// more. It returns the side and a note of what it joined ("" when
-// nothing).
-func JoinParts(input string, h *history.History) (*history.History, string) {
-	if h == nil || len(h.Runs) < 2 {
+// more, or when alone is set: the other side's files make two runs or more
+// (PartRuns), so a side of one repetition's shards is one run too. It
+// returns the side and a note of what it joined ("" when nothing).
+func JoinParts(input string, h *history.History, alone bool) (*history.History, string) {
+	joined, files, least, most := groupParts(h)
+	if len(joined) == 0 || len(joined) < 2 && !alone {
+		// One group is the whole side, or nearly: one sharded
+		// repetition, or K repetitions whose test ids are all random
+		// (a property test's seed in its name), which share no test
+		// either. Joining those would read every id as collected in
+		// every base run, and absent on head as removed: unless the
+		// other side shows the layout, a side of one group is read as
+		// before, and Fragments warns.
 		return h, ""
+	}
+	return joinGroups(input, h, joined, files, least, most)
+}
+
+// JoinSides joins the parts of the local sides of a gate (JoinParts; a
+// side read from artifacts is left alone: local says which are local). A
+// side of one repetition's parts is joined when the other side's files
+// make two runs or more. It returns the sides, notes of what it joined,
+// and warnings of files that look like parts of runs (Fragments).
+func JoinSides(baseName, headName string, base, head *history.History, baseLocal, headLocal bool) (b, h *history.History, notes, warnings []string) {
+	var nb, nh int
+	if baseLocal {
+		nb = PartRuns(base)
+	}
+	if headLocal {
+		nh = PartRuns(head)
+	}
+	for _, side := range []struct {
+		name  string
+		h     **history.History
+		local bool
+		other int
+	}{{baseName, &base, baseLocal, nh}, {headName, &head, headLocal, nb}} {
+		if !side.local || *side.h == nil {
+			continue
+		}
+		var joined string
+		if *side.h, joined = JoinParts(side.name, *side.h, side.other >= 2); joined != "" {
+			notes = append(notes, joined)
+		}
+		if w := Fragments(side.name, *side.h); w != "" {
+			warnings = append(warnings, w)
+		}
+	}
+	return base, head, notes, warnings
+}
+
+// PartRuns is how many runs JoinParts would make of files of h.
+func PartRuns(h *history.History) int {
+	joined, _, _, _ := groupParts(h)
+	return len(joined)
+}
+
+// groupParts finds the groups of two files or more that JoinParts joins,
+// how many files they hold, and the fewest and most of one group.
+func groupParts(h *history.History) (joined []history.RunGroup, files, least, most int) {
+	if h == nil || len(h.Runs) < 2 {
+		return nil, 0, 0, 0
 	}
 	d := newDirTree()
 	dirOf := make([]int32, len(h.Runs)) // per run: its file's directory, -1 for a run with an id
@@ -85,8 +142,7 @@ func JoinParts(input string, h *history.History) (*history.History, string) {
 		groups[g].Runs = append(groups[g].Runs, i)
 		low[g] = append(low[g], x)
 	}
-	var joined []history.RunGroup
-	files, least, most := 0, len(h.Runs), 0
+	least = len(h.Runs)
 	for g := range groups {
 		if n := len(groups[g].Runs); n > 1 {
 			groups[g].Source = d.name[d.common(low[g])]
@@ -95,15 +151,11 @@ func JoinParts(input string, h *history.History) (*history.History, string) {
 			least, most = min(least, n), max(most, n)
 		}
 	}
-	if len(joined) < 2 {
-		// One group is the whole side, or nearly: one sharded
-		// repetition, or K repetitions whose test ids are all random
-		// (a property test's seed in its name), which share no test
-		// either. Joining those would read every id as collected in
-		// every base run, and absent on head as removed: a side of one
-		// group is read as before, and Fragments warns.
-		return h, ""
-	}
+	return joined, files, least, most
+}
+
+// joinGroups joins the groups and says so.
+func joinGroups(input string, h *history.History, joined []history.RunGroup, files, least, most int) (*history.History, string) {
 	h = history.JoinRuns(h, joined)
 	var dirs []string
 	for _, r := range h.Runs {

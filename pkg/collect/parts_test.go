@@ -94,7 +94,7 @@ func TestJoinParts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, note := JoinParts("head-results", h)
+			got, note := JoinParts("head-results", h, false)
 			var runs []string
 			for _, r := range got.Runs {
 				rel, _ := filepath.Rel(dir, r.Source)
