@@ -714,16 +714,21 @@ func TestGateHeadLegMissing(t *testing.T) {
 // the test "c::n", while head names it by leg: the gate compares it under
 // "c::n" (sameIdentities), and the leg's entry still exempts it, as it does
 // when both sides name the legs. Before, the folded test found no entry and
-// blocked as a patch-induced flake.
+// blocked as a patch-induced flake. The Windows entry does not exempt
+// failures on Ubuntu, folded or not: the patch's, with the flake's message.
 func TestGateLegEntryAfterFold(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		entry    string
-		baseFail bool // base's Windows leg failed once: base names the legs too
+		baseFail bool   // base's Windows leg failed once: base names the legs too
+		failOn   string // the head leg that fails
+		exempt   bool
 	}{
-		{"plain entry, clean base", "tests.test_app::test_ws_reconnect", false},
-		{"leg entry, clean base", "tests.test_app::test_ws_reconnect [junit-windows]", false},
-		{"leg entry, base named by leg too", "tests.test_app::test_ws_reconnect [junit-windows]", true},
+		{"plain entry, clean base", "tests.test_app::test_ws_reconnect", false, "windows", true},
+		{"leg entry, clean base", "tests.test_app::test_ws_reconnect [junit-windows]", false, "windows", true},
+		{"leg entry, base named by leg too", "tests.test_app::test_ws_reconnect [junit-windows]", true, "windows", true},
+		{"leg entry, failing on the other leg, clean base", "tests.test_app::test_ws_reconnect [junit-windows]", false, "ubuntu", false},
+		{"leg entry, failing on the other leg, base named by leg", "tests.test_app::test_ws_reconnect [junit-windows]", true, "ubuntu", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
@@ -739,14 +744,15 @@ func TestGateLegEntryAfterFold(t *testing.T) {
 				for _, leg := range []string{"ubuntu", "windows"} {
 					win := leg == "windows"
 					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), map[string]bool{"test_ws_reconnect": tc.baseFail && win && i == 0})}})
-					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_ws_reconnect": win && i%2 == 1})}})
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_ws_reconnect": leg == tc.failOn && i%2 == 1})}})
 				}
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
 			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), nil)
 			code := r.run()
-			if out := r.outputs(); code != 0 || out["verdict"] == "block" {
-				t.Errorf("exit %d, verdict %s; want the quarantined flake exempt\n%s", code, out["verdict"], r.summary())
+			exempt := strings.Contains(r.summary(), "1 exempt by the ledger")
+			if out := r.outputs(); exempt != tc.exempt || tc.exempt && (code != 0 || out["verdict"] == "block") {
+				t.Errorf("exit %d, verdict %s, exempt %v; want exempt %v\n%s", code, out["verdict"], exempt, tc.exempt, r.summary())
 			}
 		})
 	}

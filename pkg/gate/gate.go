@@ -258,6 +258,10 @@ type TestInput struct {
 	// compared under its plain name, a run failing when any leg failed
 	// (see sameIdentities).
 	AcrossLegs bool
+	// HeadFailedAs lists, for a test compared across legs, the identities
+	// its head failures had before (its legs on head, "c::n
+	// [junit-windows]"); empty when head did not tell its legs apart.
+	HeadFailedAs []string
 }
 
 // leftOut counts the test's runs of one side left out as outages.
@@ -493,7 +497,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 			HeadFailures: head.Failures,
 			Signatures:   ti.Signatures,
 			File:         ti.File,
-			AcrossLegs:   ti.AcrossLegs,
+			FailedAs:     ti.HeadFailedAs,
 		}
 	}
 

@@ -44,6 +44,25 @@ func sameIdentities(base, head *history.History) (*history.History, *history.His
 	return foldIdentities(base, fold), foldIdentities(head, fold), fold
 }
 
+// failedAs lists, for each test of fold, the identities of h (its legs)
+// in which it failed, sorted: where its failures were before folding.
+func failedAs(h *history.History, fold map[string]bool) map[string][]string {
+	out := map[string][]string{}
+	if h == nil {
+		return out
+	}
+	for _, t := range h.Tests {
+		p := plainID(t.ID)
+		if !fold[p] {
+			continue
+		}
+		if slices.ContainsFunc(t.Cells, func(c history.Cell) bool { return c.Failed() }) {
+			out[p] = append(out[p], t.ID) // h.Tests is sorted by ID
+		}
+	}
+	return out
+}
+
 // plainID is a test's identity without its leg or project.
 func plainID(id string) string {
 	if p, ok := model.Unrefined(id); ok {

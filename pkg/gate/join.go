@@ -69,7 +69,12 @@ func Join(base, head, hist *history.History) []TestInput {
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
+	origHead := head
 	base, head, folded := sameIdentities(base, head)
+	var legsFailed map[string][]string
+	if len(folded) > 0 {
+		legsFailed = failedAs(origHead, folded)
+	}
 	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	all := append(append([]Outage{}, baseOut...), headOut...)
 	all = all[:len(all):len(all)]
@@ -169,6 +174,7 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 			continue
 		}
 		ti.AcrossLegs = folded[ti.Name]
+		ti.HeadFailedAs = legsFailed[ti.Name]
 		out = append(out, *ti)
 	}
 	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })

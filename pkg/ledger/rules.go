@@ -47,11 +47,12 @@ type Observation struct {
 	HeadFailures int      // failures on head
 	Signatures   []string // failure signatures seen on head
 	File         string   // the test's source file, when known
-	// AcrossLegs says the gate compared the test across its matrix legs
-	// (the two sides told them apart differently): an entry for one of
-	// its legs, "c::n [junit-windows]", covers "c::n" then, as the leg's
-	// failures are among the test's.
-	AcrossLegs bool
+	// FailedAs lists, when the gate compared the test across its matrix
+	// legs (the two sides told them apart differently), the legs in which
+	// it failed on head ("c::n [junit-windows]"). An entry for a leg
+	// covers "c::n" then if every head failure was on that leg: a
+	// failure on another leg is not the quarantined flake's.
+	FailedAs []string
 }
 
 // Context carries what the rules need besides the two ledgers.
@@ -355,7 +356,9 @@ func (l *Ledger) Exemption(test string, obs Observation, ctx Context) (*Entry, s
 	var live []Entry
 	var notes []string
 	for _, e := range entriesOf(l) {
-		if e.Test != test && !model.Refines(test, e.Test) && !(obs.AcrossLegs && model.Refines(e.Test, test)) {
+		onItsLeg := len(obs.FailedAs) > 0 && model.Refines(e.Test, test) &&
+			!slices.ContainsFunc(obs.FailedAs, func(leg string) bool { return leg != e.Test })
+		if e.Test != test && !model.Refines(test, e.Test) && !onItsLeg {
 			continue // an entry for c::n covers c::n [junit-windows] too
 		}
 		switch why := e.Released(obs, ctx.ChangedFiles); {
