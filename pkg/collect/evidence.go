@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"slices"
@@ -374,11 +373,10 @@ type GateOptions struct {
 func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	var ev Gate
 	var err error
-	var baseLegs, headLegs map[string][]string
-	if ev.Base, baseLegs, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log); err != nil {
+	if ev.Base, err = o.side(ctx, "base-results", o.BaseResults, o.BaseSHA, log); err != nil {
 		return Gate{}, err
 	}
-	if ev.Head, headLegs, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
+	if ev.Head, err = o.side(ctx, "head-results", o.HeadResults, o.HeadSHA, log); err != nil {
 		return Gate{}, err
 	}
 	// The files of one repetition (shards, a file per class) are one run.
@@ -414,7 +412,6 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	}
 	if len(o.BaseResults) == 0 && len(o.HeadResults) == 0 {
 		ev.Base, ev.Head = o.sameWorkflows(ctx, ev.Base, ev.Head, log)
-		ev.Head = sameLegs(ev.Base, ev.Head, baseLegs, headLegs, log)
 	}
 	for _, side := range []struct {
 		input string
@@ -514,82 +511,6 @@ func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.Hist
 // workflows with no head results: a commit has a few runs a workflow.
 const maxHeadRunsListed = 300
 
-// sameLegs is head with, in its unread inputs, the legs (artifacts) of a
-// workflow that its base runs uploaded and its head runs did not: a matrix
-// job that failed before its upload on head (a build that breaks on
-// Windows only), or was cancelled. The tests it holds were not compared
-// on head, so the evidence is partial, not a pass. Runs are compared one
-// by one, as the base commit may have several runs of a workflow (a push
-// and a re-run, legs named by run number): a workflow is weighed when each
-// of its base runs holds more legs than any of its head runs, and that
-// head run holds at most three quarters of the results of the fullest base
-// run, so that an artifact uploaded only when a job fails (a rerun of the
-// failures, a handful of results) is not a missing leg. The base's legs
-// that no head run has are named.
-func sameLegs(base, head *history.History, baseLegs, headLegs map[string][]string, log Logger) *history.History {
-	if base == nil || head == nil {
-		return head
-	}
-	type side struct {
-		legs    []string // of every run
-		least   int      // legs of the run that has fewest
-		most    int      // legs of the run that has most
-		results int      // of the run that has most
-	}
-	weigh := func(h *history.History, legs map[string][]string) map[string]*side {
-		results := make([]int, len(h.Runs))
-		for _, t := range h.Tests {
-			for _, c := range t.Cells {
-				results[c.Run] += int(c.Pass) + int(c.Fail)
-			}
-		}
-		by := map[string]*side{}
-		for i, r := range h.Runs {
-			l := legs[r.RunID]
-			if len(l) == 0 {
-				continue
-			}
-			s := by[r.Workflow]
-			if s == nil {
-				s = &side{least: len(l)}
-				by[r.Workflow] = s
-			}
-			s.least, s.most, s.results = min(s.least, len(l)), max(s.most, len(l)), max(s.results, results[i])
-			for _, x := range l {
-				if !slices.Contains(s.legs, x) {
-					s.legs = append(s.legs, x)
-				}
-			}
-		}
-		return by
-	}
-	onBase, onHead := weigh(base, baseLegs), weigh(head, headLegs)
-	var skipped []history.Skipped
-	for _, wf := range slices.Sorted(maps.Keys(onBase)) {
-		b, h := onBase[wf], onHead[wf]
-		if h == nil || h.most >= b.least || 4*h.results > 3*b.results {
-			continue // no head run of it (sameWorkflows), or no leg fewer
-		}
-		var gone []string
-		for _, l := range b.legs {
-			if !slices.Contains(h.legs, l) {
-				gone = append(gone, l)
-			}
-		}
-		slices.Sort(gone)
-		what := fmt.Sprintf("artifact(s) %s of workflow %q", strings.Join(quoteAll(gone), ", "), wf)
-		why := fmt.Sprintf("uploaded by the base commit's runs (%d legs) and by no run on head (%d legs): the job failed before its upload, or was cancelled, so the tests it holds were not compared on head", b.least, h.most)
-		log.Warningf("head-results: %s: %s", what, why)
-		skipped = append(skipped, history.Skipped{Path: what, Error: why})
-	}
-	if len(skipped) == 0 {
-		return head
-	}
-	c := *head
-	c.Skipped = append(slices.Clip(head.Skipped), skipped...)
-	return &c
-}
-
 // quoteAll quotes each name, for a message.
 func quoteAll(names []string) []string {
 	out := make([]string, len(names))
@@ -601,22 +522,21 @@ func quoteAll(names []string) []string {
 
 // side reads one side's evidence: the local globs, or else the JUnit
 // artifacts of workflow runs on that commit (every attempt).
-func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, map[string][]string, error) {
+func (o GateOptions) side(ctx context.Context, input string, globs []string, sha string, log Logger) (*history.History, error) {
 	if len(globs) > 0 {
-		h, err := loadInput(ctx, o.Workspace, input, globs, log)
-		return h, nil, err
+		return loadInput(ctx, o.Workspace, input, globs, log)
 	}
 	if sha == "" || o.Client == nil {
-		return nil, nil, nil
+		return nil, nil
 	}
-	h, st, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
+	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
 	if err != nil {
-		return nil, nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
+		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
 	}
 	for _, s := range h.Skipped {
 		log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)
 	}
-	return h, st.Legs, nil
+	return h, nil
 }
 
 func (o GateOptions) baseHistory(ctx context.Context, base, head *history.History, log Logger) (*history.History, *score.Report, error) {

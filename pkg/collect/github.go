@@ -108,10 +108,6 @@ type Stats struct {
 
 	Artifacts int // artifacts listed on the runs read
 	Matched   int // of those, artifacts Match accepted
-	// Legs lists, per run id, the legs of the artifacts Match accepted on
-	// it: their names without a run attempt (artifactLeg), sorted, each
-	// once.
-	Legs map[string][]string
 	// Unmatched are a few distinct names of artifacts Match refused, for a
 	// hint when none matched.
 	Unmatched  []string
@@ -645,16 +641,7 @@ func (col *collector) listArtifacts(ctx context.Context, net chan struct{}, dlCh
 			})
 			continue
 		}
-		col.count(func(s *Stats) {
-			s.Matched++
-			if s.Legs == nil {
-				s.Legs = map[string][]string{}
-			}
-			run, leg := strconv.FormatInt(j.id, 10), artifactLeg(name)
-			if i, found := slices.BinarySearch(s.Legs[run], leg); !found {
-				s.Legs[run] = slices.Insert(s.Legs[run], i, leg)
-			}
-		})
+		col.count(func(s *Stats) { s.Matched++ })
 		label := j.label + " / " + labelName(name)
 		switch {
 		case a.Expired:
