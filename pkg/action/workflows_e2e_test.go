@@ -59,62 +59,69 @@ func TestUnknownWorkflowIsLeftOut(t *testing.T) {
 
 // TestGateMonorepoWorkflows: backend.yml and frontend.yml each upload JUnit
 // on push to main and on pull requests, behind a paths filter, and the
-// gate reads both sides from their artifacts. backend's test_4 is red on
-// base, but where the case wants a pass.
-//   - frontend.yml did not run on head (the PR touches the backend only):
-//     its base run is left out, said in a notice, and the gate decides on
-//     the backend: inconclusive, red test_4 on base (before: the 8
-//     frontend tests read as deleted, the test count dropped, exit 1);
-//   - frontend.yml is still running on head (its result will fail a
-//     test): left out too, and said as partial evidence;
-//   - frontend.yml completed on head with no JUnit (the patch breaks its
-//     build): its base run is kept, its tests read as not run on head, a
-//     block, and head says why (not "did not run": that passed);
-//   - both ran and head deletes red test_4 and adds another: a block, red
-//     test removed (before: test_4 read as missing from the frontend's base
-//     run, an unstable id, and the PR passed).
+// gate reads both sides from their artifacts. The PR touches the backend.
+// When frontend.yml has no head run with results, the head commit's runs
+// of every status tell why:
+//   - no run (a paths filter), or a run whose test jobs were skipped (it
+//     succeeds with no JUnit), or only a run of another workflow named
+//     "frontend": its base run is left out, said in a notice, and the PR
+//     passes on the backend (before: the 8 frontend tests read as deleted
+//     and the test count dropped, exit 1);
+//   - a run in progress (whose result will fail a test), a run that failed
+//     with no JUnit (a broken build), a cancelled one beside one in
+//     progress, or a listing that fails: left out too, but the evidence is
+//     partial, inconclusive, and head says why; none is a plain pass;
+//   - both ran and head deletes a red backend test and adds another: a
+//     block, red test removed (before: the red test read as missing from
+//     the frontend's base run, an unstable id, and the PR passed).
 func TestGateMonorepoWorkflows(t *testing.T) {
+	frontendRun := func(conclusion, status string) func(*ghfake.Server, *ghfake.Repo) {
+		return func(_ *ghfake.Server, repo *ghfake.Repo) {
+			repo.AddRun(ghfake.Run{Workflow: "frontend.yml", Name: "frontend", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour), Conclusion: conclusion, Status: status})
+		}
+	}
 	for _, tc := range []struct {
 		name     string
-		frontend string // on head: "" (no run), "ran", "in_progress", "no junit"
-		drop     bool
+		frontend func(*ghfake.Server, *ghfake.Repo) // head's frontend runs, without JUnit
+		redTest  bool                               // backend's test_4 is red on base and deleted on head
 		verdict  string
 		says     string // in the log or the summary
 	}{
-		{"frontend skipped on head", "", false, "inconclusive", `workflow(s) "frontend" on the base commit are left out`},
-		{"frontend still running on head", "in_progress", false, "inconclusive", "still running: its tests were not compared"},
-		{"frontend build broken on head", "no junit", false, "block", "completed with no JUnit results"},
-		{"head deletes a red backend test", "ran", true, "block", "removed"},
-		// Both ran, test_4 passes: no test is missing from a head run of
-		// its own workflow, so the evidence is whole.
-		{"both ran and pass", "ran", false, "pass", "no test blocks"},
+		{"no frontend run on head", nil, false, "pass", "frontend (did not run)"},
+		{"test jobs skipped", frontendRun("success", ""), false, "pass", "frontend (ran with no JUnit results"},
+		{"another workflow of the same name", func(_ *ghfake.Server, repo *ghfake.Repo) {
+			repo.AddRun(ghfake.Run{Workflow: "frontend-deploy.yml", Name: "frontend", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour), Conclusion: "failure"})
+		}, false, "pass", "frontend (did not run)"},
+		{"still running", frontendRun("", "in_progress"), false, "inconclusive", "still running: its tests were not compared"},
+		{"build broken", frontendRun("failure", ""), false, "inconclusive", `its run ended "failure" with no JUnit results`},
+		{"cancelled and running", func(s *ghfake.Server, repo *ghfake.Repo) {
+			repo.AddRun(ghfake.Run{Workflow: "frontend.yml", Name: "frontend", Event: "push", HeadSHA: headSHA, CreatedAt: now.Add(-2 * time.Hour), Conclusion: "cancelled"})
+			frontendRun("", "in_progress")(s, repo)
+		}, false, "inconclusive", "still running"},
+		{"listing fails", func(s *ghfake.Server, _ *ghfake.Repo) {
+			s.Inject(ghfake.Fault{Path: "/repos/*/*/actions/runs", Times: -1})
+		}, false, "inconclusive", "could not be listed"},
+		{"more head runs than are listed", func(_ *ghfake.Server, repo *ghfake.Repo) {
+			frontendRun("failure", "")(nil, repo)
+			for i := range 300 {
+				repo.AddRun(ghfake.Run{Workflow: "lint.yml", Name: "lint", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
+			}
+		}, false, "inconclusive", "only 300 of the head commit's 303 runs were listed"},
+		{"head deletes a red backend test", nil, true, "block", "removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "")
-			add := func(wf, sha, event string, at time.Time, n int, drop bool) {
-				run := ghfake.Run{Workflow: wf + ".yml", Name: wf, Event: event, HeadSHA: sha, CreatedAt: at}
-				head := wf == "frontend" && sha == headSHA
-				switch {
-				case head && tc.frontend == "in_progress":
-					run.Status = "in_progress"
-				case head && tc.frontend == "no junit":
-					run.Conclusion = "failure"
-				}
-				r := repo.AddRun(run)
-				if head && tc.frontend == "no junit" {
-					return
-				}
+			add := func(wf, sha, event string, at time.Time, n int) {
+				r := repo.AddRun(ghfake.Run{Workflow: wf + ".yml", Name: wf, Event: event, HeadSHA: sha, CreatedAt: at})
 				var b strings.Builder
 				b.WriteString(`<testsuite name="pytest">`)
 				for i := range n {
 					switch {
-					case wf == "backend" && i == 4 && drop:
+					case wf == "backend" && i == 4 && tc.redTest && sha == headSHA:
 						b.WriteString(`<testcase classname="backend.tests" name="test_new"/>`)
-					case wf == "backend" && i == 4 && tc.verdict != "pass":
+					case wf == "backend" && i == 4 && tc.redTest:
 						b.WriteString(`<testcase classname="backend.tests" name="test_4"><failure message="boom"/></testcase>`)
-					case head && i == 2 && tc.frontend == "in_progress":
-						b.WriteString(`<testcase classname="frontend.tests" name="test_2"><failure message="boom"/></testcase>`)
 					default:
 						fmt.Fprintf(&b, `<testcase classname="%s.tests" name="test_%d"/>`, wf, i)
 					}
@@ -122,11 +129,14 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 				b.WriteString(`</testsuite>`)
 				repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-" + wf, Files: map[string][]byte{"junit.xml": []byte(b.String())}})
 			}
-			add("backend", baseSHA, "push", now.Add(-3*time.Hour), 10, false)
-			add("frontend", baseSHA, "push", now.Add(-3*time.Hour), 8, false)
-			add("backend", headSHA, "pull_request", now.Add(-time.Hour), 10, tc.drop)
-			if tc.frontend != "" {
-				add("frontend", headSHA, "pull_request", now.Add(-time.Hour), 8, false)
+			add("backend", baseSHA, "push", now.Add(-3*time.Hour), 10)
+			add("frontend", baseSHA, "push", now.Add(-3*time.Hour), 8)
+			add("backend", headSHA, "pull_request", now.Add(-time.Hour), 10)
+			if tc.redTest {
+				add("frontend", headSHA, "pull_request", now.Add(-time.Hour), 8)
+			}
+			if tc.frontend != nil {
+				tc.frontend(s, repo)
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"upload-artifact": "false", "workflows": "backend.yml,frontend.yml"})
@@ -139,7 +149,7 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 			if !strings.Contains(sum+r.stdout.String(), tc.says) {
 				t.Errorf("does not say %q:\n%s\n%s", tc.says, sum, r.stdout.String())
 			}
-			if tc.verdict != "block" && (strings.Contains(sum, "removed") || strings.Contains(sum, "test-count")) {
+			if !tc.redTest && (strings.Contains(sum, "removed") || strings.Contains(sum, "test-count")) {
 				t.Errorf("the frontend's tests read as removed:\n%s", sum)
 			}
 		})

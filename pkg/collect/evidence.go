@@ -428,77 +428,105 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 // sameWorkflows weighs the workflows whose base runs have no head run with
 // results, read from the artifacts of both commits' runs. In a monorepo each
 // workflow runs its part of the suite, most often behind a paths filter: a
-// pull request that touches the backend only has no frontend run on head.
-// Its base runs would make every frontend test look deleted by the patch,
-// and the collected test count drop; they are left out instead, and said.
-// The head commit's runs of every status are listed to tell that apart
-// from the two cases that are not "did not run": a run still in progress
-// (its base runs are left out too, and its tests, not compared, leave the
-// evidence partial) and a run that completed with no JUnit results (a
-// build the patch breaks, an upload that failed: its base runs are kept,
-// so its tests read as not run on head, and head says why).
+// pull request that touches the backend only has no frontend run on head,
+// or one whose test jobs were skipped (a job-level filter: it succeeds with
+// no JUnit). Its base runs would make every frontend test look deleted by
+// the patch, and the collected test count drop; they are left out instead,
+// and said. The head commit's runs of every status are listed (by workflow
+// id, so another workflow of the same name does not count) to tell that
+// apart from what is no answer: a run still in progress, or one that ended
+// otherwise (failed, cancelled, timed out: a build the patch may break)
+// with no JUnit, or a listing that failed or stopped short. Their base runs
+// are left out too, but their tests were not compared, so the evidence is
+// partial (inconclusive), and head says why.
 func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.History, log Logger) (*history.History, *history.History) {
 	if base == nil || head == nil || len(head.Runs) == 0 {
 		return base, head
 	}
+	key := func(id int64, name string) string {
+		if id != 0 {
+			return strconv.FormatInt(id, 10)
+		}
+		return "name:" + name
+	}
 	onHead := map[string]bool{}
 	for _, r := range head.Runs {
-		onHead[r.Workflow] = true
+		onHead[key(r.WorkflowID, r.Workflow)] = true
 	}
-	var gone []string
+	var gone []string            // keys, in order of first base run
+	names := map[string]string{} // key: the workflow's name
 	for _, r := range base.Runs {
-		if !onHead[r.Workflow] && !slices.Contains(gone, r.Workflow) {
-			gone = append(gone, r.Workflow)
+		k := key(r.WorkflowID, r.Workflow)
+		if !onHead[k] && names[k] == "" {
+			gone = append(gone, k)
+			names[k] = r.Workflow
 		}
 	}
 	if len(gone) == 0 {
 		return base, head
 	}
-	slices.Sort(gone)
-	state := map[string]string{} // workflow name: "completed" or "running"
-	if o.Client != nil {
-		runs, _, err := o.Client.ListWorkflowRunsTotal(ctx, o.Repo, ghapi.RunFilter{HeadSHA: o.HeadSHA, Status: ghapi.StatusAny, MaxRuns: maxHeadRunsListed})
-		if err != nil {
-			log.Warningf("head-results: the runs of the head commit %s could not be listed (%v): the base runs of workflow(s) %s are kept, and their tests read as not run on head",
-				model.ShortSHA(o.HeadSHA), err, strings.Join(quoteAll(gone), ", "))
-			return base, head
+	// What the head commit's runs of each workflow did: "running" if one
+	// is in progress, else the conclusion of one that did not succeed,
+	// else "success" (or skipped, neutral).
+	state := map[string]string{}
+	unknown := ""
+	if o.Client == nil {
+		unknown = "no API client to list the head commit's runs"
+	} else {
+		runs, total, err := o.Client.ListWorkflowRunsTotal(ctx, o.Repo, ghapi.RunFilter{HeadSHA: o.HeadSHA, Status: ghapi.StatusAny, MaxRuns: maxHeadRunsListed})
+		switch {
+		case err != nil:
+			unknown = fmt.Sprintf("the head commit's runs could not be listed (%v)", err)
+		case total > len(runs):
+			unknown = fmt.Sprintf("only %d of the head commit's %d runs were listed", len(runs), total)
 		}
 		for _, r := range runs {
-			switch {
-			case r.Conclusion != "":
-				state[r.Name] = "completed"
-			case state[r.Name] == "":
-				state[r.Name] = "running"
+			if r.HeadSHA != "" && r.HeadSHA != o.HeadSHA {
+				continue
+			}
+			k := key(r.WorkflowID, r.Name)
+			switch c := r.Conclusion; {
+			case c == "":
+				state[k] = "running"
+			case state[k] == "running":
+			case c == "success" || c == "skipped" || c == "neutral":
+				if state[k] == "" {
+					state[k] = "success"
+				}
+			default:
+				state[k] = c
 			}
 		}
 	}
 	drop := map[string]bool{}
-	var absent []string
+	var quiet []string
 	var skipped []history.Skipped
-	for _, w := range gone {
-		what := fmt.Sprintf("workflow %q on the head commit %s", w, model.ShortSHA(o.HeadSHA))
-		switch state[w] {
-		case "completed":
-			why := "its run completed with no JUnit results (a build the patch breaks, or an upload that failed): its tests read as not run on head"
-			log.Warningf("head-results: %s: %s", what, why)
-			skipped = append(skipped, history.Skipped{Path: what, Error: why})
-		case "running":
-			drop[w] = true
-			why := "still running: its tests were not compared; run the gate again once it completes"
-			log.Warningf("head-results: %s: %s", what, why)
-			skipped = append(skipped, history.Skipped{Path: what, Error: why})
+	for _, k := range gone {
+		drop[k] = true
+		what := fmt.Sprintf("workflow %q on the head commit %s", names[k], model.ShortSHA(o.HeadSHA))
+		var why string
+		switch st := state[k]; {
+		case st == "success":
+			quiet = append(quiet, names[k]+" (ran with no JUnit results: its test jobs were skipped)")
+			continue
+		case st == "running":
+			why = "still running: its tests were not compared; run the gate again once it completes"
+		case st != "":
+			why = fmt.Sprintf("its run ended %q with no JUnit results (a build the patch may break, or a cancelled run): its tests were not compared", st)
+		case unknown != "":
+			why = "no run with JUnit results, and " + unknown + ": its tests were not compared"
 		default:
-			drop[w] = true
-			absent = append(absent, w)
+			quiet = append(quiet, names[k]+" (did not run)")
+			continue
 		}
+		log.Warningf("head-results: %s: %s", what, why)
+		skipped = append(skipped, history.Skipped{Path: what, Error: why})
 	}
-	if len(absent) > 0 {
-		log.Noticef("base-results: the runs of workflow(s) %s on the base commit are left out: none ran on the head commit %s (a paths filter), so their tests are not compared",
-			strings.Join(quoteAll(absent), ", "), model.ShortSHA(o.HeadSHA))
+	if len(quiet) > 0 {
+		log.Noticef("base-results: the runs on the base commit of workflow(s) with no tests on the head commit %s are left out, so their tests are not compared (a paths filter): %s",
+			model.ShortSHA(o.HeadSHA), strings.Join(quiet, ", "))
 	}
-	if len(drop) > 0 {
-		base = history.Filter(base, func(r model.Run) bool { return !drop[r.Workflow] })
-	}
+	base = history.FilterRuns(base, func(r history.Run) bool { return !drop[key(r.WorkflowID, r.Workflow)] })
 	if len(skipped) > 0 {
 		c := *head
 		c.Skipped = append(slices.Clip(head.Skipped), skipped...)
@@ -510,15 +538,6 @@ func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.Hist
 // maxHeadRunsListed bounds the head commit's runs listed to weigh the
 // workflows with no head results: a commit has a few runs a workflow.
 const maxHeadRunsListed = 300
-
-// quoteAll quotes each name, for a message.
-func quoteAll(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = strconv.Quote(n)
-	}
-	return out
-}
 
 // side reads one side's evidence: the local globs, or else the JUnit
 // artifacts of workflow runs on that commit (every attempt).
