@@ -520,6 +520,7 @@ func TestParseOneDocument(t *testing.T) {
 		{"an empty second document: nothing to ignore", seed + "---\n", 0},
 		{"empty documents with a comment", seed + "---\n# nothing\n---\n", 0},
 		{"a second document after an empty one", seed + "---\n---\nversion: 1\n", n + 2},
+		{"garbage after an empty one", seed + "---\n---\n  - : : [\n", n + 2},
 		{"after an end marker", seed + "...\n---\nversion: 1\n", n + 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -75,6 +75,7 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 	// A second document would be ignored: its entries would exempt
 	// nothing, and whatever it holds would pass as verified. An empty one
 	// (a trailing ---) holds nothing to ignore.
+	after := lastLine(&doc) // where the documents read so far end
 	for {
 		var next yaml.Node
 		err := dec.Decode(&next)
@@ -82,11 +83,12 @@ func read(data []byte) (*Ledger, *parser, *ParseError) {
 			break
 		}
 		if err == nil && emptyDocument(&next) {
+			after = max(after, markerAfter(data, after))
 			continue
 		}
 		line := next.Line // the line of its ---
 		if err != nil {
-			line = markerAfter(data, lastLine(&doc))
+			line = markerAfter(data, after)
 		}
 		return nil, nil, &ParseError{Problems: []Problem{{Entry: -1, Line: line,
 			Message: "a second YAML document is not accepted: a ledger is one document, and what follows the first would be ignored; remove the --- there and what follows it, or move its entries into the first document's entries"}}}
