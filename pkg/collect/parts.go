@@ -16,10 +16,12 @@ import (
 // in which most tests failed for an infrastructure failure, and every
 // test for missing from the other shards' runs.
 //
-// The rule: the files under a directory that hold no test twice (no test
-// id in two of them) are parts of one run, the run of the highest such
-// directory above them; a file whose own directory holds a test twice is
-// a run of its own, as before. Repetitions share their tests, so the
+// The rule: the files under a directory that hold their tests once (no
+// test id in two of them, or fewer than half of them: two specs may give
+// tests the same title) are parts of one run, the run of the highest such
+// directory above them, with a Bazel target's earlier attempts
+// (test_attempts/attempt_N.xml) among its parts; a file whose own
+// directory holds its tests twice is a run of its own, as before. Repetitions share their tests, so the
 // files of one directory that share tests, results/head-1.xml …
 // head-5.xml (the layout flakegate matrix writes), stay one run each, and
 // results/head/rep-N/… is one run per rep-N. Only files of one commit,
@@ -88,27 +90,50 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 		return nil, 0, 0, 0
 	}
 	d := newDirTree()
-	dirOf := make([]int32, len(h.Runs)) // per run: its file's directory, -1 for a run with an id
+	dirOf := make([]int32, len(h.Runs))  // per run: its file's directory, -1 for a run with an id
+	attempt := make([]bool, len(h.Runs)) // per run: a Bazel attempt file (legPath)
 	for i, r := range h.Runs {
 		dirOf[i] = -1
 		if r.RunID == "" && r.Source != "" && r.Parts == nil {
-			dirOf[i] = d.intern(filepath.Dir(r.Source))
+			// A Bazel attempt (test_attempts/attempt_N.xml) is a part of
+			// its target's run, beside test.xml: earlier attempts of the
+			// same tests.
+			p := filepath.ToSlash(r.Source)
+			lp := legPath(p)
+			attempt[i] = lp != p
+			dirOf[i] = d.intern(filepath.Dir(filepath.FromSlash(lp)))
 		}
 	}
-	// A directory that holds a test twice: the lowest where two of a
-	// test's cells meet, and then every directory above it.
+	// A directory that holds its tests twice: one where more than half of
+	// the tests under it are held by two files or more (repetitions share
+	// all their tests, parts of one run a few at most, such as two specs
+	// whose tests have the same titles), and then every directory above
+	// it. A Bazel attempt file holds its target's tests again by nature,
+	// and is not counted.
 	seen := make([]int32, len(d.parent))
-	twice := make([]bool, len(d.parent))
+	dupSeen := make([]int32, len(d.parent))
+	distinct := make([]int32, len(d.parent))
+	dup := make([]int32, len(d.parent))
 	for k, t := range h.Tests {
 		for _, c := range t.Cells {
+			if attempt[c.Run] {
+				continue
+			}
 			for x := dirOf[c.Run]; x >= 0; x = d.parent[x] {
-				if seen[x] == int32(k+1) {
-					twice[x] = true
-					break
+				switch {
+				case seen[x] != int32(k+1):
+					seen[x] = int32(k + 1)
+					distinct[x]++
+				case dupSeen[x] != int32(k+1):
+					dupSeen[x] = int32(k + 1)
+					dup[x]++
 				}
-				seen[x] = int32(k + 1)
 			}
 		}
+	}
+	twice := make([]bool, len(d.parent))
+	for x := range twice {
+		twice[x] = dup[x] > 0 && 2*dup[x] > distinct[x]
 	}
 	up := make([]bool, len(d.parent))
 	for x := range twice {
@@ -170,7 +195,7 @@ func joinGroups(input string, h *history.History, joined []history.RunGroup, fil
 			runs = fmt.Sprintf("%d runs, %d to %d files each", len(joined), least, most)
 		}
 	}
-	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold no test twice, so they are parts of one run (shards, a file per class); one run_id property on the files of each repetition says so explicitly",
+	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold their tests once (or nearly), so they are parts of one run (shards, a file per class); one run_id property on the files of each repetition says so explicitly",
 		input, files, runs, listSome(dirs, 2))
 }
 

@@ -65,6 +65,17 @@ func TestJoinParts(t *testing.T) {
 		{"repetitions of random ids", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("base-%d.xml", k): shard("", 10+k)}
 		}), []string{"base-1.xml", "base-2.xml", "base-3.xml"}, "", true},
+		// Two specs whose tests have the same titles: a few tests held
+		// twice do not make the files repetitions.
+		{"parts sharing a few titles", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/a.xml", k): shard("", 1, 2, 9), fmt.Sprintf("rep-%d/b.xml", k): shard("", 3, 4, 9)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "6 files read as 3 runs", false},
+		// Bazel keeps a target's failed attempts beside its test.xml: parts
+		// of the repetition's run, where they held the target's tests twice.
+		{"Bazel attempts", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/t/test.xml", k): shard("", 1, 2), fmt.Sprintf("rep-%d/t/test_attempts/attempt_1.xml", k): shard("", 1, 2),
+				fmt.Sprintf("rep-%d/u/test.xml", k): shard("", 3)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "9 files read as 3 runs", false},
 		{"a file a repetition, one directory (as flakegate matrix writes)", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2)}
 		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
