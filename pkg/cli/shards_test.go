@@ -205,3 +205,23 @@ func TestGateCLIOneHeadRepetition(t *testing.T) {
 		})
 	}
 }
+
+// TestGateCLIFailsafeSummary: Maven Failsafe writes failsafe-summary.xml
+// beside its TEST-*.xml reports, and a pattern for the directory takes it.
+// It holds no results: it is listed as skipped, and the evidence is whole
+// (before: "could not be read", inconclusive on every PR).
+func TestGateCLIFailsafeSummary(t *testing.T) {
+	dir := t.TempDir()
+	for _, side := range []string{"base", "head"} {
+		for k := 1; k <= 3; k++ {
+			d := filepath.Join(dir, side, fmt.Sprintf("rep-%d", k), "failsafe-reports")
+			os.MkdirAll(d, 0o755)
+			os.WriteFile(filepath.Join(d, "TEST-it.CartIT.xml"), []byte(`<testsuite name="it.CartIT"><testcase classname="it.CartIT" name="adds"/><testcase classname="it.CartIT" name="removes"/></testsuite>`), 0o644)
+			os.WriteFile(filepath.Join(d, "failsafe-summary.xml"), []byte("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<failsafe-summary result=\"254\" timeout=\"false\"><completed>2</completed><errors>0</errors><failures>0</failures><skipped>0</skipped><failureMessage xsi:nil=\"true\" /></failsafe-summary>\n"), 0o644)
+		}
+	}
+	r := run(t, nil, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"))
+	if r.code != 0 || !strings.Contains(r.stdout, "verdict: pass") || !strings.Contains(r.stderr, "skipped") {
+		t.Errorf("exit %d, want a pass with the summaries listed as skipped:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
