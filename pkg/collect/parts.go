@@ -2,6 +2,7 @@ package collect
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -21,7 +22,9 @@ import (
 // tests the same title) are parts of one run, the run of the highest such
 // directory above them, with a Bazel target's earlier attempts
 // (test_attempts/attempt_N.xml) among its parts; a file whose own
-// directory holds its tests twice is a run of its own, as before. Repetitions share their tests, so the
+// directory holds its tests twice is a run of its own, as before. Bazel's
+// --runs_per_test is the exception: the files under run_N_of_K of every
+// target are run N. Repetitions share their tests, so the
 // files of one directory that share tests, results/head-1.xml …
 // head-5.xml (the layout flakegate matrix writes), stay one run each, and
 // results/head/rep-N/… is one run per rep-N. Only files of one commit,
@@ -92,6 +95,12 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 	d := newDirTree()
 	dirOf := make([]int32, len(h.Runs))  // per run: its file's directory, -1 for a run with an id
 	attempt := make([]bool, len(h.Runs)) // per run: a Bazel attempt file (legPath)
+	// Bazel's --runs_per_test=K writes run N of every target under
+	// <target>/run_N_of_K/: the files of run N are one run, whatever
+	// their directories.
+	type nth struct{ commit, run string }
+	byNth := map[nth][]int{}
+	var nths []nth
 	for i, r := range h.Runs {
 		dirOf[i] = -1
 		if r.RunID == "" && r.Source != "" && r.Parts == nil {
@@ -101,6 +110,14 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 			p := filepath.ToSlash(r.Source)
 			lp := legPath(p)
 			attempt[i] = lp != p
+			if n := bazelRun(lp); n != "" {
+				k := nth{r.CommitSHA, n}
+				if byNth[k] == nil {
+					nths = append(nths, k)
+				}
+				byNth[k] = append(byNth[k], i)
+				continue
+			}
 			dirOf[i] = d.intern(filepath.Dir(filepath.FromSlash(lp)))
 		}
 	}
@@ -176,7 +193,40 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 			least, most = min(least, n), max(most, n)
 		}
 	}
+	for _, k := range nths {
+		if runs := byNth[k]; len(runs) > 1 {
+			dirs := make([]int32, len(runs))
+			for j, i := range runs {
+				dirs[j] = d.intern(filepath.Dir(h.Runs[i].Source))
+			}
+			joined = append(joined, history.RunGroup{Runs: runs, Source: filepath.Join(d.name[d.common(dirs)], k.run)})
+			files += len(runs)
+			least, most = min(least, len(runs)), max(most, len(runs))
+		}
+	}
 	return joined, files, least, most
+}
+
+// bazelRun is the run_N_of_K of a slash-separated path, which Bazel's
+// --runs_per_test writes each run of a target under (run_2_of_5, or
+// shard_1_of_2_run_2_of_5 for a sharded target); "" when there is none.
+func bazelRun(p string) string {
+	for _, el := range strings.Split(path.Dir(p), "/") {
+		i := strings.LastIndex(el, "run_")
+		if i < 0 || i > 0 && el[i-1] != '_' {
+			continue
+		}
+		n, k, ok := strings.Cut(el[i+len("run_"):], "_of_")
+		if ok && isDigits(n) && isDigits(k) {
+			return el[i:]
+		}
+	}
+	return ""
+}
+
+// isDigits reports whether s is a number of decimal digits.
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 // joinGroups joins the groups and says so.
@@ -195,7 +245,7 @@ func joinGroups(input string, h *history.History, joined []history.RunGroup, fil
 			runs = fmt.Sprintf("%d runs, %d to %d files each", len(joined), least, most)
 		}
 	}
-	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold their tests once (or nearly), so they are parts of one run (shards, a file per class); one run_id property on the files of each repetition says so explicitly",
+	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold their tests once (or nearly), so they are parts of one run (shards, a file per class, Bazel's run_N_of_K); one run_id property on the files of each repetition says so explicitly",
 		input, files, runs, listSome(dirs, 2))
 }
 

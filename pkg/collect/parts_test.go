@@ -76,6 +76,12 @@ func TestJoinParts(t *testing.T) {
 			return map[string]string{fmt.Sprintf("rep-%d/t/test.xml", k): shard("", 1, 2), fmt.Sprintf("rep-%d/t/test_attempts/attempt_1.xml", k): shard("", 1, 2),
 				fmt.Sprintf("rep-%d/u/test.xml", k): shard("", 3)}
 		}), []string{"rep-1", "rep-2", "rep-3"}, "9 files read as 3 runs", false},
+		// Bazel's --runs_per_test=3: run N of every target, sharded or
+		// not, is one run.
+		{"Bazel runs_per_test", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("t/run_%d_of_3/test.xml", k): shard("", 1, 2),
+				fmt.Sprintf("u/shard_1_of_2_run_%d_of_3/test.xml", k): shard("", 3), fmt.Sprintf("u/shard_2_of_2_run_%d_of_3/test.xml", k): shard("", 4)}
+		}), []string{"run_1_of_3", "run_2_of_3", "run_3_of_3"}, "9 files read as 3 runs", false},
 		{"a file a repetition, one directory (as flakegate matrix writes)", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2)}
 		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
