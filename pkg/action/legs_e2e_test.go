@@ -690,3 +690,80 @@ func TestGateLegEntryAfterFold(t *testing.T) {
 		})
 	}
 }
+
+func junitSixTests(sha string, run int, failing map[string]bool) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<?xml version="1.0"?><testsuite name="tests" timestamp="2026-11-29T10:%02d:00"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties>`, run%60, sha, run)
+	for _, name := range []string{"test_list", "test_login", "test_ws_reconnect", "test_a", "test_b", "test_c"} {
+		if failing[name] || failing["*"] {
+			fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"><failure message="AssertionError: boom @maintainers"/></testcase>`, name)
+		} else {
+			fmt.Fprintf(&b, `<testcase classname="tests.test_app" name="%s" file="tests/test_app.py"/>`, name)
+		}
+	}
+	b.WriteString(`</testsuite>`)
+	return []byte(b.String())
+}
+
+// TestGateLegEntriesAndOutages: leg entries of the base ledger against a
+// test compared across legs, with outages and failures on both legs. An
+// outage run is left out, so its failures say nothing of where the test
+// failed (a Windows entry still covers Windows failures beside an outage
+// of both legs); entries for both legs cover failures on both. None blocks.
+func TestGateLegEntriesAndOutages(t *testing.T) {
+	win := "tests.test_app::test_ws_reconnect [junit-windows]"
+	ubu := "tests.test_app::test_ws_reconnect [junit-ubuntu]"
+	for _, tc := range []struct {
+		name    string
+		entries []string
+		failOn  []string
+		outage  string // head leg with an outage in run 0
+	}{
+		{"windows entry, windows fails", []string{win}, []string{"windows"}, ""},
+		{"plain entry, windows fails, ubuntu outage in run 0", []string{"tests.test_app::test_ws_reconnect"}, []string{"windows"}, "ubuntu"},
+		{"windows entry, windows fails, both legs outage in run 0", []string{win}, []string{"windows"}, "both"},
+		{"plain entry, windows fails, both legs outage in run 0", []string{"tests.test_app::test_ws_reconnect"}, []string{"windows"}, "both"},
+		{"both leg entries, both legs fail", []string{win, ubu}, []string{"windows", "ubuntu"}, ""},
+		{"plain entry, both legs fail", []string{"tests.test_app::test_ws_reconnect"}, []string{"windows", "ubuntu"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "forker/shop")
+			one := ledgerYAML[strings.Index(ledgerYAML, "  - test:"):]
+			l := "version: 1\nentries:\n"
+			for _, e := range tc.entries {
+				l += strings.Replace(strings.Replace(one, `"tests.test_app::test_ws_reconnect"`, fmt.Sprintf("%q", e), 1),
+					"sha256:00000000", "sha256:539f8232ee0847ab4e66164b3163a7b331ee54cbcbf0ceb66536a596de9cfeb4", 1)
+			}
+			repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
+			repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
+			for i := range 5 {
+				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
+				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
+				for _, leg := range []string{"ubuntu", "windows"} {
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitSixTests(baseSHA, int(b.ID), nil)}})
+					f := map[string]bool{}
+					for _, fl := range tc.failOn {
+						// Windows fails in runs 1 and 3, Ubuntu in run 2: the
+						// legs differ, so head names them.
+						if fl == leg && (leg == "windows" && i%2 == 1 || leg == "ubuntu" && i == 2) {
+							f["test_ws_reconnect"] = true
+						}
+					}
+					if (leg == tc.outage || tc.outage == "both") && i == 0 {
+						f["*"] = true
+					}
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitSixTests(headSHA, int(h.ID), f)}})
+				}
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+			r := newRunner(t, s, self.ID, "workflow_run", forkRunPayload(), nil)
+			code := r.run()
+			out := r.outputs()
+			sum := r.summary()
+			if code != 0 || out["verdict"] == "block" {
+				t.Errorf("exit %d, verdict %s: a quarantined flake blocked\n%s", code, out["verdict"], sum)
+			}
+		})
+	}
+}

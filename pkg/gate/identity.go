@@ -45,8 +45,9 @@ func sameIdentities(base, head *history.History) (*history.History, *history.His
 }
 
 // failedAs lists, for each test of fold, the identities of h (its legs)
-// in which it failed, sorted: where its failures were before folding.
-func failedAs(h *history.History, fold map[string]bool) map[string][]string {
+// in which it failed, sorted: where its failures were before folding, in
+// the runs not left out (out: outages, whose failures count for no test).
+func failedAs(h *history.History, fold map[string]bool, left map[int32]int) map[string][]string {
 	out := map[string][]string{}
 	if h == nil {
 		return out
@@ -56,7 +57,10 @@ func failedAs(h *history.History, fold map[string]bool) map[string][]string {
 		if !fold[p] {
 			continue
 		}
-		if slices.ContainsFunc(t.Cells, func(c history.Cell) bool { return c.Failed() }) {
+		if slices.ContainsFunc(t.Cells, func(c history.Cell) bool {
+			_, out := left[c.Run]
+			return c.Failed() && !out
+		}) {
 			out[p] = append(out[p], t.ID) // h.Tests is sorted by ID
 		}
 	}

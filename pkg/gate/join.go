@@ -71,11 +71,11 @@ func Join(base, head, hist *history.History) []TestInput {
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
 	origHead := head
 	base, head, folded := sameIdentities(base, head)
+	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	var legsFailed map[string][]string
 	if len(folded) > 0 {
-		legsFailed = failedAs(origHead, folded)
+		legsFailed = failedAs(origHead, folded, runIndex(headOut))
 	}
-	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	all := append(append([]Outage{}, baseOut...), headOut...)
 	all = all[:len(all):len(all)]
 	byName := map[string]*TestInput{}

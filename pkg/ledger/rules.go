@@ -49,9 +49,9 @@ type Observation struct {
 	File         string   // the test's source file, when known
 	// FailedAs lists, when the gate compared the test across its matrix
 	// legs (the two sides told them apart differently), the legs in which
-	// it failed on head ("c::n [junit-windows]"). An entry for a leg
-	// covers "c::n" then if every head failure was on that leg: a
-	// failure on another leg is not the quarantined flake's.
+	// it failed on head ("c::n [junit-windows]"). Entries for legs cover
+	// "c::n" then if every leg it failed on has one (or the test has one):
+	// a failure on another leg is not the quarantined flake's.
 	FailedAs []string
 }
 
@@ -356,9 +356,8 @@ func (l *Ledger) Exemption(test string, obs Observation, ctx Context) (*Entry, s
 	var live []Entry
 	var notes []string
 	for _, e := range entriesOf(l) {
-		onItsLeg := len(obs.FailedAs) > 0 && model.Refines(e.Test, test) &&
-			!slices.ContainsFunc(obs.FailedAs, func(leg string) bool { return leg != e.Test })
-		if e.Test != test && !model.Refines(test, e.Test) && !onItsLeg {
+		onALeg := slices.Contains(obs.FailedAs, e.Test) // checked below: every failing leg covered
+		if e.Test != test && !model.Refines(test, e.Test) && !onALeg {
 			continue // an entry for c::n covers c::n [junit-windows] too
 		}
 		switch why := e.Released(obs, ctx.ChangedFiles); {
@@ -378,6 +377,13 @@ func (l *Ledger) Exemption(test string, obs Observation, ctx Context) (*Entry, s
 	}
 	if len(obs.Signatures) == 0 {
 		return nil, "ledger entry is live, but no failure signature was observed to match it"
+	}
+	// Compared across its legs, the test failed on head in obs.FailedAs:
+	// each of those legs needs a live entry, its own or the test's.
+	for _, leg := range obs.FailedAs {
+		if !slices.ContainsFunc(live, func(e Entry) bool { return e.Test == leg || e.Test == test || model.Refines(leg, e.Test) }) {
+			return nil, fmt.Sprintf("head failed on %s, which no live ledger entry covers", leg)
+		}
 	}
 	var e Entry
 	for _, sig := range obs.Signatures {
