@@ -199,7 +199,7 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 			for j, i := range runs {
 				dirs[j] = d.intern(filepath.Dir(h.Runs[i].Source))
 			}
-			joined = append(joined, history.RunGroup{Runs: runs, Source: filepath.Join(d.name[d.common(dirs)], k.run)})
+			joined = append(joined, history.RunGroup{Runs: runs, Source: filepath.Join(d.name[d.common(dirs)], path.Base(k.run))})
 			files += len(runs)
 			least, most = min(least, len(runs)), max(most, len(runs))
 		}
@@ -207,19 +207,35 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 	return joined, files, least, most
 }
 
-// bazelRun is the run_N_of_K of a slash-separated path, which Bazel's
-// --runs_per_test writes each run of a target under (run_2_of_5, or
-// shard_1_of_2_run_2_of_5 for a sharded target); "" when there is none.
+// bazelRun is the run of a slash-separated path that Bazel's
+// --runs_per_test writes each run of a target under: run_N_of_K, or
+// shard_S_of_T_run_N_of_K for a sharded target, as a whole directory name;
+// "" when there is none. The run is named with the bazel-testlogs
+// directory above it, if any, so that the runs of several invocations
+// (a repetition each) are not one another's.
 func bazelRun(p string) string {
-	for _, el := range strings.Split(path.Dir(p), "/") {
-		i := strings.LastIndex(el, "run_")
-		if i < 0 || i > 0 && el[i-1] != '_' {
+	els := strings.Split(path.Dir(p), "/")
+	for j, el := range els {
+		run := el
+		if shard, rest, ok := strings.Cut(el, "_run_"); ok {
+			s, t, ok := strings.Cut(strings.TrimPrefix(shard, "shard_"), "_of_")
+			if !ok || !strings.HasPrefix(shard, "shard_") || !isDigits(s) || !isDigits(t) {
+				continue
+			}
+			run = "run_" + rest
+		}
+		n, k, ok := strings.Cut(strings.TrimPrefix(run, "run_"), "_of_")
+		if !ok || !strings.HasPrefix(run, "run_") || !isDigits(n) || !isDigits(k) {
 			continue
 		}
-		n, k, ok := strings.Cut(el[i+len("run_"):], "_of_")
-		if ok && isDigits(n) && isDigits(k) {
-			return el[i:]
+		root := ""
+		for i := j - 1; i >= 0; i-- {
+			if els[i] == "bazel-testlogs" {
+				root = strings.Join(els[:i+1], "/") + "/"
+				break
+			}
 		}
+		return root + run
 	}
 	return ""
 }

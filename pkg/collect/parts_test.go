@@ -82,6 +82,20 @@ func TestJoinParts(t *testing.T) {
 			return map[string]string{fmt.Sprintf("t/run_%d_of_3/test.xml", k): shard("", 1, 2),
 				fmt.Sprintf("u/shard_1_of_2_run_%d_of_3/test.xml", k): shard("", 3), fmt.Sprintf("u/shard_2_of_2_run_%d_of_3/test.xml", k): shard("", 4)}
 		}), []string{"run_1_of_3", "run_2_of_3", "run_3_of_3"}, "9 files read as 3 runs", false},
+		// Three invocations (a repetition each) of --runs_per_test=2: run
+		// N of one invocation is not run N of another.
+		{"Bazel runs_per_test, several invocations", reps(func(k int) map[string]string {
+			out := map[string]string{}
+			for n := 1; n <= 2; n++ {
+				out[fmt.Sprintf("rep-%d/bazel-testlogs/t/run_%d_of_2/test.xml", k, n)] = shard("", 1)
+				out[fmt.Sprintf("rep-%d/bazel-testlogs/u/run_%d_of_2/test.xml", k, n)] = shard("", 2)
+			}
+			return out
+		}), []string{"rep-1/bazel-testlogs/run_1_of_2", "rep-1/bazel-testlogs/run_2_of_2", "rep-2/bazel-testlogs/run_1_of_2", "rep-2/bazel-testlogs/run_2_of_2", "rep-3/bazel-testlogs/run_1_of_2", "rep-3/bazel-testlogs/run_2_of_2"}, "12 files read as 6 runs", false},
+		// Not Bazel's: a directory that only ends like one.
+		{"a matrix's test_run_S_of_4", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/test_run_1_of_2/junit.xml", k): shard("", 1), fmt.Sprintf("rep-%d/test_run_2_of_2/junit.xml", k): shard("", 2)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "6 files read as 3 runs", false},
 		{"a file a repetition, one directory (as flakegate matrix writes)", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2)}
 		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
