@@ -17,10 +17,11 @@ import (
 // in which most tests failed for an infrastructure failure, and every
 // test for missing from the other shards' runs.
 //
-// The rule: the files under a directory that hold their tests once (no
-// test id in two of them, or fewer than half of them: two specs may give
-// tests the same title) are parts of one run, the run of the highest such
-// directory above them, with a Bazel target's earlier attempts
+// The rule: the files under a directory that do not repeat each other are
+// parts of one run, the run of the highest such directory above them (two
+// files repeat each other when they share more than half of the tests of
+// the smaller; a directory's files do when more than half of them repeat
+// another under it), with a Bazel target's earlier attempts
 // (test_attempts/attempt_N.xml) among its parts; a file whose own
 // directory holds its tests twice is a run of its own, as before. Bazel's
 // --runs_per_test is the exception: the files under run_N_of_K of every
@@ -80,6 +81,10 @@ func JoinSides(baseName, headName string, base, head *history.History, baseLocal
 	return base, head, notes, warnings
 }
 
+// maxPairWork bounds the pairs of files that groupParts weighs by the
+// tests they share; past it, any shared test makes them repetitions.
+const maxPairWork = 1 << 22
+
 // PartRuns is how many runs JoinParts would make of files of h.
 func PartRuns(h *history.History) int {
 	joined, _, _, _ := groupParts(h)
@@ -121,36 +126,65 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 			dirOf[i] = d.intern(filepath.Dir(filepath.FromSlash(lp)))
 		}
 	}
-	// A directory that holds its tests twice: one where more than half of
-	// the tests under it are held by two files or more (repetitions share
-	// all their tests, parts of one run a few at most, such as two specs
-	// whose tests have the same titles), and then every directory above
-	// it. A Bazel attempt file holds its target's tests again by nature,
-	// and is not counted.
-	seen := make([]int32, len(d.parent))
-	dupSeen := make([]int32, len(d.parent))
-	distinct := make([]int32, len(d.parent))
-	dup := make([]int32, len(d.parent))
-	for k, t := range h.Tests {
+	// A directory that holds its tests twice: the lowest above two files
+	// that share more than half of the tests of the smaller (repetitions
+	// share their stable tests, whatever random ids they hold beside them;
+	// parts of one run share a few at most, such as two specs whose tests
+	// have the same titles), and then every directory above it. A Bazel
+	// attempt file holds its target's tests again by nature, and is not
+	// counted. Past maxPairWork pairs, any test held twice marks where its
+	// files meet.
+	size := make([]int32, len(h.Runs))
+	shared := map[[2]int32]int32{}
+	twice := make([]bool, len(d.parent))
+	work, strict := 0, false
+	var holders []int32
+	for _, t := range h.Tests {
+		holders = holders[:0]
 		for _, c := range t.Cells {
-			if attempt[c.Run] {
-				continue
+			if dirOf[c.Run] >= 0 && !attempt[c.Run] {
+				holders = append(holders, c.Run)
 			}
-			for x := dirOf[c.Run]; x >= 0; x = d.parent[x] {
-				switch {
-				case seen[x] != int32(k+1):
-					seen[x] = int32(k + 1)
-					distinct[x]++
-				case dupSeen[x] != int32(k+1):
-					dupSeen[x] = int32(k + 1)
-					dup[x]++
+		}
+		for a, ra := range holders {
+			size[ra]++
+			for _, rb := range holders[a+1:] {
+				if strict {
+					shared[[2]int32{ra, rb}] = 1 << 30
+					continue
+				}
+				shared[[2]int32{ra, rb}]++
+				if work++; work > maxPairWork {
+					strict = true
 				}
 			}
 		}
 	}
-	twice := make([]bool, len(d.parent))
+	// Where two files repeat each other, and how many files under each
+	// directory do: a directory holds its tests twice when more than half
+	// of its files repeat another under it. Two Cypress specs with the
+	// same titles are two of a repetition's files; K repetitions are
+	// every file of the directory above them.
+	under := make([]int32, len(d.parent)) // files under each directory
+	for i, x := range dirOf {
+		for ; x >= 0 && !attempt[i]; x = d.parent[x] {
+			under[x]++
+		}
+	}
+	repeating := make([]map[int32]bool, len(d.parent))
+	for p, n := range shared {
+		if 2*n <= min(size[p[0]], size[p[1]]) && !strict {
+			continue
+		}
+		for x := d.common([]int32{dirOf[p[0]], dirOf[p[1]]}); x >= 0; x = d.parent[x] {
+			if repeating[x] == nil {
+				repeating[x] = map[int32]bool{}
+			}
+			repeating[x][p[0]], repeating[x][p[1]] = true, true
+		}
+	}
 	for x := range twice {
-		twice[x] = dup[x] > 0 && 2*dup[x] > distinct[x]
+		twice[x] = twice[x] || 2*len(repeating[x]) > int(under[x])
 	}
 	up := make([]bool, len(d.parent))
 	for x := range twice {
@@ -261,7 +295,7 @@ func joinGroups(input string, h *history.History, joined []history.RunGroup, fil
 			runs = fmt.Sprintf("%d runs, %d to %d files each", len(joined), least, most)
 		}
 	}
-	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories hold their tests once (or nearly), so they are parts of one run (shards, a file per class, Bazel's run_N_of_K); one run_id property on the files of each repetition says so explicitly",
+	return h, fmt.Sprintf("%s: %d files read as %s (%s): the files under each of these directories do not repeat each other, so they are parts of one run (shards, a file per class, Bazel's run_N_of_K); one run_id property on the files of each repetition says so explicitly",
 		input, files, runs, listSome(dirs, 2))
 }
 

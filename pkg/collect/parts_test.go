@@ -70,6 +70,21 @@ func TestJoinParts(t *testing.T) {
 		{"parts sharing a few titles", reps(func(k int) map[string]string {
 			return map[string]string{fmt.Sprintf("rep-%d/a.xml", k): shard("", 1, 2, 9), fmt.Sprintf("rep-%d/b.xml", k): shard("", 3, 4, 9)}
 		}), []string{"rep-1", "rep-2", "rep-3"}, "6 files read as 3 runs", false},
+		// Two specs of a repetition with mostly the same titles (two of its
+		// four files): still parts of it.
+		{"two parts sharing most titles", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/a.xml", k): shard("", 1, 2), fmt.Sprintf("rep-%d/b.xml", k): shard("", 1, 2, 3),
+				fmt.Sprintf("rep-%d/c.xml", k): shard("", 4), fmt.Sprintf("rep-%d/d.xml", k): shard("", 5)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "12 files read as 3 runs", false},
+		// Repetitions whose files hold a random id beside their stable
+		// tests still repeat each other: rep-N is a run each, and one file
+		// a repetition stays a run each.
+		{"shards with random ids", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("rep-%d/shard-1/junit.xml", k): shard("", 1, 3, 100+k), fmt.Sprintf("rep-%d/shard-2/junit.xml", k): shard("", 2, 4, 200+k)}
+		}), []string{"rep-1", "rep-2", "rep-3"}, "6 files read as 3 runs", false},
+		{"a file a repetition with random ids", reps(func(k int) map[string]string {
+			return map[string]string{fmt.Sprintf("head-%d.xml", k): shard("", 1, 2, 100+k)}
+		}), []string{"head-1.xml", "head-2.xml", "head-3.xml"}, "", false},
 		// Bazel keeps a target's failed attempts beside its test.xml: parts
 		// of the repetition's run, where they held the target's tests twice.
 		{"Bazel attempts", reps(func(k int) map[string]string {
