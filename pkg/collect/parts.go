@@ -83,7 +83,7 @@ func JoinSides(baseName, headName string, base, head *history.History, baseLocal
 
 // maxPairWork bounds the pairs of files that groupParts weighs by the
 // tests they share; past it, any shared test makes them repetitions.
-const maxPairWork = 1 << 22
+var maxPairWork = 1 << 22
 
 // PartRuns is how many runs JoinParts would make of files of h.
 func PartRuns(h *history.History) int {
@@ -126,66 +126,10 @@ func groupParts(h *history.History) (joined []history.RunGroup, files, least, mo
 			dirOf[i] = d.intern(filepath.Dir(filepath.FromSlash(lp)))
 		}
 	}
-	// A directory that holds its tests twice: the lowest above two files
-	// that share more than half of the tests of the smaller (repetitions
-	// share their stable tests, whatever random ids they hold beside them;
-	// parts of one run share a few at most, such as two specs whose tests
-	// have the same titles), and then every directory above it. A Bazel
-	// attempt file holds its target's tests again by nature, and is not
-	// counted. Past maxPairWork pairs, any test held twice marks where its
-	// files meet.
-	size := make([]int32, len(h.Runs))
-	shared := map[[2]int32]int32{}
-	twice := make([]bool, len(d.parent))
-	work, strict := 0, false
-	var holders []int32
-	for _, t := range h.Tests {
-		holders = holders[:0]
-		for _, c := range t.Cells {
-			if dirOf[c.Run] >= 0 && !attempt[c.Run] {
-				holders = append(holders, c.Run)
-			}
-		}
-		for a, ra := range holders {
-			size[ra]++
-			for _, rb := range holders[a+1:] {
-				if strict {
-					shared[[2]int32{ra, rb}] = 1 << 30
-					continue
-				}
-				shared[[2]int32{ra, rb}]++
-				if work++; work > maxPairWork {
-					strict = true
-				}
-			}
-		}
-	}
-	// Where two files repeat each other, and how many files under each
-	// directory do: a directory holds its tests twice when more than half
-	// of its files repeat another under it. Two Cypress specs with the
-	// same titles are two of a repetition's files; K repetitions are
-	// every file of the directory above them.
-	under := make([]int32, len(d.parent)) // files under each directory
-	for i, x := range dirOf {
-		for ; x >= 0 && !attempt[i]; x = d.parent[x] {
-			under[x]++
-		}
-	}
-	repeating := make([]map[int32]bool, len(d.parent))
-	for p, n := range shared {
-		if 2*n <= min(size[p[0]], size[p[1]]) && !strict {
-			continue
-		}
-		for x := d.common([]int32{dirOf[p[0]], dirOf[p[1]]}); x >= 0; x = d.parent[x] {
-			if repeating[x] == nil {
-				repeating[x] = map[int32]bool{}
-			}
-			repeating[x][p[0]], repeating[x][p[1]] = true, true
-		}
-	}
-	for x := range twice {
-		twice[x] = twice[x] || 2*len(repeating[x]) > int(under[x])
-	}
+	// Repetitions share their stable tests, whatever random ids they hold
+	// beside them; parts of one run share a few at most, such as two specs
+	// whose tests have the same titles.
+	twice := repeatedDirs(h, d, dirOf, attempt)
 	up := make([]bool, len(d.parent))
 	for x := range twice {
 		for y := int32(x); twice[x] && y >= 0 && !up[y]; y = d.parent[y] {
@@ -277,6 +221,86 @@ func bazelRun(p string) string {
 // isDigits reports whether s is a number of decimal digits.
 func isDigits(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// repeatedDirs marks the directories whose files repeat each other (see
+// JoinParts): the lowest above two files that share more than half of the
+// smaller's tests, when more than half of the files under it do so, and
+// then every directory above it. A Bazel attempt file holds its target's
+// tests again by nature, and is not counted. Past maxPairWork pairs of
+// files, any test held twice marks where its files meet.
+func repeatedDirs(h *history.History, d *dirTree, dirOf []int32, attempt []bool) []bool {
+	twice := make([]bool, len(d.parent))
+	holdersOf := func(t *history.Test, into []int32) []int32 {
+		into = into[:0]
+		for _, c := range t.Cells {
+			if dirOf[c.Run] >= 0 && !attempt[c.Run] {
+				into = append(into, c.Run)
+			}
+		}
+		return into
+	}
+	var holders []int32
+	work := 0
+	for _, t := range h.Tests {
+		holders = holdersOf(t, holders)
+		work += len(holders) * (len(holders) - 1) / 2
+	}
+	if work > maxPairWork {
+		// Too many pairs to weigh: a test held twice marks where its
+		// files meet, and the directories above.
+		seen := make([]int32, len(d.parent))
+		for k, t := range h.Tests {
+			for _, r := range holdersOf(t, holders) {
+				for x := dirOf[r]; x >= 0; x = d.parent[x] {
+					if seen[x] == int32(k+1) {
+						twice[x] = true
+						break
+					}
+					seen[x] = int32(k + 1)
+				}
+			}
+		}
+		return twice
+	}
+	size := make([]int32, len(h.Runs))
+	shared := map[[2]int32]int32{}
+	for _, t := range h.Tests {
+		holders = holdersOf(t, holders)
+		for a, ra := range holders {
+			size[ra]++
+			for _, rb := range holders[a+1:] {
+				shared[[2]int32{ra, rb}]++
+			}
+		}
+	}
+	// Where two files repeat each other, and how many files under each
+	// directory do: a directory holds its tests twice when more than half
+	// of its files repeat another under it. Two Cypress specs with the
+	// same titles are two of a repetition's files; K repetitions are
+	// every file of the directory above them.
+	under := make([]int32, len(d.parent)) // files under each directory
+	for i, x := range dirOf {
+		for ; x >= 0 && !attempt[i]; x = d.parent[x] {
+			under[x]++
+		}
+	}
+	repeating := make([]map[int32]bool, len(d.parent))
+	for p, n := range shared {
+		if 2*n <= min(size[p[0]], size[p[1]]) {
+			continue
+		}
+		for x := d.common([]int32{dirOf[p[0]], dirOf[p[1]]}); x >= 0; x = d.parent[x] {
+			if repeating[x] == nil {
+				repeating[x] = map[int32]bool{}
+			}
+			repeating[x][p[0]], repeating[x][p[1]] = true, true
+		}
+	}
+	for x := range twice {
+		twice[x] = 2*len(repeating[x]) > int(under[x])
+	}
+	return twice
 }
 
 // joinGroups joins the groups and says so.

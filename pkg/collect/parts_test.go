@@ -160,3 +160,31 @@ func TestJoinParts(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinPartsManyPairs: past maxPairWork pairs of files, a test held
+// twice marks where its files meet; shards of repetitions are still a run
+// per repetition, and one file a repetition a run each.
+func TestJoinPartsManyPairs(t *testing.T) {
+	defer func(n int) { maxPairWork = n }(maxPairWork)
+	maxPairWork = 0
+	dir := t.TempDir()
+	for k := 1; k <= 3; k++ {
+		for s := 1; s <= 2; s++ {
+			p := filepath.Join(dir, "sharded", fmt.Sprintf("rep-%d", k), fmt.Sprintf("shard-%d.xml", s))
+			os.MkdirAll(filepath.Dir(p), 0o755)
+			os.WriteFile(p, []byte(fmt.Sprintf(`<testsuite name="x"><testcase classname="s%d" name="a"/><testcase classname="s%d" name="b"/></testsuite>`, s, s)), 0o644)
+		}
+		p := filepath.Join(dir, "flat", fmt.Sprintf("head-%d.xml", k))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(`<testsuite name="x"><testcase classname="s1" name="a"/><testcase classname="s2" name="a"/></testsuite>`), 0o644)
+	}
+	for sub, want := range map[string]int{"sharded": 3, "flat": 3} {
+		h, err := Load(context.Background(), "", []string{filepath.Join(dir, sub)}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ = JoinParts("head-results", h, false); len(h.Runs) != want {
+			t.Errorf("%s: %d runs, want %d", sub, len(h.Runs), want)
+		}
+	}
+}
