@@ -13,9 +13,9 @@ import (
 
 // TestJoinParts: which files of a gate's side JoinParts reads as one run,
 // by layout, three repetitions a side of a suite of two shards (s1, s2),
-// each shard a file. Files in a directory that hold no test twice are
-// parts of the highest such directory's run; files that share tests, as
-// repetitions do, stay one run each, as before; files that state a run
+// each shard a file. Files in a directory that do not repeat each other
+// are parts of the highest such directory's run; files that share most of
+// their tests, as repetitions do, stay one run each, as before; files that state a run
 // id are left as they are. Fragments warns of a side whose files could
 // not be told apart.
 func TestJoinParts(t *testing.T) {
