@@ -63,11 +63,7 @@ func TestMatrixLegsReport(t *testing.T) {
 			}
 		}
 	}
-	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
-	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
-	if code := r.run(); code != 0 {
-		t.Fatalf("exit %d\n%s", code, r.stdout.String())
-	}
+	r := weeklyReport(t, s, repo, "ci.yml")
 	files := uploadedReport(t, s)
 	var rep struct {
 		Runs         int `json:"runs"`
@@ -159,11 +155,7 @@ func TestBazelAttemptsReport(t *testing.T) {
 			repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "bazel-testlogs-" + leg, Files: files})
 		}
 	}
-	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
-	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
-	if code := r.run(); code != 0 {
-		t.Fatalf("exit %d\n%s", code, r.stdout.String())
-	}
+	weeklyReport(t, s, repo, "ci.yml")
 	var rep struct {
 		Runs  int `json:"runs"`
 		Tests []struct {
@@ -288,11 +280,7 @@ func TestManyLegsReportSaid(t *testing.T) {
 		files[fmt.Sprintf("module-%03d/junit.xml", l)] = []byte(`<testsuite name="s"><testcase classname="t" name="x"/></testsuite>`)
 	}
 	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit", Files: files})
-	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
-	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
-	if code := r.run(); code != 0 {
-		t.Fatalf("exit %d\n%s", code, r.stdout.String())
-	}
+	r := weeklyReport(t, s, repo, "ci.yml")
 	const said = "Some legs were not told apart as usual: 1 run had more than 256 legs"
 	if !strings.Contains(r.stdout.String(), "::warning::"+said) {
 		t.Errorf("the log does not warn:\n%s", r.stdout.String())
@@ -537,11 +525,7 @@ func TestRerunFailedJobsReport(t *testing.T) {
 				Files: map[string][]byte{"junit.xml": shardDoc("tests.test_s2", 10, nil)}})
 		}
 	}
-	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
-	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": "ci.yml"})
-	if code := r.run(); code != 0 {
-		t.Fatalf("exit %d\n%s", code, r.stdout.String())
-	}
+	weeklyReport(t, s, repo, "ci.yml")
 	var rep struct {
 		TestsAnalyzed int `json:"tests_analyzed"`
 		Tests         []struct {
@@ -766,4 +750,16 @@ func TestGateLegEntriesAndOutages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// weeklyReport runs the scheduled weekly report over the last 7 days of
+// the workflows' runs, and wants it to succeed.
+func weeklyReport(t *testing.T, s *ghfake.Server, repo *ghfake.Repo, workflows string) *runner {
+	t.Helper()
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"lookback-days": "7", "workflows": workflows})
+	if code := r.run(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stdout.String())
+	}
+	return r
 }
