@@ -74,8 +74,10 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	}); err != nil {
 		return outcome{}, err
 	}
-	in := gate.Input{PRBody: p.body, Labels: p.labels, Now: a.env.Now().UTC(), Tests: gate.JoinInfra(ev.Base, ev.Head, ev.History, a.cfg.ScoreOptions().InfraRule()),
-		Unread: gate.UnreadFiles(ev.Base, ev.Head), Notes: ev.Notes}
+	in := gate.Input{PRBody: p.body, Labels: p.labels, Now: a.env.Now().UTC(), Tests: gate.JoinInfra(ev.Base, ev.Head, ev.History, a.cfg.ScoreOptions().InfraRule())}
+	var other []string
+	in.Unread, other = gate.UnreadFiles(ev.Base, ev.Head)
+	in.Notes = append(ev.Notes, other...)
 	if err := a.stage("Diff and ledger", func() error { return a.diffAndLedger(ctx, c, p, &in) }); err != nil {
 		return outcome{}, err
 	}

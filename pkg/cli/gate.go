@@ -126,8 +126,9 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
-	in.Unread = gate.UnreadFiles(sides["--base"], sides["--head"])
-	in.Notes = notes
+	var other []string
+	in.Unread, other = gate.UnreadFiles(sides["--base"], sides["--head"])
+	in.Notes = append(notes, other...)
 
 	if *diffFile != "" {
 		text, err := readArg(*diffFile)

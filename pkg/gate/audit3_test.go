@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/pkg/history"
 )
 
 // The edge cases of audit3-gate (findings 1, 2, 5, 6 and 11), built as the
@@ -54,7 +56,7 @@ func auditCase(t *testing.T, base, head, hist []string, opt Options) Result {
 	if len(hist) == 0 {
 		hh = nil
 	}
-	res, err := Evaluate(Input{Tests: Join(b, h, hh), Unread: UnreadFiles(b, h)}, opt)
+	res, err := Evaluate(Input{Tests: Join(b, h, hh), Unread: unread(b, h)}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,4 +376,10 @@ func TestPassReasonsSayWhatHappened(t *testing.T) {
 	if r := res.Tests[0]; r.Decision == Pass && strings.Contains(r.Reason, "consistent with") {
 		t.Errorf("reason %q: failures unusual for the test read as consistent with its rate", r.Reason)
 	}
+}
+
+// unread is UnreadFiles' unread files.
+func unread(base, head *history.History) []Unread {
+	u, _ := UnreadFiles(base, head)
+	return u
 }

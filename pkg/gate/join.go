@@ -268,13 +268,13 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 }
 
 // UnreadFiles lists what each side's history left out (History.Skipped):
-// unparsable files, expired artifacts. Maven Failsafe's summary
-// (failsafe-summary.xml, root <failsafe-summary>), which a pattern for the
-// reports' directory takes with them, holds no results to miss: the
-// history lists it as skipped, and the gate's evidence is whole without
-// it.
-func UnreadFiles(base, head *history.History) []Unread {
-	var out []Unread
+// unparsable files, expired artifacts. Files that are XML of a known kind
+// holding no JUnit results (NotResults: a coverage report, Maven Failsafe's
+// summary, TestNG's own report beside Surefire's), which a pattern for the
+// reports' directory takes with them, hold no results to miss: they are not
+// unread, and the evidence is whole without them; notes says how many were
+// left out so.
+func UnreadFiles(base, head *history.History) (unread []Unread, notes []string) {
 	for _, s := range []struct {
 		name string
 		h    *history.History
@@ -282,21 +282,24 @@ func UnreadFiles(base, head *history.History) []Unread {
 		if s.h == nil {
 			continue
 		}
+		var other []string
 		for _, k := range s.h.Skipped {
-			if failsafeSummary(k) {
+			if k.NotResults != "" {
+				other = append(other, k.Path+" ("+k.NotResults+")")
 				continue
 			}
-			out = append(out, Unread{Side: s.name, Path: k.Path, Error: k.Error})
+			unread = append(unread, Unread{Side: s.name, Path: k.Path, Error: k.Error})
+		}
+		if len(other) > 0 {
+			more := ""
+			if len(other) > 3 {
+				more = fmt.Sprintf(" and %d more", len(other)-3)
+			}
+			notes = append(notes, fmt.Sprintf("%s: %d XML file(s) left out that hold no JUnit results: %s%s",
+				s.name, len(other), strings.Join(other[:min(len(other), 3)], "; "), more))
 		}
 	}
-	return out
-}
-
-// failsafeSummary reports whether a skipped input is Maven Failsafe's
-// summary file.
-func failsafeSummary(k history.Skipped) bool {
-	base := k.Path[strings.LastIndexAny(k.Path, `/\`)+1:]
-	return base == "failsafe-summary.xml" && strings.Contains(k.Error, "root element <failsafe-summary> is not JUnit")
+	return unread, notes
 }
 
 // runCounts counts a side's runs, not left out, by kind (runKind).

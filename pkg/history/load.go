@@ -313,7 +313,13 @@ func newBuilders(n int, lim limits) []*Builder {
 // Add reads one source. Errors are recorded as skipped inputs.
 func (b *Builder) Add(src Source) {
 	if err := b.add(src); err != nil {
-		b.skipped = append(b.skipped, Skipped{Path: src.Name, Error: err.Error()})
+		k := Skipped{Path: src.Name, Error: err.Error()}
+		if pe := (*junit.ParseError)(nil); errors.As(err, &pe) {
+			// The line is in the message; the path is already the
+			// Skipped entry's.
+			k.Error, k.NotResults = trimFile(pe), pe.Other
+		}
+		b.skipped = append(b.skipped, k)
 	}
 }
 
@@ -335,12 +341,6 @@ func (b *Builder) add(src Source) error {
 	tot, err := b.reader.Parse(src.Name, rc, b.onCase)
 	if err != nil {
 		b.rollback(mark)
-		var pe *junit.ParseError
-		if errors.As(err, &pe) {
-			// The file and line are in the message; the path is already
-			// the Skipped entry's.
-			return errors.New(trimFile(pe))
-		}
 		return err
 	}
 	fresh := b.tests[mark.tests:]

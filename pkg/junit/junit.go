@@ -66,6 +66,10 @@ type ParseError struct {
 	File string
 	Line int
 	Msg  string
+	// Other says what the file is when its root element (or DOCTYPE) names
+	// a known XML format that holds no JUnit results ("a JaCoCo coverage
+	// report"); "" for every other error.
+	Other string
 }
 
 func (e *ParseError) Error() string {

@@ -611,9 +611,34 @@ func (r *Reader) bang() error {
 		r.pos += 7
 		return r.skipUntil("]]>", r.capturing && r.skipLvl == 0)
 	case bytes.HasPrefix(rest, []byte("<!DOCTYPE")):
+		// The declaration is not read, but its name is: Cobertura and
+		// JaCoCo reports open with one, and they are not JUnit.
+		r.need(9 + 1 + maxDoctypeName)
+		name := bytes.TrimLeft(r.buf[r.pos+9:r.end], " \t\r\n")
+		n := 0
+		for n < len(name) && n < maxDoctypeName && nameByte[name[n]] && name[n] != '[' {
+			n++
+		}
+		if len(r.stack) == 0 && otherFormat(name[:n]) != "" {
+			return r.notJUnit(r.pos, "DOCTYPE", name[:n])
+		}
 		return r.errf(r.pos, "DOCTYPE declarations are refused: JUnit needs none, and entity declarations enable entity-expansion and external-entity attacks")
 	}
 	return r.errf(r.pos, "malformed markup %q", clip(rest, 12))
+}
+
+// maxDoctypeName bounds the DOCTYPE name read to tell a known format.
+const maxDoctypeName = 64
+
+// notJUnit refuses a document whose root element (or the DOCTYPE naming it,
+// what) is name, saying what it is when it is a known format (otherFormats).
+func (r *Reader) notJUnit(at int, what string, name []byte) error {
+	err := r.errf(at, "%s <%s> is not JUnit: expected <testsuites> or <testsuite>", what, clip(name, 40)).(*ParseError)
+	if other := otherFormat(name); other != "" {
+		err.Other = other
+		err.Msg = fmt.Sprintf("%s <%s> is not JUnit but %s: no test results here", what, name, other)
+	}
+	return err
 }
 
 // tagEnd finds the '>' closing the end tag at pos, reading more input as
@@ -680,7 +705,7 @@ func (r *Reader) startTag(fn func(*Case) error) error {
 			return r.errf(at, "second root element <%s>", clip(name, 40))
 		}
 		if string(name) != "testsuites" && string(name) != "testsuite" {
-			return r.errf(at, "root element <%s> is not JUnit: expected <testsuites> or <testsuite>", clip(name, 40))
+			return r.notJUnit(at, "root element", name)
 		}
 		r.sawRoot = true
 	}

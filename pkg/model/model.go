@@ -209,4 +209,8 @@ func (t *Totals) Merge(u Totals) {
 type SkippedSource struct {
 	Path  string `json:"path"`
 	Error string `json:"error"`
+	// NotResults says what a file is when it is XML of a known kind holding
+	// no JUnit results ("a JaCoCo coverage report", beside the test
+	// reports): left out, but the results read are whole without it.
+	NotResults string `json:"not_results,omitempty"`
 }

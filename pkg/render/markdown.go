@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/score"
 )
 
@@ -329,7 +330,9 @@ func mdWarnings(r *score.Report) string {
 		items = append(items, fmt.Sprintf("%s came from runs with no commit SHA: they cannot be compared across commits and were not scored.",
 			plural(n, "result", "results")))
 	}
-	if n := len(r.SkippedFiles); n > 0 {
+	// XML that holds no results (a coverage report beside the JUnit files)
+	// is listed under Skipped files, but is no warning: nothing was lost.
+	if n := unreadCount(r.SkippedFiles); n > 0 {
 		items = append(items, fmt.Sprintf("%s %s left out: not JUnit XML, unreadable, or over a cap (see *Skipped files*).",
 			plural(n, "input file", "input files"), isAre(n)))
 	}
@@ -600,4 +603,16 @@ func cutToBytes(s string, n int) string {
 		n-- // s[n] continues the rune that s[:n] would split
 	}
 	return s[:n]
+}
+
+// unreadCount counts the skipped inputs that may have held results: not
+// those known to hold none (SkippedSource.NotResults).
+func unreadCount(skipped []model.SkippedSource) int {
+	n := 0
+	for _, s := range skipped {
+		if s.NotResults == "" {
+			n++
+		}
+	}
+	return n
 }

@@ -492,3 +492,20 @@ func TestLegBoundsSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestNotResultsAreNoWarning: XML holding no results (a coverage report
+// beside the JUnit files) is listed under Skipped files, but warns of
+// nothing lost; a file that could not be read still does.
+func TestNotResultsAreNoWarning(t *testing.T) {
+	const warning = "left out: not JUnit XML, unreadable, or over a cap"
+	r := handReport()
+	r.SkippedFiles = []history.Skipped{{Path: "run-1/coverage.xml", Error: "line 2: root element <coverage> is not JUnit but a coverage report", NotResults: "a coverage report"}}
+	out := markdown(t, r, MarkdownOptions{})
+	if strings.Contains(out, warning) || !strings.Contains(out, "run-1/coverage.xml") {
+		t.Errorf("a coverage report warned, or was not listed:\n%s", out)
+	}
+	r.SkippedFiles = append(r.SkippedFiles, history.Skipped{Path: "run-2/junit.xml", Error: "line 9: unexpected end of file inside a tag (truncated file?)"})
+	if out := markdown(t, r, MarkdownOptions{}); !strings.Contains(out, "1 input file is "+warning) {
+		t.Errorf("the truncated file was not warned of:\n%s", out)
+	}
+}
