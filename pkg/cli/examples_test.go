@@ -134,8 +134,8 @@ func TestExampleMatrixFeedsTheAction(t *testing.T) {
 			}
 		}
 		g := run(t, fixedClock, "gate", "--base", with["base-results"], "--head", with["head-results"])
-		if g.code != 1 || !strings.Contains(g.stdout, "c::login") {
-			t.Errorf("%s: gate on the step's globs: exit %d, want 1 blocking c::login\n%s%s", name, g.code, g.stdout, g.stderr)
+		if g.code != 1 || !strings.Contains(g.stdout, "c::login") || strings.Contains(g.stdout, "added_on_main") {
+			t.Errorf("%s: gate on the step's globs: exit %d, want 1 blocking c::login only\n%s%s", name, g.code, g.stdout, g.stderr)
 		}
 	}
 	if seen < 3 {
@@ -155,22 +155,31 @@ func uploadRoot(path string) string {
 type example struct{ dir, base, head string }
 
 // exampleRepo is a checkout whose run.sh writes JUnit to junit: the base
-// passes both tests, the head fails one every time.
+// passes both tests, the head fails one every time. The base branch has
+// moved on since the head branched off, adding a test, so that base is its
+// tip, as a pull request's base.sha is: the test it added is not the
+// patch's to remove.
 func exampleRepo(t *testing.T, junit string) example {
 	t.Helper()
 	dir := t.TempDir()
-	script := func(login string) string {
+	script := func(login, more string) string {
 		return "#!/bin/sh\nmkdir -p \"$(dirname '" + junit + "')\"\nprintf '%s' '<testsuite name=\"s\"><testcase classname=\"c\" name=\"stable\"/><testcase classname=\"c\" name=\"login\"" +
-			login + "</testsuite>' > '" + junit + "'\n"
+			login + more + "</testsuite>' > '" + junit + "'\n"
 	}
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script("/>")), 0o755)
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script("/>", "")), 0o755)
 	git(t, dir, "init", "-q", "-b", "main")
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "base")
-	base := revParse(t, dir)
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script(`><failure message="KeyError"/></testcase>`)), 0o755)
+	git(t, dir, "checkout", "-q", "-b", "patch")
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script(`><failure message="KeyError"/></testcase>`, "")), 0o755)
 	git(t, dir, "commit", "-q", "-am", "break login")
-	return example{dir: dir, base: base, head: revParse(t, dir)}
+	head := revParse(t, dir)
+	git(t, dir, "checkout", "-q", "main")
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script("/>", `<testcase classname="c" name="added_on_main"/>`)), 0o755)
+	git(t, dir, "commit", "-q", "-am", "main adds a test")
+	base := revParse(t, dir)
+	git(t, dir, "checkout", "-q", "patch")
+	return example{dir: dir, base: base, head: head}
 }
 
 func revParse(t *testing.T, dir string) string {

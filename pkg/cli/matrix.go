@@ -61,6 +61,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags := newFlags("matrix", env, args)
 	flags.StringVar(&opt.Base, "base", "", "base revision (`REV`), e.g. origin/main")
 	flags.StringVar(&opt.Head, "head", "HEAD", "head revision (`REV`)")
+	flags.BoolVar(&opt.ExactBase, "exact-base", false, "run --base itself even when head is behind it (by default their merge base, where head branched off)")
 	flags.Var(count{&opt.K, 1, "-k must be at least 1", gate.DefaultMaxRuns}, "k", "most base/head pairs to run, `K`")
 	flags.Var(count{&opt.Initial, 1, "--initial must be at least 1", matrix.DefaultInitial}, "initial", "`N` pairs run before the first look")
 	flags.StringVar(&opt.JUnit, "junit", "", "the JUnit file each run writes, relative to the checkout (`PATH`)")

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/model"
@@ -63,6 +64,22 @@ func (c checkout) resolve(ctx context.Context, flag, rev string) (string, error)
 		return "", fmt.Errorf("%s %q: not a commit in %s", flag, rev, c.top)
 	}
 	return sha, nil
+}
+
+// mergeBase returns the best common ancestor of a and b, and how many
+// commits b has that it does not; ok is false when they have none (unrelated
+// histories, or a shallow clone that lacks it).
+func (c checkout) mergeBase(ctx context.Context, a, b string) (sha string, ahead int, ok bool) {
+	sha, err := git(ctx, c.top, "merge-base", a, b)
+	if err != nil || sha == "" {
+		return "", 0, false
+	}
+	n, err := git(ctx, c.top, "rev-list", "--count", sha+".."+b)
+	if err != nil {
+		return "", 0, false
+	}
+	ahead, err = strconv.Atoi(n)
+	return sha, ahead, err == nil
 }
 
 // dirty reports whether the working tree has uncommitted changes to tracked

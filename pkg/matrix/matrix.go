@@ -69,8 +69,15 @@ type Options struct {
 	Repo string
 	// Base and Head are the revisions to compare (anything git rev-parse
 	// takes: a branch, a tag, a SHA, HEAD~1). Both are checked out as
-	// committed; uncommitted changes are not tested.
+	// committed; uncommitted changes are not tested. When Base has commits
+	// that Head does not (the head branch is behind its base: a pull
+	// request's base.sha is the base branch's tip, not where the branch
+	// left it), the base side is their merge base, where Head branched off,
+	// unless ExactBase: the base's later commits (tests added, fixed or
+	// removed there) would otherwise read as the patch's.
 	Base, Head string
+	// ExactBase compares with Base itself even when Head is behind it.
+	ExactBase bool
 	// JUnit is where the command writes its JUnit XML file, relative to the
 	// directory the command runs in. It must stay inside the worktree.
 	JUnit string
@@ -137,7 +144,10 @@ type Options struct {
 // Revision is one side's revision as given and as resolved.
 type Revision struct {
 	Rev string `json:"rev"`
-	SHA string `json:"sha"`
+	SHA string `json:"sha"` // the commit run
+	// Tip is the commit Rev names when the commit run is another: the base
+	// side's merge base with head (Options.Base).
+	Tip string `json:"tip,omitempty"`
 }
 
 // RunRecord is one run of the command.
@@ -325,6 +335,23 @@ func (d *driver) note(format string, args ...any) {
 	fmt.Fprintf(d.opt.Log, "flakegate matrix: note: %s\n", render.Plain(msg))
 }
 
+// behind makes the base side the merge base of base and head when base has
+// commits head does not (Options.Base), and says so.
+func (d *driver) behind(ctx context.Context) {
+	base, head := d.shas[Base], d.shas[Head]
+	mb, ahead, ok := d.repo.mergeBase(ctx, head, base)
+	switch {
+	case !ok:
+		d.note("base %s and head %s have no common ancestor here (a shallow clone? fetch-depth: 0 fetches it): base is run as given, and what changed on it since head branched off reads as the patch's",
+			model.ShortSHA(base), model.ShortSHA(head))
+	case mb != base:
+		d.note("head %s is %d commit(s) behind base %s (%s): base is run at their merge base %s, where head branched off, so that what changed on the base since (tests added, fixed or removed) is not read as the patch's; --exact-base runs %s itself",
+			model.ShortSHA(head), ahead, d.rep.Base.Rev, model.ShortSHA(base), model.ShortSHA(mb), d.rep.Base.Rev)
+		d.shas[Base] = mb
+		d.rep.Base.SHA, d.rep.Base.Tip = mb, base
+	}
+}
+
 func (d *driver) run(ctx context.Context) error {
 	opt := d.opt
 	var err error
@@ -343,6 +370,9 @@ func (d *driver) run(ctx context.Context) error {
 		}
 		d.shas[s.side] = sha
 		*s.dst = Revision{Rev: s.rev, SHA: sha}
+	}
+	if !opt.ExactBase {
+		d.behind(ctx)
 	}
 	if d.repo.dirty(ctx) {
 		d.note("the working tree %s has uncommitted changes; they are not tested: base and head are checked out as committed", d.repo.top)

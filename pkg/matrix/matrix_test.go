@@ -782,3 +782,62 @@ func TestRunSaysWhatIsNotTested(t *testing.T) {
 		}
 	}
 }
+
+// TestRunHeadBehindBase: a pull request's base.sha is its base branch's
+// tip, which may have moved on since the branch left it. A test added on
+// the base since is then not on head: compared with the tip it read as
+// removed by the patch, and a clean pull request was blocked. The base side
+// runs at the merge base, and says so; --exact-base runs the tip itself.
+func TestRunHeadBehindBase(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	branched := r.base
+	gitT(t, r.dir, "checkout", "-q", "--detach", r.base)
+	os.WriteFile(filepath.Join(r.dir, "run.sh"), []byte(script("base", []tcase{{"a", ""}, {"added_on_main", ""}}, "")), 0o644)
+	gitT(t, r.dir, "commit", "-q", "-am", "main adds a test")
+	tip := gitT(t, r.dir, "rev-parse", "HEAD")
+	r.base = tip
+	for _, tc := range []struct {
+		name    string
+		exact   bool
+		verdict gate.Verdict
+		ran     string
+	}{
+		{"merge base", false, gate.VerdictPass, branched},
+		{"exact base", true, gate.VerdictBlock, tip},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := r.options(t)
+			opt.K, opt.ExactBase = 5, tc.exact
+			rep, err := Run(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Result.Verdict != tc.verdict || rep.Base.SHA != tc.ran {
+				t.Errorf("verdict %s, base run at %s; want %s at %s\n%v", rep.Result.Verdict, rep.Base.SHA, tc.verdict, tc.ran, rep.Result.Reasons)
+			}
+			said := strings.Contains(strings.Join(rep.Notes, "\n"), "is 1 commit(s) behind base")
+			if tc.exact == said || (!tc.exact && rep.Base.Tip != tip) {
+				t.Errorf("notes %q, tip %q: the merge base is said and recorded only when it is run", rep.Notes, rep.Base.Tip)
+			}
+		})
+	}
+}
+
+// TestRunUnrelatedBase: a base with no common ancestor with head (here an
+// orphan commit; on CI, a shallow clone) is run as given, saying what that
+// risks.
+func TestRunUnrelatedBase(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	gitT(t, r.dir, "checkout", "-q", "--orphan", "other")
+	gitT(t, r.dir, "commit", "-q", "-m", "unrelated")
+	r.base = gitT(t, r.dir, "rev-parse", "HEAD")
+	opt := r.options(t)
+	opt.K = 1
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Base.SHA != r.base || !strings.Contains(strings.Join(rep.Notes, "\n"), "have no common ancestor here") {
+		t.Errorf("base run at %s (want %s), notes %q", rep.Base.SHA, r.base, rep.Notes)
+	}
+}
