@@ -61,7 +61,7 @@ Usage:
       [--max-runs 20] [--first-look 1]
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--expired-ledger fail|warn] [--json FILE]
-  flakegate matrix --base REV [--head REV] [-k 20] [--initial 5] --junit PATH
+  flakegate matrix --base REV [--head REV] [--exact-base] [-k 20] [--initial 5] --junit PATH
       [--results DIR] [--history GLOB] [--alpha-pr 0.05] [--json FILE]
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--run-timeout DURATION] -- CMD...
