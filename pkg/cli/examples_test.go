@@ -120,7 +120,7 @@ func TestExampleMatrixFeedsTheAction(t *testing.T) {
 		repo := exampleRepo(t, junit)
 		os.Chdir(repo.dir)
 		for i, f := range fields {
-			fields[i] = strings.NewReplacer(`"$BASE_SHA"`, repo.base, `"$HEAD_SHA"`, repo.head).Replace(f)
+			fields[i] = strings.NewReplacer(`"$BASE_SHA"`, repo.base, `"origin/$BASE_REF"`, "origin/main", `"$HEAD_SHA"`, repo.head).Replace(f)
 		}
 		m := run(t, fixedClock, append(fields, "--", "sh", "run.sh")...)
 		if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") {
@@ -134,7 +134,7 @@ func TestExampleMatrixFeedsTheAction(t *testing.T) {
 			}
 		}
 		g := run(t, fixedClock, "gate", "--base", with["base-results"], "--head", with["head-results"])
-		if g.code != 1 || !strings.Contains(g.stdout, "c::login") || strings.Contains(g.stdout, "added_on_main") {
+		if g.code != 1 || !strings.Contains(g.stdout, "c::login") || strings.Contains(g.stdout, "added_") || strings.Contains(g.stdout, "c::old") {
 			t.Errorf("%s: gate on the step's globs: exit %d, want 1 blocking c::login only\n%s%s", name, g.code, g.stdout, g.stderr)
 		}
 	}
@@ -154,32 +154,49 @@ func uploadRoot(path string) string {
 
 type example struct{ dir, base, head string }
 
-// exampleRepo is a checkout whose run.sh writes JUnit to junit: the base
-// passes both tests, the head fails one every time. The base branch has
-// moved on since the head branched off, adding a test, so that base is its
-// tip, as a pull request's base.sha is: the test it added is not the
-// patch's to remove.
+// exampleRepo is a checkout whose run.sh writes JUnit to junit, a test
+// case per file under tests/ (failing when the file says so), on a pull
+// request's history: the branch breaks c::login; main then adds a test,
+// the pull request is opened (base is main's tip then, as its base.sha
+// stays), main removes c::old, the branch takes main in ("Update branch"),
+// and main adds another test. Only c::login is the patch's.
 func exampleRepo(t *testing.T, junit string) example {
 	t.Helper()
 	dir := t.TempDir()
-	script := func(login, more string) string {
-		return "#!/bin/sh\nmkdir -p \"$(dirname '" + junit + "')\"\nprintf '%s' '<testsuite name=\"s\"><testcase classname=\"c\" name=\"stable\"/><testcase classname=\"c\" name=\"login\"" +
-			login + more + "</testsuite>' > '" + junit + "'\n"
+	script := "#!/bin/sh\nmkdir -p \"$(dirname '" + junit + "')\"\n{ printf '<testsuite name=\"s\">'; for f in tests/*; do n=$(basename \"$f\"); " +
+		"if grep -q fail \"$f\"; then printf '<testcase classname=\"c\" name=\"%s\"><failure message=\"KeyError\"/></testcase>' \"$n\"; " +
+		"else printf '<testcase classname=\"c\" name=\"%s\"/>' \"$n\"; fi; done; printf '</testsuite>'; } > '" + junit + "'\n"
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script), 0o755)
+	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+	test := func(name, text string) {
+		os.WriteFile(filepath.Join(dir, "tests", name), []byte(text+"\n"), 0o644)
 	}
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script("/>", "")), 0o755)
+	for _, n := range []string{"stable", "login", "old"} {
+		test(n, "pass")
+	}
 	git(t, dir, "init", "-q", "-b", "main")
 	git(t, dir, "add", ".")
 	git(t, dir, "commit", "-q", "-m", "base")
 	git(t, dir, "checkout", "-q", "-b", "patch")
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script(`><failure message="KeyError"/></testcase>`, "")), 0o755)
+	test("login", "fail")
 	git(t, dir, "commit", "-q", "-am", "break login")
+	git(t, dir, "checkout", "-q", "main")
+	test("added_on_main", "pass")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "main adds a test")
+	opened := revParse(t, dir)
+	git(t, dir, "rm", "-q", "tests/old")
+	git(t, dir, "commit", "-q", "-m", "main removes a test")
+	git(t, dir, "checkout", "-q", "patch")
+	git(t, dir, "merge", "-q", "--no-edit", "main")
 	head := revParse(t, dir)
 	git(t, dir, "checkout", "-q", "main")
-	os.WriteFile(filepath.Join(dir, "run.sh"), []byte(script("/>", `<testcase classname="c" name="added_on_main"/>`)), 0o755)
-	git(t, dir, "commit", "-q", "-am", "main adds a test")
-	base := revParse(t, dir)
-	git(t, dir, "checkout", "-q", "patch")
-	return example{dir: dir, base: base, head: head}
+	test("added_later", "pass")
+	git(t, dir, "add", ".")
+	git(t, dir, "commit", "-q", "-m", "main adds another test")
+	git(t, dir, "update-ref", "refs/remotes/origin/main", "main")
+	git(t, dir, "checkout", "-q", "--detach", head)
+	return example{dir: dir, base: opened, head: head}
 }
 
 func revParse(t *testing.T, dir string) string {
