@@ -100,6 +100,26 @@ func (c checkout) untracked(ctx context.Context) int {
 	return strings.Count(out, "\n") + 1
 }
 
+// depDirs are directories where package managers install a project's
+// dependencies inside its checkout.
+var depDirs = []string{"node_modules", ".venv", "venv", "vendor/bundle", ".bundle", "bower_components", ".yarn/cache"}
+
+// ignoredDeps lists the depDirs of the directory the command runs in that
+// exist and that git ignores: a worktree does not have them.
+func (c checkout) ignoredDeps(ctx context.Context) []string {
+	var out []string
+	for _, d := range depDirs {
+		rel := filepath.Join(c.prefix, d)
+		if fi, err := os.Stat(filepath.Join(c.top, rel)); err != nil || !fi.IsDir() {
+			continue
+		}
+		if _, err := git(ctx, c.top, "check-ignore", "-q", "--", filepath.ToSlash(rel)); err == nil {
+			out = append(out, rel+"/")
+		}
+	}
+	return out
+}
+
 // submodules reports whether sha declares submodules (.gitmodules): a
 // worktree's are not initialised, so their tests are not run.
 func (c checkout) submodules(ctx context.Context, sha string) bool {

@@ -380,6 +380,9 @@ func (d *driver) run(ctx context.Context) error {
 	if n := d.repo.untracked(ctx); n > 0 {
 		d.note("the working tree %s has %d untracked file(s); they are not tested: the worktrees hold committed files only", d.repo.top, n)
 	}
+	if deps := d.repo.ignoredDeps(ctx); len(deps) > 0 {
+		d.note("the working tree has %s, which git ignores, so the worktrees lack it: install dependencies in the command, once per worktree (e.g. -- sh -c '[ -d node_modules ] || npm ci; npx jest --ci')", strings.Join(deps, " and "))
+	}
 	for _, side := range []Side{Base, Head} {
 		if d.repo.submodules(ctx, d.shas[side]) {
 			d.note("%s declares submodules (.gitmodules); they are not initialised in the worktrees, so tests in them do not run", side)

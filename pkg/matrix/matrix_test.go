@@ -760,13 +760,18 @@ func TestRunTimeout(t *testing.T) {
 	}
 }
 
-// TestRunSaysWhatIsNotTested: untracked files and submodules do not reach
-// the worktrees, so what they hold is not tested; the report says so.
+// TestRunSaysWhatIsNotTested: untracked files, submodules and ignored
+// dependency directories (node_modules) do not reach the worktrees, so what
+// they hold is not tested or not there; the report says so.
 func TestRunSaysWhatIsNotTested(t *testing.T) {
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
 	os.WriteFile(filepath.Join(r.dir, "new_test.py"), []byte("def test_x(): pass\n"), 0o644)
 	os.WriteFile(filepath.Join(r.dir, ".gitmodules"), []byte("[submodule \"lib\"]\n\tpath = lib\n\turl = ../lib\n"), 0o644)
-	gitT(t, r.dir, "add", ".gitmodules")
+	os.WriteFile(filepath.Join(r.dir, ".gitignore"), []byte("node_modules/\n"), 0o644)
+	os.MkdirAll(filepath.Join(r.dir, "node_modules", "jest"), 0o755)
+	os.MkdirAll(filepath.Join(r.dir, ".venv"), 0o755) // not ignored: one more untracked file's directory, no note
+	os.WriteFile(filepath.Join(r.dir, ".venv", "pyvenv.cfg"), []byte("home = /usr/bin\n"), 0o644)
+	gitT(t, r.dir, "add", ".gitmodules", ".gitignore")
 	gitT(t, r.dir, "commit", "-q", "-m", "submodules")
 	r.head = gitT(t, r.dir, "rev-parse", "HEAD")
 	opt := r.options(t)
@@ -776,7 +781,8 @@ func TestRunSaysWhatIsNotTested(t *testing.T) {
 		t.Fatal(err)
 	}
 	notes := strings.Join(rep.Notes, "\n")
-	for _, want := range []string{"has 1 untracked file(s); they are not tested", "head declares submodules (.gitmodules); they are not initialised"} {
+	for _, want := range []string{"has 2 untracked file(s); they are not tested", "head declares submodules (.gitmodules); they are not initialised",
+		"the working tree has node_modules/, which git ignores, so the worktrees lack it"} {
 		if !strings.Contains(notes, want) {
 			t.Errorf("notes %q lack %q", rep.Notes, want)
 		}
