@@ -211,7 +211,8 @@ func TestGateCLIOneHeadRepetition(t *testing.T) {
 // beside junit.xml, JaCoCo's report, TestNG's own testng-results.xml beside
 // Surefire's), and a pattern for the directory takes it. It holds no
 // results: it is listed, and the evidence is whole (before: "could not be
-// read", inconclusive on every PR). A file of a kind not known stays unread.
+// read", inconclusive on every PR). Another tool's own results, and a file
+// of a kind not known, stay unread.
 func TestGateCLINotResults(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, doc, verdict, note string
@@ -224,6 +225,13 @@ func TestGateCLINotResults(t *testing.T) {
 			"verdict: pass", "a JaCoCo coverage report"},
 		{"TestNG", "testng-results.xml", `<?xml version="1.0" encoding="UTF-8"?><testng-results ignored="0" total="2" passed="2" failed="0" skipped="0"><suite name="it"/></testng-results>`,
 			"verdict: pass", "TestNG's own report"},
+		{"testng-failed.xml", "testng-failed.xml", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE suite SYSTEM \"https://testng.org/testng-1.0.dtd\">\n<suite name=\"Failed suite [Suite]\"><test name=\"Test(failed)\"/></suite>\n",
+			"verdict: pass", "a TestNG suite definition"},
+		// Robot Framework's output.xml holds results of its own, which the
+		// JUnit file beside it does not: unread, and the gate does not pass
+		// on what it did not read (a Robot test failing on head only).
+		{"Robot Framework", "output.xml", `<?xml version="1.0" encoding="UTF-8"?><robot generator="Robot 7.0"><suite name="Login"><test name="Valid Login"><status status="PASS"/></test></suite></robot>`,
+			"verdict: inconclusive", "Robot Framework's output.xml"},
 		{"unknown", "sitemap.xml", `<urlset><url/></urlset>`, "verdict: inconclusive", "could not be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

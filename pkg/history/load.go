@@ -317,7 +317,10 @@ func (b *Builder) Add(src Source) {
 		if pe := (*junit.ParseError)(nil); errors.As(err, &pe) {
 			// The line is in the message; the path is already the
 			// Skipped entry's.
-			k.Error, k.NotResults = trimFile(pe), pe.Other
+			k.Error = trimFile(pe)
+			if !pe.Results {
+				k.NotResults = pe.Other
+			}
 		}
 		b.skipped = append(b.skipped, k)
 	}

@@ -67,9 +67,11 @@ type ParseError struct {
 	Line int
 	Msg  string
 	// Other says what the file is when its root element (or DOCTYPE) names
-	// a known XML format that holds no JUnit results ("a JaCoCo coverage
-	// report"); "" for every other error.
-	Other string
+	// a known XML format that is not JUnit ("a JaCoCo coverage report");
+	// "" for every other error. Results says the format holds test results
+	// (another tool's own report), which were not read.
+	Other   string
+	Results bool
 }
 
 func (e *ParseError) Error() string {

@@ -1,18 +1,18 @@
 package junit
 
-// otherFormats names the root elements of XML that CI jobs write beside
-// their JUnit reports, into the same directory or artifact, and that hold no
-// JUnit results: coverage and lint reports, build files, summaries, and
-// other test tools' own formats, whose results the JUnit files beside them
-// hold again (Surefire writes testng-results.xml beside TEST-*.xml;
-// "dotnet test --logger junit --logger nunit" writes both). A file with such
-// a root is refused with ParseError.Other set, so that the collection can
-// leave it out without calling the evidence incomplete. Any other root is an
-// error of its own: a JUnit file with a damaged root looks like nothing here.
-var otherFormats = map[string]string{
+// noResults names the root elements of XML that CI jobs write beside their
+// JUnit reports, into the same directory or artifact, and that hold no test
+// results: coverage and lint reports, build files and summaries, and
+// TestNG's own report, whose results TestNG and Surefire always write as
+// JUnit beside it. A file with such a root is refused with ParseError.Other
+// set, so that the collection can leave it out without calling the evidence
+// incomplete.
+var noResults = map[string]string{
 	"coverage":         "a coverage report: Cobertura, coverage.py or Clover",
 	"report":           "a JaCoCo coverage report",
 	"CoverageSession":  "an OpenCover coverage report",
+	"results":          "a Microsoft Code Coverage or cppcheck report",
+	"phpunit":          "PHPUnit's XML coverage or configuration",
 	"checkstyle":       "a Checkstyle-format lint report",
 	"BugCollection":    "a SpotBugs report",
 	"pmd":              "a PMD report",
@@ -20,18 +20,32 @@ var otherFormats = map[string]string{
 	"issues":           "an Android Lint report",
 	"failsafe-summary": "Maven Failsafe's summary",
 	"project":          "a build file: a Maven POM or an Ant project",
-	"testng-results":   "TestNG's own report, whose results Surefire's TEST-*.xml hold",
-	"test-run":         "an NUnit 3 report",
-	"test-results":     "an NUnit 2 report",
-	"assemblies":       "an xUnit.net report",
-	"TestRun":          "a Visual Studio TRX report",
-	"robot":            "Robot Framework's output.xml; its --xunit option writes JUnit",
-	"Catch2TestRun":    "Catch2's XML report; its -r junit option writes JUnit",
-	"TestLog":          "a Boost.Test log",
+	"suite":            "a TestNG suite definition (testng-failed.xml)",
+	"testng-results":   "TestNG's own report, whose results its JUnit reports hold",
 }
 
-// otherFormat says what XML with root element name is, or "" when it is
-// not one of otherFormats.
-func otherFormat(name []byte) string {
-	return otherFormats[string(name)]
+// otherResults names the root elements of other test tools' own formats.
+// They hold results flakegate does not read, which the JUnit files beside
+// them may or may not hold again: a file with such a root is refused with
+// ParseError.Other and Results set, and stays unread, so that a gate does
+// not pass on what it did not read; the message says how to get JUnit.
+var otherResults = map[string]string{
+	"test-run":      "an NUnit 3 report (the JunitXml.TestLogger logger writes JUnit)",
+	"test-results":  "an NUnit 2 report",
+	"assemblies":    "an xUnit.net report (the JunitXml.TestLogger logger writes JUnit)",
+	"TestRun":       "a Visual Studio TRX or CppUnit report",
+	"robot":         "Robot Framework's output.xml (its --xunit option writes JUnit)",
+	"Catch2TestRun": "Catch2's XML report (its -r junit option writes JUnit)",
+	"TestLog":       "a Boost.Test log (its --logger=JUNIT option writes JUnit)",
+	"Site":          "a CTest dashboard file (ctest --output-junit writes JUnit)",
+}
+
+// otherFormat says what XML with root element name is, and whether it holds
+// test results, or "" when it is not a known format.
+func otherFormat(name []byte) (what string, results bool) {
+	if what := noResults[string(name)]; what != "" {
+		return what, false
+	}
+	what = otherResults[string(name)]
+	return what, what != ""
 }

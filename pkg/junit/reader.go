@@ -619,7 +619,7 @@ func (r *Reader) bang() error {
 		for n < len(name) && n < maxDoctypeName && nameByte[name[n]] && name[n] != '[' {
 			n++
 		}
-		if len(r.stack) == 0 && otherFormat(name[:n]) != "" {
+		if what, _ := otherFormat(name[:n]); len(r.stack) == 0 && what != "" {
 			return r.notJUnit(r.pos, "DOCTYPE", name[:n])
 		}
 		return r.errf(r.pos, "DOCTYPE declarations are refused: JUnit needs none, and entity declarations enable entity-expansion and external-entity attacks")
@@ -631,10 +631,15 @@ func (r *Reader) bang() error {
 const maxDoctypeName = 64
 
 // notJUnit refuses a document whose root element (or the DOCTYPE naming it,
-// what) is name, saying what it is when it is a known format (otherFormats).
+// what) is name, saying what it is when it is a known format (noResults,
+// otherResults).
 func (r *Reader) notJUnit(at int, what string, name []byte) error {
 	err := r.errf(at, "%s <%s> is not JUnit: expected <testsuites> or <testsuite>", what, clip(name, 40)).(*ParseError)
-	if other := otherFormat(name); other != "" {
+	switch other, results := otherFormat(name); {
+	case results:
+		err.Other, err.Results = other, true
+		err.Msg = fmt.Sprintf("%s <%s> is not JUnit but %s: its results are not read", what, name, other)
+	case other != "":
 		err.Other = other
 		err.Msg = fmt.Sprintf("%s <%s> is not JUnit but %s: no test results here", what, name, other)
 	}
