@@ -89,6 +89,10 @@ const (
 	// Not compared, outside the table's cells:
 	Unstable    Bucket = "unstable id"        // in some base runs only and in no head run: not evidence of a removal
 	HeadLeftOut Bucket = "head runs left out" // ran on head only in runs left out as infrastructure failures
+	// In the base runs, then in none of the base branch's later runs, nor
+	// on head: the branch dropped it after the base commit (a pull
+	// request's base.sha goes stale), not the patch.
+	GoneFromBase Bucket = "removed on the base branch"
 )
 
 // BucketOf maps a (base, head) pair of classes to its bucket.

@@ -249,6 +249,14 @@ type TestInput struct {
 	// are then fewer than the others', and a crash the patch causes looks
 	// the same.
 	HeadMissing int
+	// LeftBaseBranch counts the base-branch history runs after the last
+	// base run that collected the test, of the same workflows and events
+	// and collecting at least half as many tests, none of which collected
+	// it: the base branch dropped it after the base commit (0 when some
+	// did, or there are none). A pull request's base.sha is the branch's
+	// tip when it was opened; a head that took the branch in since lacks
+	// what the branch removed.
+	LeftBaseBranch int
 	// HeadSkipped counts the head runs, not left out, in which the test
 	// was collected and skipped: a test with no result on head that head
 	// skipped was not deleted, it was skipped.
@@ -654,6 +662,8 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 		tr.Bucket = HeadLeftOut
 	case tr.Bucket == Removed && ti.BaseMissing > 0:
 		tr.Bucket = Unstable
+	case tr.Bucket == Removed && goneFromBase(ti):
+		tr.Bucket = GoneFromBase
 	}
 	side := Tally{Runs: ti.Base.Runs + ti.History.Runs, Failures: ti.Base.Failures + ti.History.Failures}
 	return classified{tr: tr, baseSide: side, baseNote: note, base: base, baseOutage: baseOutage}
@@ -702,6 +712,9 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	case Unstable:
 		return say(Pass, "not compared: ran in %d base runs, was not collected in %d other base runs, and is in no head run: its id is not stable (a random parameter in its name?), so its absence on head is no evidence of removal",
 			ti.Base.Runs, ti.BaseMissing)
+	case GoneFromBase:
+		return say(Pass, "removed on the base branch: ran in %d base runs, then in none of the %d base-branch runs since, nor on head; the base commit is older than the branch head took in, and the removal is the branch's, not the patch's",
+			ti.Base.Runs, ti.LeftBaseBranch)
 	case Removed:
 		switch {
 		case base == Broken:
@@ -947,11 +960,15 @@ const maxUnreadReasons = 10
 func verdict(res Result, in Input, opt Options, declared bool, declaredBy string) (Verdict, []string) {
 	var block, incon, notes []string
 	var invalid, exempt, pending, unstable, headLeft int
+	var gone []string
 	for _, t := range res.Tests {
 		line := fmt.Sprintf("%s: %s", t.Name, t.Reason)
 		switch {
 		case t.Bucket == Unstable:
 			unstable++
+			continue
+		case t.Bucket == GoneFromBase:
+			gone = append(gone, t.Name)
 			continue
 		case t.Bucket == HeadLeftOut && t.Decision == Inconclusive:
 			headLeft++ // said once, with the runs left out
@@ -997,6 +1014,14 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	}
 	if declared {
 		notes = append(notes, "test changes declared by "+declaredBy)
+	}
+	if len(gone) > 0 {
+		more := ""
+		if len(gone) > 3 {
+			more = fmt.Sprintf(" and %d more", len(gone)-3)
+		}
+		notes = append(notes, fmt.Sprintf("%d test(s) in the base runs were removed on the base branch since, as head took in (in none of its later runs): not counted as removed by the patch: %s%s; the base commit (a pull request's base.sha, set when it was opened) is older than the branch head holds",
+			len(gone), strings.Join(gone[:min(len(gone), 3)], ", "), more))
 	}
 	if unstable > 0 {
 		notes = append(notes, fmt.Sprintf("%d test id(s) collected in only some base runs and in no head run were not compared, nor counted as removed: their ids are not stable (random parameters in test names?)", unstable))

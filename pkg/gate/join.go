@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -179,7 +180,76 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 	}
 	slices.SortFunc(out, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })
 	tallyHistory(out, hist)
+	leftBaseBranch(out, base, runIndex(baseOut), hist)
 	return out
+}
+
+// leftBaseBranch sets TestInput.LeftBaseBranch for the tests in base runs
+// and in no head run: the history runs after the last base run that
+// collected the test, of its kinds (runKind), collecting at least half as
+// many tests as that run did, when none of them collected the test under
+// its name or a name refining it.
+func leftBaseBranch(tests []TestInput, base *history.History, out map[int32]int, hist *history.History) {
+	if base == nil || hist == nil || len(hist.Runs) == 0 {
+		return
+	}
+	byID := map[string]*history.Test{}
+	for _, t := range base.Tests {
+		byID[t.ID] = t
+	}
+	for i := range tests {
+		ti := &tests[i]
+		bt := byID[ti.Name]
+		if bt == nil || len(ti.Head) > 0 || ti.Base.Runs == 0 {
+			continue
+		}
+		var last time.Time
+		kinds := map[runKind]bool{}
+		most := 0
+		for _, c := range bt.Cells {
+			if _, left := out[c.Run]; left || c.Pass+c.Fail == 0 {
+				continue
+			}
+			r := base.Runs[c.Run]
+			if r.Time.IsZero() {
+				return // untimed base runs: nothing is "after" them
+			}
+			if r.Time.After(last) {
+				last = r.Time
+			}
+			kinds[kindOf(r)] = true
+			most = max(most, r.Tests)
+		}
+		after := map[int32]bool{}
+		for k, r := range hist.Runs {
+			if r.Time.After(last) && kinds[kindOf(r)] && 2*r.Tests >= most {
+				after[int32(k)] = true
+			}
+		}
+		if len(after) == 0 || collectedIn(hist, ti.Name, after) {
+			continue
+		}
+		ti.LeftBaseBranch = len(after)
+	}
+}
+
+// collectedIn reports whether any of runs collected the test named id, or
+// a test refining it (a leg's), passed, failed or skipped.
+func collectedIn(h *history.History, id string, runs map[int32]bool) bool {
+	byID := func(t *history.Test, id string) int { return strings.Compare(t.ID, id) } // History.Tests is sorted by ID
+	k, _ := slices.BinarySearchFunc(h.Tests, id, byID)
+	for ; k < len(h.Tests) && strings.HasPrefix(h.Tests[k].ID, id); k++ {
+		t := h.Tests[k]
+		if t.ID != id && !model.Refines(t.ID, id) {
+			continue
+		}
+		for _, c := range t.Cells {
+			if runs[c.Run] && c.Pass+c.Fail+c.Skip > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // outages lists the runs of one side that infra calls infrastructure

@@ -100,7 +100,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	if counts == nil {
 		counts = &Counts{}
 		for _, t := range in.Tests {
-			if t.Base.Runs > 0 || t.leftOut("base") > 0 {
+			if (t.Base.Runs > 0 || t.leftOut("base") > 0) && !goneFromBase(t) {
 				counts.Base++
 			}
 			if len(t.Head) > 0 || t.leftOut("head") > 0 {
@@ -116,7 +116,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	for _, t := range in.Tests {
 		// Not a test that left some base runs out (an unstable id), nor
 		// one whose head runs were left out as outages.
-		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && t.BaseMissing == 0 && t.leftOut("head") == 0 {
+		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && t.BaseMissing == 0 && t.leftOut("head") == 0 && !goneFromBase(t) {
 			out = append(out, Violation{Check: CheckRedTestRemoved, Test: t.Name, Message: fmt.Sprintf(
 				"red on base (%d of %d runs failed) and no longer runs on head: a test red on base must still exist and collect", t.Base.Failures, t.Base.Runs)})
 		}
@@ -380,4 +380,11 @@ func blankStrings(line, quotes string) string {
 		}
 	}
 	return b.String()
+}
+
+// goneFromBase reports whether a test in no head run left the base branch
+// after the base commit (TestInput.LeftBaseBranch): it is not the patch's
+// to keep.
+func goneFromBase(t TestInput) bool {
+	return len(t.Head) == 0 && t.LeftBaseBranch > 0 && t.HeadSkipped == 0
 }
