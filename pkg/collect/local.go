@@ -123,7 +123,39 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 		}
 		srcs = append(srcs, history.Source{Name: f, Leg: leg, Open: func() (io.ReadCloser, error) { return openRegular(f) }})
 	}
+	srcs, missing = dropCopies(srcs, missing)
 	return srcs, missing, nil
+}
+
+// dropCopies leaves out of srcs the known copies of results another of
+// them holds (findCopies), listing each in skipped with the file read
+// instead. The files whose kind it needs are read (their first peekLen
+// bytes) on every core.
+func dropCopies(srcs []history.Source, skipped []history.Skipped) ([]history.Source, []history.Skipped) {
+	paths := make([]string, len(srcs))
+	for i, s := range srcs {
+		paths[i] = filepath.ToSlash(s.Name)
+	}
+	drops := findCopies(paths, func(idx []int) []copyKind {
+		kinds := make([]copyKind, len(idx))
+		par.Each(len(idx), 0, func(_, k int) { kinds[k] = peekKind(srcs[idx[k]].Open) })
+		return kinds
+	})
+	if len(drops) == 0 {
+		return srcs, skipped
+	}
+	out := srcs[:0:0]
+	next := 0
+	for i, s := range srcs {
+		if next < len(drops) && drops[next].i == i {
+			why, what := drops[next].skipped(srcs[drops[next].kept].Name)
+			skipped = append(skipped, history.Skipped{Path: s.Name, Error: why, NotResults: what})
+			next++
+			continue
+		}
+		out = append(out, s)
+	}
+	return out, skipped
 }
 
 // outside says why p, inside the workspace by its path, is not read: it
