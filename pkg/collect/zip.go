@@ -171,6 +171,7 @@ func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 		}
 		docs = append(docs, doc{f: f, label: label})
 	}
+	docs, skipped = a.dropCopies(docs, skipped)
 	if xml == 0 {
 		why := fmt.Sprintf("no JUnit XML in artifact (%d entries, none ending in .xml)", len(a.zr.File))
 		if zips > 0 {
@@ -180,6 +181,63 @@ func (a *archive) scan() (docs []doc, skipped []history.Skipped, ignored int) {
 	}
 	return docs, skipped, ignored
 }
+
+// dropCopies leaves out of one artifact's docs the known copies of
+// results another of them holds (findCopies), listing each in skipped with
+// the entry read instead. An entry whose kind is needed is opened twice:
+// here for its first peekLen bytes (counted in what the artifact's cap
+// allows), and again if it is read; the archive is spooled, so the second
+// reading costs only the inflating of the prefix again.
+func (a *archive) dropCopies(docs []doc, skipped []history.Skipped) ([]doc, []history.Skipped) {
+	paths := make([]string, len(docs))
+	for i, d := range docs {
+		paths[i] = strings.ReplaceAll(d.f.Name, `\`, "/")
+	}
+	drops := findCopies(paths, func(idx []int) []copyKind {
+		kinds := make([]copyKind, len(idx))
+		for k, i := range idx {
+			f := docs[i].f
+			kinds[k] = peekKind(func() (io.ReadCloser, error) {
+				rc, err := f.Open()
+				if err != nil {
+					return nil, err
+				}
+				return &peekReader{rc: rc, a: a}, nil
+			})
+		}
+		return kinds
+	})
+	if len(drops) == 0 {
+		return docs, skipped
+	}
+	out := docs[:0:0]
+	next := 0
+	for i, d := range docs {
+		if next < len(drops) && drops[next].i == i {
+			why, what := drops[next].skipped(docs[drops[next].kept].label)
+			skipped = append(skipped, history.Skipped{Path: d.label, Error: why, NotResults: what})
+			next++
+			continue
+		}
+		out = append(out, d)
+	}
+	return out, skipped
+}
+
+// peekReader reads the start of an entry, counting it in the artifact's
+// decompressed bytes.
+type peekReader struct {
+	rc io.ReadCloser
+	a  *archive
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	n, err := p.rc.Read(b)
+	p.a.read += int64(n)
+	return n, err
+}
+
+func (p *peekReader) Close() error { return p.rc.Close() }
 
 // entryDir is the directory of an entry's name, "/reports" for
 // "reports/TEST-a.xml", "" at the top: with the artifact's name before it,
