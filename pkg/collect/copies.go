@@ -85,9 +85,10 @@ type copyDrop struct {
 type copyRule uint8
 
 const (
-	copyOfSurefire copyRule = iota // a TestNG copy beside Surefire's report
-	copyOfTestNG                   // JUnitXMLReporter's copy beside JUnitReportReporter's
-	copyOfFlank                    // JUnitReport.xml beside FullJUnitReport.xml
+	copyOfSurefire      copyRule = iota // a TestNG copy beside Surefire's report
+	copyOfTestNG                        // JUnitXMLReporter's copy beside JUnitReportReporter's
+	copyOfFlank                         // JUnitReport.xml beside FullJUnitReport.xml
+	copyOfTestNGResults                 // testng-results.xml beside Surefire's report or TestNG's JUnit copies
 )
 
 // skipped says why a file was left out, naming kept, the file read
@@ -97,6 +98,9 @@ func (d copyDrop) skipped(kept string) (why, what string) {
 	case copyOfSurefire:
 		return "TestNG's JUnit copy of results that Surefire's " + kept + " holds: read there, not twice",
 			"TestNG's JUnit copy of results Surefire's TEST-*.xml holds"
+	case copyOfTestNGResults:
+		return "TestNG's own report of results that " + kept + " holds as JUnit: read there, not twice",
+			"TestNG's own report, whose results its JUnit reports hold"
 	case copyOfTestNG:
 		return "TestNG's JUnitXMLReporter copy of results its JUnitReportReporter wrote to junitreports/ too (" + kept + " and the files beside it): read there, not twice",
 			"TestNG's JUnitXMLReporter copy of results its junitreports/ copy holds"
@@ -135,16 +139,18 @@ func isTestName(name string) bool {
 	return strings.HasPrefix(name, "TEST-") && len(name) > len("TEST-.xml") && strings.EqualFold(name[len(name)-4:], ".xml")
 }
 
+// dirFiles are the files of one directory, by index.
+type dirFiles struct {
+	all   []int
+	tests []int // TEST-*.xml
+}
+
 // findCopies finds, among files by their slash-separated paths, the known
 // copies of results another of them holds (see above). kinds tells the
 // kinds of the files at the indexes given, reading at most peekLen bytes
 // of each; only files that the layout makes copies or Surefire reports
 // are read so. The result is in the order of the files.
 func findCopies(paths []string, kinds func(idx []int) []copyKind) []copyDrop {
-	type dirFiles struct {
-		all   []int
-		tests []int // TEST-*.xml
-	}
 	dirs := map[string]*dirFiles{}
 	var order []string
 	for i, p := range paths {
@@ -220,12 +226,11 @@ func findCopies(paths []string, kinds func(idx []int) []copyKind) []copyDrop {
 			add(parent, i, false)
 		}
 	}
-	if len(cands) == 0 {
-		return sortDrops(drops)
-	}
 	kind := map[int]copyKind{}
-	for k, c := range kinds(cands) {
-		kind[cands[k]] = c
+	if len(cands) > 0 {
+		for k, c := range kinds(cands) {
+			kind[cands[k]] = c
+		}
 	}
 	for _, out := range outOrder {
 		o := outs[out]
@@ -243,34 +248,83 @@ func findCopies(paths []string, kinds func(idx []int) []copyKind) []copyDrop {
 		if len(report)+len(xml) == 0 {
 			continue
 		}
-		// Surefire's report: a TEST-*.xml of the output directory that
-		// TestNG did not write. Most often there is one, read first.
-		surefire := -1
-		if d := dirs[out]; d != nil {
-			for _, i := range d.tests {
-				c, ok := kind[i]
-				if !ok {
-					c = kinds([]int{i})[0]
-					kind[i] = c
-				}
-				if c == kindOther {
-					surefire = i
-					break
-				}
+		// Surefire's report, a TEST-*.xml of the output directory that
+		// TestNG did not write, holds the copies' results when it is
+		// TEST-TestSuite.xml (Surefire runs TestNG as one suite), or, for
+		// junitreports/TEST-<class>.xml, when it is TEST-<class>.xml. Any
+		// other TEST-*.xml there (another tool's) holds other results.
+		suite, byName := surefireReports(dirs[out], paths, kind, kinds)
+		for _, i := range report {
+			_, name := splitPath(paths[i])
+			switch k, ok := byName[name]; {
+			case ok:
+				drops = append(drops, copyDrop{i: i, kept: k, of: copyOfSurefire})
+			case suite >= 0:
+				drops = append(drops, copyDrop{i: i, kept: suite, of: copyOfSurefire})
 			}
 		}
-		switch {
-		case surefire >= 0:
-			for _, i := range append(report, xml...) {
-				drops = append(drops, copyDrop{i: i, kept: surefire, of: copyOfSurefire})
-			}
-		case len(report) > 0:
-			for _, i := range xml {
+		for _, i := range xml {
+			switch {
+			case suite >= 0:
+				drops = append(drops, copyDrop{i: i, kept: suite, of: copyOfSurefire})
+			case len(report) > 0:
 				drops = append(drops, copyDrop{i: i, kept: report[0], of: copyOfTestNG})
 			}
 		}
 	}
+	// TestNG's own report, testng-results.xml, holds results flakegate does
+	// not read (junit.otherResults): it is a copy only beside Surefire's
+	// TEST-TestSuite.xml or TestNG's junitreports/ copies.
+	for _, dir := range order {
+		for _, i := range dirs[dir].all {
+			if _, name := splitPath(paths[i]); name != "testng-results.xml" {
+				continue
+			}
+			if suite, _ := surefireReports(dirs[dir], paths, kind, kinds); suite >= 0 {
+				drops = append(drops, copyDrop{i: i, kept: suite, of: copyOfTestNGResults})
+				continue
+			}
+			if jr := dirs[subDir(dir, "junitreports")]; jr != nil {
+				for _, k := range jr.tests {
+					if kindAt(k, kind, kinds) == kindReportReporter {
+						drops = append(drops, copyDrop{i: i, kept: k, of: copyOfTestNGResults})
+						break
+					}
+				}
+			}
+		}
+	}
 	return sortDrops(drops)
+}
+
+// kindAt is the kind of file i, read once (see findCopies' kinds).
+func kindAt(i int, kind map[int]copyKind, kinds func(idx []int) []copyKind) copyKind {
+	c, ok := kind[i]
+	if !ok {
+		c = kinds([]int{i})[0]
+		kind[i] = c
+	}
+	return c
+}
+
+// surefireReports finds, among d's TEST-*.xml, those TestNG did not write:
+// TEST-TestSuite.xml (or -1), and the others by name.
+func surefireReports(d *dirFiles, paths []string, kind map[int]copyKind, kinds func(idx []int) []copyKind) (suite int, byName map[string]int) {
+	suite, byName = -1, map[string]int{}
+	if d == nil {
+		return suite, byName
+	}
+	for _, i := range d.tests {
+		if kindAt(i, kind, kinds) != kindOther {
+			continue
+		}
+		_, name := splitPath(paths[i])
+		if name == "TEST-TestSuite.xml" {
+			suite = i
+		}
+		byName[name] = i
+	}
+	return suite, byName
 }
 
 func sortDrops(drops []copyDrop) []copyDrop {

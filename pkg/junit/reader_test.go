@@ -311,7 +311,7 @@ func TestOtherFormats(t *testing.T) {
 		{"DOCTYPE with a subset", "<!DOCTYPE\n  coverage[<!ENTITY a \"b\">]><coverage/>", "a coverage report: Cobertura, coverage.py or Clover", false},
 		{"Checkstyle", `<?xml version="1.0" encoding="UTF-8"?><checkstyle version="10.12"><file name="A.java"/></checkstyle>`, "a Checkstyle-format lint report", false},
 		{"Failsafe summary", `<failsafe-summary result="254" timeout="false"><completed>2</completed></failsafe-summary>`, "Maven Failsafe's summary", false},
-		{"TestNG", `<testng-results ignored="0" total="2" passed="2" failed="0" skipped="0"><suite name="S"/></testng-results>`, "TestNG's own report, whose results its JUnit reports hold", false},
+		{"TestNG", `<testng-results ignored="0" total="2" passed="2" failed="0" skipped="0"><suite name="S"/></testng-results>`, "TestNG's own report (its default JUnitReportReporter writes JUnit)", true},
 		{"testng-failed.xml", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE suite SYSTEM \"https://testng.org/testng-1.0.dtd\">\n<suite name=\"Failed suite [Suite]\"><test name=\"Test(failed)\"/></suite>", "a TestNG suite definition (testng-failed.xml)", false},
 		{"PHPUnit coverage", `<?xml version="1.0"?><phpunit xmlns="https://schema.phpunit.de/coverage/1.0"><file name="Duration.php"/></phpunit>`, "PHPUnit's XML coverage or configuration", false},
 		{"Microsoft Code Coverage", `<?xml version="1.0" encoding="utf-8"?><results><modules><module name="app.dll"/></modules></results>`, "a Microsoft Code Coverage or cppcheck report", false},
