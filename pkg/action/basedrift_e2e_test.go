@@ -52,7 +52,7 @@ func TestGateArtifactsBaseMovedOn(t *testing.T) {
 	if got := gateTest(t, r, "tests.test_app::test_gone"); got.Decision != "pass" {
 		t.Errorf("test_gone: %q, want pass (removed on the base branch)\n%s", got.Decision, r.summary())
 	}
-	if sum := r.summary(); strings.Contains(sum, "test-count") || !strings.Contains(sum, "1 test(s) in the base runs were removed on the base branch since") {
+	if sum := r.summary(); strings.Contains(sum, "test-count") || !strings.Contains(sum, "1 test(s) of the base runs were removed on the base branch after the base commit") {
 		t.Errorf("the test-count property counts a test main removed, or the summary does not say it was main's:\n%s", sum)
 	}
 }

@@ -250,12 +250,11 @@ type TestInput struct {
 	// the same.
 	HeadMissing int
 	// LeftBaseBranch counts the base-branch history runs after the last
-	// base run that collected the test, of the same workflows and events
-	// and collecting at least half as many tests, none of which collected
-	// it: the base branch dropped it after the base commit (0 when some
-	// did, or there are none). A pull request's base.sha is the branch's
-	// tip when it was opened; a head that took the branch in since lacks
-	// what the branch removed.
+	// base run that collected the test, none of which collected it, when
+	// they show that the branch dropped it after the base commit (see
+	// leftBaseBranch); 0 otherwise. A pull request's base.sha is the
+	// branch's tip when it was opened; a head that took the branch in
+	// since lacks what the branch removed.
 	LeftBaseBranch int
 	// HeadSkipped counts the head runs, not left out, in which the test
 	// was collected and skipped: a test with no result on head that head
@@ -713,7 +712,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 		return say(Pass, "not compared: ran in %d base runs, was not collected in %d other base runs, and is in no head run: its id is not stable (a random parameter in its name?), so its absence on head is no evidence of removal",
 			ti.Base.Runs, ti.BaseMissing)
 	case GoneFromBase:
-		return say(Pass, "removed on the base branch: ran in %d base runs, then in none of the %d base-branch runs since, nor on head; the base commit is older than the branch head took in, and the removal is the branch's, not the patch's",
+		return say(Pass, "removed on the base branch: ran in %d base runs, then in none of the %d base-branch runs since that ran the other tests of its class, nor on head: the branch dropped it after the base commit (a pull request's base.sha stays at the branch's tip when it was opened), not the patch",
 			ti.Base.Runs, ti.LeftBaseBranch)
 	case Removed:
 		switch {
@@ -1020,7 +1019,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		if len(gone) > 3 {
 			more = fmt.Sprintf(" and %d more", len(gone)-3)
 		}
-		notes = append(notes, fmt.Sprintf("%d test(s) in the base runs were removed on the base branch since, as head took in (in none of its later runs): not counted as removed by the patch: %s%s; the base commit (a pull request's base.sha, set when it was opened) is older than the branch head holds",
+		notes = append(notes, fmt.Sprintf("%d test(s) of the base runs were removed on the base branch after the base commit (none of its later runs that ran their classes' other tests ran them), and are not counted as removed by the patch: %s%s",
 			len(gone), strings.Join(gone[:min(len(gone), 3)], ", "), more))
 	}
 	if unstable > 0 {

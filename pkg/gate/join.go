@@ -185,13 +185,30 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 }
 
 // leftBaseBranch sets TestInput.LeftBaseBranch for the tests in base runs
-// and in no head run: the history runs after the last base run that
-// collected the test, of its kinds (runKind), collecting at least half as
-// many tests as that run did, when none of them collected the test under
-// its name or a name refining it.
+// and in no head run, when the base branch's later runs show it dropped the
+// test. The runs that can show it are the history's runs after the last
+// base run that collected the test, of a workflow (by id where known) and
+// event of those base runs, first attempts read whole (not Partial), that
+// collected at least half as many tests and some other test of its class: a run
+// without the class (a job or shard that did not run, a paths filter)
+// says nothing of the test. Names are compared without their legs, as the
+// sides may tell legs apart differently. The test left the branch when at
+// least two commits' such runs exist and none of them collected it. Runs
+// from local files (no workflow) are no such evidence.
 func leftBaseBranch(tests []TestInput, base *history.History, out map[int32]int, hist *history.History) {
 	if base == nil || hist == nil || len(hist.Runs) == 0 {
 		return
+	}
+	type kind struct {
+		workflow string
+		id       int64
+		event    string
+	}
+	kindOfRun := func(r history.Run) kind {
+		if r.WorkflowID != 0 {
+			return kind{id: r.WorkflowID, event: r.Event}
+		}
+		return kind{workflow: r.Workflow, event: r.Event}
 	}
 	byID := map[string]*history.Test{}
 	for _, t := range base.Tests {
@@ -203,53 +220,90 @@ func leftBaseBranch(tests []TestInput, base *history.History, out map[int32]int,
 		if bt == nil || len(ti.Head) > 0 || ti.Base.Runs == 0 {
 			continue
 		}
+		class, _, ok := strings.Cut(bareID(ti.Name), "::")
+		if !ok {
+			continue
+		}
 		var last time.Time
-		kinds := map[runKind]bool{}
+		kinds := map[kind]bool{}
 		most := 0
+		timed := true
 		for _, c := range bt.Cells {
 			if _, left := out[c.Run]; left || c.Pass+c.Fail == 0 {
 				continue
 			}
 			r := base.Runs[c.Run]
-			if r.Time.IsZero() {
-				return // untimed base runs: nothing is "after" them
+			if r.Time.IsZero() || r.Workflow == "" {
+				timed = false // nothing is "after" it, or it is no CI run
+				break
 			}
 			if r.Time.After(last) {
 				last = r.Time
 			}
-			kinds[kindOf(r)] = true
+			kinds[kindOfRun(r)] = true
 			most = max(most, r.Tests)
+		}
+		if !timed || last.IsZero() {
+			continue
 		}
 		after := map[int32]bool{}
 		for k, r := range hist.Runs {
-			if r.Time.After(last) && kinds[kindOf(r)] && 2*r.Tests >= most {
+			// A re-run (attempt 2 on) starts late but may be of an older
+			// commit, which never had the test.
+			if r.Time.After(last) && r.Attempt <= 1 && !r.Partial && kinds[kindOfRun(r)] && 2*r.Tests >= most {
 				after[int32(k)] = true
 			}
 		}
-		if len(after) == 0 || collectedIn(hist, ti.Name, after) {
+		if len(after) == 0 {
 			continue
 		}
-		ti.LeftBaseBranch = len(after)
+		withClass, withTest := classRuns(hist, class, bareID(ti.Name), after)
+		if len(withTest) > 0 {
+			continue
+		}
+		commits := map[string]bool{}
+		for k := range withClass {
+			commits[hist.Runs[k].CommitSHA] = true
+		}
+		if len(commits) >= 2 {
+			ti.LeftBaseBranch = len(withClass)
+		}
 	}
 }
 
-// collectedIn reports whether any of runs collected the test named id, or
-// a test refining it (a leg's), passed, failed or skipped.
-func collectedIn(h *history.History, id string, runs map[int32]bool) bool {
+// bareID is a test's identity without any of the legs or projects that
+// refine it ("c::n" for "c::n [chromium] [junit-windows]").
+func bareID(id string) string {
+	for {
+		u, ok := model.Unrefined(id)
+		if !ok {
+			return id
+		}
+		id = u
+	}
+}
+
+// classRuns lists, among runs, those that collected (passed, failed or
+// skipped) some test of class other than the test plain, and those that
+// collected plain itself, legs aside.
+func classRuns(h *history.History, class, plain string, runs map[int32]bool) (withClass, withTest map[int32]bool) {
+	withClass, withTest = map[int32]bool{}, map[int32]bool{}
+	prefix := class + "::"
 	byID := func(t *history.Test, id string) int { return strings.Compare(t.ID, id) } // History.Tests is sorted by ID
-	k, _ := slices.BinarySearchFunc(h.Tests, id, byID)
-	for ; k < len(h.Tests) && strings.HasPrefix(h.Tests[k].ID, id); k++ {
+	k, _ := slices.BinarySearchFunc(h.Tests, prefix, byID)
+	for ; k < len(h.Tests) && strings.HasPrefix(h.Tests[k].ID, prefix); k++ {
 		t := h.Tests[k]
-		if t.ID != id && !model.Refines(t.ID, id) {
-			continue
+		dst := withClass
+		if bareID(t.ID) == plain {
+			dst = withTest
 		}
 		for _, c := range t.Cells {
 			if runs[c.Run] && c.Pass+c.Fail+c.Skip > 0 {
-				return true
+				dst[c.Run] = true
 			}
 		}
 	}
-	return false
+	return withClass, withTest
 }
 
 // outages lists the runs of one side that infra calls infrastructure
