@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/flakegate/flakegate/pkg/history"
 )
 
 // Some tools write the same results twice, in two JUnit files of one
@@ -330,4 +332,24 @@ func surefireReports(d *dirFiles, paths []string, kind map[int]copyKind, kinds f
 func sortDrops(drops []copyDrop) []copyDrop {
 	slices.SortFunc(drops, func(a, b copyDrop) int { return cmp.Compare(a.i, b.i) })
 	return drops
+}
+
+// leaveOut removes the copies drops names (in order) from items, listing
+// each in skipped, by its name, with the item read instead.
+func leaveOut[T any](items []T, drops []copyDrop, name func(T) string, skipped []history.Skipped) ([]T, []history.Skipped) {
+	if len(drops) == 0 {
+		return items, skipped
+	}
+	out := items[:0:0]
+	next := 0
+	for i, it := range items {
+		if next < len(drops) && drops[next].i == i {
+			why, what := drops[next].skipped(name(items[drops[next].kept]))
+			skipped = append(skipped, history.Skipped{Path: name(it), Error: why, NotResults: what})
+			next++
+			continue
+		}
+		out = append(out, it)
+	}
+	return out, skipped
 }

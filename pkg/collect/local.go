@@ -141,21 +141,7 @@ func dropCopies(srcs []history.Source, skipped []history.Skipped) ([]history.Sou
 		par.Each(len(idx), 0, func(_, k int) { kinds[k] = peekKind(srcs[idx[k]].Open) })
 		return kinds
 	})
-	if len(drops) == 0 {
-		return srcs, skipped
-	}
-	out := srcs[:0:0]
-	next := 0
-	for i, s := range srcs {
-		if next < len(drops) && drops[next].i == i {
-			why, what := drops[next].skipped(srcs[drops[next].kept].Name)
-			skipped = append(skipped, history.Skipped{Path: s.Name, Error: why, NotResults: what})
-			next++
-			continue
-		}
-		out = append(out, s)
-	}
-	return out, skipped
+	return leaveOut(srcs, drops, func(s history.Source) string { return s.Name }, skipped)
 }
 
 // outside says why p, inside the workspace by its path, is not read: it

@@ -207,21 +207,7 @@ func (a *archive) dropCopies(docs []doc, skipped []history.Skipped) ([]doc, []hi
 		}
 		return kinds
 	})
-	if len(drops) == 0 {
-		return docs, skipped
-	}
-	out := docs[:0:0]
-	next := 0
-	for i, d := range docs {
-		if next < len(drops) && drops[next].i == i {
-			why, what := drops[next].skipped(docs[drops[next].kept].label)
-			skipped = append(skipped, history.Skipped{Path: d.label, Error: why, NotResults: what})
-			next++
-			continue
-		}
-		out = append(out, d)
-	}
-	return out, skipped
+	return leaveOut(docs, drops, func(d doc) string { return d.label }, skipped)
 }
 
 // peekReader reads the start of an entry, counting it in the artifact's

@@ -16,20 +16,7 @@ import (
 // loadRuns loads one document per run, each with the run's properties.
 func loadRuns(t *testing.T, runs []model.Run, docs []string) *history.History {
 	t.Helper()
-	var srcs []history.Source
-	for i, doc := range docs {
-		r := runs[i]
-		srcs = append(srcs, history.Source{
-			Name: r.CommitSHA + "-" + r.RunID,
-			Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(doc)), nil },
-			Run:  &r,
-		})
-	}
-	h, err := history.Load(context.Background(), srcs, history.Options{})
-	if err != nil || len(h.Skipped) > 0 {
-		t.Fatalf("load: %v %+v", err, h.Skipped)
-	}
-	return h
+	return loadLegs(t, runs, make([]string, len(docs)), docs)
 }
 
 // TestRemovedOnTheBaseBranch: a pull request's base.sha is the base
