@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -129,6 +130,7 @@ func (d *driver) evidence(ctx context.Context, rec *RunRecord, junit, exit strin
 	case err != nil:
 		rep.broken = err.Error()
 	case !missing:
+		doc = d.relative(doc)
 		if rep, err = readReport(ctx, rec.JUnit, doc); err != nil {
 			return nil, err
 		}
@@ -155,6 +157,29 @@ func (d *driver) evidence(ctx context.Context, rec *RunRecord, junit, exit strin
 		return nil, fmt.Errorf("adding the run's test case to the JUnit file %s: the result does not read as the same run with one more test case (%s)", path, after.broken)
 	}
 	return out, nil
+}
+
+// relative makes the paths inside the worktrees that doc names relative
+// to them: base and head run in directories of their own, and a tool that
+// writes where a test is (doctest's classname, a pytest id built from a
+// path, PHPUnit's file) would give the same test another name on each
+// side, every test "removed" and "new" on a clean patch. A document in
+// UTF-16 is left as it is.
+func (d *driver) relative(doc []byte) []byte {
+	if bytes.HasPrefix(doc, []byte{0xFF, 0xFE}) || bytes.HasPrefix(doc, []byte{0xFE, 0xFF}) {
+		return doc
+	}
+	changed := false
+	for _, top := range d.tops {
+		if bytes.Contains(doc, top) {
+			doc, changed = bytes.ReplaceAll(doc, top, nil), true
+		}
+	}
+	if changed && !d.relSaid {
+		d.relSaid = true
+		d.note("the test command's JUnit file names paths inside the worktree (%s…): they are kept relative to it, so that a test has one name on both sides", d.tops[0])
+	}
+	return doc
 }
 
 // runEnv is the command's environment: the caller's, with git's pointers

@@ -295,6 +295,10 @@ type driver struct {
 	hist    *history.History
 	rep     *Report
 	cleanup []func(context.Context) error
+	// tops are the worktrees' directories, as made and as resolved, that
+	// the runs' files are made to name relatively (see relative).
+	tops    [][]byte
+	relSaid bool // the note that paths were made relative is given
 }
 
 // Run runs the experiment and returns the gate's result with the runs that
@@ -411,6 +415,10 @@ func (d *driver) run(ctx context.Context) error {
 		d.cleanup = append(d.cleanup, func(ctx context.Context) error { return d.repo.removeWorktree(ctx, dir) })
 		if err := d.repo.addWorktree(ctx, dir, d.shas[side]); err != nil {
 			return fmt.Errorf("%s: %w", side, err)
+		}
+		d.tops = append(d.tops, []byte(dir+string(filepath.Separator)))
+		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
+			d.tops = append(d.tops, []byte(real+string(filepath.Separator)))
 		}
 		d.dirs[side] = filepath.Join(dir, d.repo.prefix)
 		if fi, err := os.Stat(d.dirs[side]); err != nil || !fi.IsDir() {

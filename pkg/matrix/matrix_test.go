@@ -847,3 +847,34 @@ func TestRunUnrelatedBase(t *testing.T) {
 		t.Errorf("base run at %s (want %s), notes %q", rep.Base.SHA, r.base, rep.Notes)
 	}
 }
+
+// TestRunPathsInNames: base and head run in worktrees of their own, and
+// some tools write where a test is into its name (doctest's classname is
+// the source file's full path, pytest ids built from paths). The paths
+// inside the worktree are made relative to it, so a clean patch compares
+// each test with itself (before: every test "removed" on head, and block).
+func TestRunPathsInNames(t *testing.T) {
+	sh := `mkdir -p out sub
+printf '<testsuite name="s"><testcase classname="%s/tests/math_test.cpp" name="adds" file="%s/tests/math_test.cpp"/><testcase classname="c" name="reads[%s/sub/data.json]"/></testsuite>' "$PWD" "$PWD" "$PWD" > out/junit.xml
+`
+	r := newRepo(t, "", sh, sh+"\n# head\n")
+	opt := r.options(t)
+	opt.K = 3
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Verdict != gate.VerdictPass {
+		t.Errorf("verdict %s, want pass\n%v", rep.Result.Verdict, rep.Result.Reasons)
+	}
+	b, err := os.ReadFile(filepath.Join(opt.ResultsDir, "head-1.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`classname="tests/math_test.cpp"`)) || !bytes.Contains(b, []byte(`name="reads[sub/data.json]"`)) || bytes.Contains(b, []byte(opt.WorkDir)) {
+		t.Errorf("head-1.xml keeps the worktree's path:\n%s", b)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "they are kept relative to it") {
+		t.Errorf("notes %q do not say the paths were made relative", rep.Notes)
+	}
+}
