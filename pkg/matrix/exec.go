@@ -33,6 +33,9 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	if err := os.Remove(junit); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fail("removing the previous run's JUnit file: %w", err)
 	}
+	if err := d.resetState(ctx, side); err != nil {
+		return fail("%w", err)
+	}
 	// A fresh temporary directory per run: nothing carries over.
 	tmp := filepath.Join(d.root, "tmp", fmt.Sprintf("%s-%d", side, index))
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
@@ -157,6 +160,42 @@ func (d *driver) evidence(ctx context.Context, rec *RunRecord, junit, exit strin
 		return nil, fmt.Errorf("adding the run's test case to the JUnit file %s: the result does not read as the same run with one more test case (%s)", path, after.broken)
 	}
 	return out, nil
+}
+
+// stateDirs are directories where test tools keep what one run learnt
+// for the next: Hypothesis replays the failing examples it saved in
+// .hypothesis/ first, so once one run of a side found one, every later run
+// of that side failed with it, and a flaky property test read as a
+// regression on whichever side found it first.
+var stateDirs = []string{".hypothesis"}
+
+// resetState puts the stateDirs of side's worktree (at its top and where
+// the command runs) back as committed before each run, and says so once.
+func (d *driver) resetState(ctx context.Context, side Side) error {
+	top := filepath.Join(d.root, string(side))
+	for _, name := range stateDirs {
+		for _, dir := range []string{top, d.dirs[side]} {
+			p := filepath.Join(dir, name)
+			if _, err := os.Lstat(p); err != nil {
+				continue
+			}
+			rel, err := filepath.Rel(top, p)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if _, err := git(ctx, top, "clean", "-fdxq", "--", rel); err != nil {
+				return fmt.Errorf("resetting %s: %w", rel, err)
+			}
+			// What is committed there, if anything, comes back as it was.
+			_, _ = git(ctx, top, "checkout", "-q", "HEAD", "--", rel) // an error: nothing is committed there
+			if !d.stateSaid {
+				d.stateSaid = true
+				d.note("%s is put back as committed before each run: a run's saved examples would replay in the next runs of its side only", rel)
+			}
+		}
+	}
+	return nil
 }
 
 // relative makes the paths inside the worktrees that doc names relative

@@ -297,8 +297,9 @@ type driver struct {
 	cleanup []func(context.Context) error
 	// tops are the worktrees' directories, as made and as resolved, that
 	// the runs' files are made to name relatively (see relative).
-	tops    [][]byte
-	relSaid bool // the note that paths were made relative is given
+	tops      [][]byte
+	relSaid   bool // the note that paths were made relative is given
+	stateSaid bool // the note that stateDirs are reset is given
 }
 
 // Run runs the experiment and returns the gate's result with the runs that
