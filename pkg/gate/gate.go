@@ -256,6 +256,11 @@ type TestInput struct {
 	// branch's tip when it was opened; a head that took the branch in
 	// since lacks what the branch removed.
 	LeftBaseBranch int
+	// BaseSkipped counts the base runs, not left out, in which the test
+	// was collected and skipped: a test skipped at run time on base too
+	// (pytest.skip, a non-strict xfail that failed) is not newly skipped
+	// when head skips it (plausibleSkips).
+	BaseSkipped int
 	// HeadSkipped counts the head runs, not left out, in which the test
 	// was collected and skipped: a test with no result on head that head
 	// skipped was not deleted, it was skipped.
@@ -719,6 +724,9 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 		case base == Broken:
 			return say(Block, "removed: red on base (%d of %d runs failed) and gone from head; a test red on base must still exist on head",
 				ti.Base.Failures+ti.History.Failures, ti.Base.Runs+ti.History.Runs)
+		case ti.HeadSkipped > 0 && plausibleSkips(ti):
+			return say(Pass, "skipped at run time: skipped in every head run it was collected in (%d), and in %d of %d base runs, which makes that likely enough (a skip on a missing service, a non-strict xfail that failed): not compared",
+				ti.HeadSkipped, ti.BaseSkipped, ti.Base.Runs+ti.BaseSkipped)
 		case ti.HeadSkipped > 0:
 			// A new skip, seen in the results rather than in the diff:
 			// as for a new skip marker, a declaration does not waive it.
@@ -909,6 +917,21 @@ func notBlocked(unusual bool, rate string) string {
 		return "unusual for " + rate + ", yet short of blocking"
 	}
 	return "consistent with " + rate
+}
+
+// plausibleSkipRate is the smallest chance, at the rate its base runs
+// skipped a test, of head skipping it in every run it was collected in,
+// that reads as the same run-time skip rather than a new one.
+const plausibleSkipRate = 0.05
+
+// plausibleSkips reports whether head's skipping a test in every head run
+// is likely at the rate its base runs skipped it.
+func plausibleSkips(ti TestInput) bool {
+	if ti.BaseSkipped == 0 {
+		return false
+	}
+	rate := float64(ti.BaseSkipped) / float64(ti.BaseSkipped+ti.Base.Runs)
+	return math.Pow(rate, float64(ti.HeadSkipped)) >= plausibleSkipRate
 }
 
 // plausibleAllRed is the smallest chance, at a test's history rate, of

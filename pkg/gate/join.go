@@ -100,8 +100,13 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 			ti := get(t)
 			for _, c := range t.Cells {
 				if c.Pass+c.Fail == 0 {
-					if _, left := out[c.Run]; !left && c.Skip > 0 && h == head {
-						ti.HeadSkipped++
+					if _, left := out[c.Run]; !left && c.Skip > 0 {
+						switch h {
+						case head:
+							ti.HeadSkipped++
+						case base:
+							ti.BaseSkipped++
+						}
 					}
 					continue
 				}

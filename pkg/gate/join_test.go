@@ -68,6 +68,7 @@ func TestJoin(t *testing.T) {
 		Head:        []bool{true, false, true, true, true, true, true, true, false},
 		History:     Tally{Runs: 3, Failures: 1},
 		Signatures:  []string{sigA},
+		BaseSkipped: 1, // the skipped base run
 		HeadSkipped: 1, // head run 3
 	}, {
 		Name:        "c::b",

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // Property checks run on the PR diff and the test lists before the SPRT
@@ -99,11 +100,23 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	counts := in.Collected
 	if counts == nil {
 		counts = &Counts{}
+		// The tests each side collected in every run: a name in some
+		// runs only (a hash code or a seed in it) is not counted, as the
+		// distinct names rise and fall by chance; on head, a test every
+		// base run collected counts even when some head runs miss it (a
+		// crashed shard, said as evidence missing). A test head skipped
+		// is collected there (newly skipped is its own finding).
 		for _, t := range in.Tests {
-			if (t.Base.Runs > 0 || t.leftOut("base") > 0) && !goneFromBase(t) {
+			// Names told apart by a leg that varies by run (an artifact
+			// named by run id) are counted as they are: their test is
+			// there, under another name in each run.
+			_, leg := model.Unrefined(t.Name)
+			onBase := t.Base.Runs > 0 || t.leftOut("base") > 0
+			stableBase := onBase && (t.BaseMissing == 0 || leg)
+			if stableBase && !goneFromBase(t) {
 				counts.Base++
 			}
-			if len(t.Head) > 0 || t.leftOut("head") > 0 {
+			if (len(t.Head) > 0 || t.HeadSkipped > 0 || t.leftOut("head") > 0) && (t.HeadMissing == 0 || leg || stableBase) {
 				counts.Head++
 			}
 		}
