@@ -74,7 +74,9 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	}); err != nil {
 		return outcome{}, err
 	}
-	in := gate.Input{PRBody: p.body, Labels: p.labels, Now: a.env.Now().UTC(), Tests: gate.JoinInfra(ev.Base, ev.Head, ev.History, a.cfg.ScoreOptions().InfraRule())}
+	infra := a.cfg.ScoreOptions().InfraRule()
+	in := gate.Input{PRBody: p.body, Labels: p.labels, Now: a.env.Now().UTC(), Tests: gate.JoinInfra(ev.Base, ev.Head, ev.History, infra),
+		Collected: gate.CollectedCounts(ev.Base, ev.Head, infra)}
 	var other []string
 	in.Unread, other = gate.UnreadFiles(ev.Base, ev.Head)
 	in.Notes = append(ev.Notes, other...)

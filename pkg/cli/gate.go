@@ -14,6 +14,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
 	"github.com/flakegate/flakegate/pkg/sprt"
@@ -126,6 +127,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	in.Tests = gate.Join(sides["--base"], sides["--head"], sides["--history"])
+	in.Collected = gate.CollectedCounts(sides["--base"], sides["--head"], model.DefaultInfra)
 	var other []string
 	in.Unread, other = gate.UnreadFiles(sides["--base"], sides["--head"])
 	in.Notes = append(notes, other...)

@@ -664,7 +664,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	switch {
 	case tr.Head.Class == Untested && ti.leftOut("head") > 0:
 		tr.Bucket = HeadLeftOut
-	case tr.Bucket == Removed && ti.BaseMissing > 0:
+	case tr.Bucket == Removed && ti.BaseMissing > 0 && ti.HeadSkipped == 0:
 		tr.Bucket = Unstable
 	case tr.Bucket == Removed && goneFromBase(ti):
 		tr.Bucket = GoneFromBase

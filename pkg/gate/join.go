@@ -431,6 +431,62 @@ func UnreadFiles(base, head *history.History) (unread []Unread, notes []string) 
 	return unread, notes
 }
 
+// CollectedCounts are the gate's test counts (Input.Collected) from the
+// runs: for each kind of run (workflow and event) both sides have, the
+// tests with a pass or a failure in a run (a test's legs counted once),
+// over the runs not left out as outages: their median on base, their most
+// on head; summed. A name that varies by run (a hash code or a seed in it)
+// is one test in each run; a test the patch deletes or newly skips is one
+// fewer in every head run; a base run that crashed lowers its own count
+// only; head runs that lost a shard do not lower head's (the tests missing
+// from them are evidence missing, said apart); a test base skipped in
+// most runs is not in base's median. nil when a side has no run.
+func CollectedCounts(base, head *history.History, infra model.InfraRule) *Counts {
+	if base == nil || head == nil || len(base.Runs) == 0 || len(head.Runs) == 0 {
+		return nil
+	}
+	per := func(h *history.History, out map[int32]int) map[runKind][]int {
+		// Tests by their names without legs: the sides may tell a
+		// matrix's legs apart differently (sameIdentities). h.Tests is
+		// sorted by ID, so a test's legs follow it.
+		n := make([]int, len(h.Runs))
+		seen := make([]int, len(h.Runs)) // per run, the last group counted, +1
+		g, last := 0, ""
+		for _, t := range h.Tests {
+			if b := bareID(t.ID); b != last || g == 0 {
+				g, last = g+1, b
+			}
+			for _, c := range t.Cells {
+				if _, left := out[c.Run]; !left && c.Pass+c.Fail > 0 && seen[c.Run] != g {
+					seen[c.Run] = g
+					n[c.Run]++
+				}
+			}
+		}
+		m := map[runKind][]int{}
+		for i, r := range h.Runs {
+			if _, left := out[int32(i)]; !left {
+				m[kindOf(r)] = append(m[kindOf(r)], n[i])
+			}
+		}
+		return m
+	}
+	b := per(base, runIndex(outages("base", base, infra)))
+	hd := per(head, runIndex(outages("head", head, infra)))
+	median := func(xs []int) int {
+		slices.Sort(xs)
+		return xs[(len(xs)-1)/2]
+	}
+	var c Counts
+	for k, xs := range b {
+		if ys, ok := hd[k]; ok {
+			c.Base += median(xs)
+			c.Head += slices.Max(ys)
+		}
+	}
+	return &c
+}
+
 // runCounts counts a side's runs, not left out, by kind (runKind).
 type runCounts struct {
 	h       *history.History

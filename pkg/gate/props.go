@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/flakegate/flakegate/pkg/ledger"
-	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // Property checks run on the PR diff and the test lists before the SPRT
@@ -99,27 +98,26 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 
 	counts := in.Collected
 	if counts == nil {
+		// Without the runs (CollectedCounts), the distinct names with
+		// results on each side, and on head those skipped there that
+		// every base run collected (newly skipped is its own finding).
 		counts = &Counts{}
-		// The tests each side collected in every run: a name in some
-		// runs only (a hash code or a seed in it) is not counted, as the
-		// distinct names rise and fall by chance; on head, a test every
-		// base run collected counts even when some head runs miss it (a
-		// crashed shard, said as evidence missing). A test head skipped
-		// is collected there (newly skipped is its own finding).
 		for _, t := range in.Tests {
-			// Names told apart by a leg that varies by run (an artifact
-			// named by run id) are counted as they are: their test is
-			// there, under another name in each run.
-			_, leg := model.Unrefined(t.Name)
-			onBase := t.Base.Runs > 0 || t.leftOut("base") > 0
-			stableBase := onBase && (t.BaseMissing == 0 || leg)
-			if stableBase && !goneFromBase(t) {
+			if (t.Base.Runs > 0 || t.leftOut("base") > 0) && !goneFromBase(t) {
 				counts.Base++
 			}
-			if (len(t.Head) > 0 || t.HeadSkipped > 0 || t.leftOut("head") > 0) && (t.HeadMissing == 0 || leg || stableBase) {
+			if len(t.Head) > 0 || t.leftOut("head") > 0 || (t.HeadSkipped > 0 && t.Base.Runs > 0 && t.BaseMissing == 0) {
 				counts.Head++
 			}
 		}
+	} else {
+		c := *counts
+		for _, t := range in.Tests {
+			if goneFromBase(t) {
+				c.Base-- // the base branch dropped it, not the patch
+			}
+		}
+		counts = &c
 	}
 	if counts.Head < counts.Base && !declared {
 		out = append(out, Violation{Check: CheckTestCount, Message: fmt.Sprintf(

@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // TestRuntimeSkipOnBothSides: a test skipped at run time (pytest.skip on a
@@ -43,41 +46,83 @@ func TestRuntimeSkipOnBothSides(t *testing.T) {
 	}
 }
 
-// TestCountStableNames: names that change from run to run (a hash code in
-// a parameterized test's display name, a seed in a pytest id) are counted
-// by neither side's test count, which compares the tests each side
-// collected in every run: the distinct names rose and fell by chance, and
-// "collected tests drop from 14 on base to 12 on head" blocked a clean
-// patch (the audit). A test gone from every head run still counts.
-func TestCountStableNames(t *testing.T) {
-	stable := TestInput{Name: "c::a", Base: Tally{5, 0}, Head: runs("PPPPP")}
-	unstable := []TestInput{
-		{Name: "c::p[Money@6ee12bac]", Base: Tally{3, 0}, BaseMissing: 2, Head: runs("PPPP"), HeadMissing: 1},
-		{Name: "c::p[Money@1b6d3586]", Base: Tally{2, 0}, BaseMissing: 3},
-		{Name: "c::p[Money@4554617c]", Base: Tally{1, 0}, BaseMissing: 4},
-		{Name: "c::p[Money@74a14482]", Head: runs("P"), HeadMissing: 4},
+// TestCollectedCounts: the test-count property counts, per run, the tests
+// with results (a test's legs once), and compares the sides' medians
+// (CollectedCounts). Names that change from run to run (a hash code in a
+// parameterized test's display name) are one test in each run: the
+// distinct names rose and fell by chance, and "collected tests drop from 14
+// on base to 12 on head" blocked a clean patch (the audit). A deletion or a
+// new skip of such a test is one fewer in every head run, and a crashed
+// base run lowers its own count only (the review: 8f08a32's count let all
+// three pass). With no runs (Collected nil) the distinct names count.
+func TestCollectedCounts(t *testing.T) {
+	tc := func(name string) string { return `<testcase classname="c" name="` + name + `"/>` }
+	skip := func(name string) string { return `<testcase classname="c" name="` + name + `"><skipped/></testcase>` }
+	hashes := []string{"6ee12bac", "6ee12bac", "6ee12bac", "1b6d3586", "6ee12bac"}
+	var hashBase, hashHead, seedBase, seedHead, seedSkip, crashBase, crashHead, missBase, missHead []string
+	for i := range 5 {
+		hashBase = append(hashBase, suite(tc("a"), tc("p[Money@"+hashes[i]+"]")))
+		hashHead = append(hashHead, suite(tc("a"), tc("p[Money@"+hashes[(i+3)%5]+"]")))
+		seedBase = append(seedBase, suite(tc("a"), tc("b"), tc(fmt.Sprintf("prop[seed=%d]", 1000+i))))
+		seedHead = append(seedHead, suite(tc("a"), tc("b")))
+		seedSkip = append(seedSkip, suite(tc("a"), tc("b"), skip(fmt.Sprintf("prop[seed=%d]", 2000+i))))
+		crashHead = append(crashHead, suite(tc("run"), tc("a"), tc("b")))
+		missHead = append(missHead, suite(tc("a"), skip("b")))
+		if i == 0 {
+			crashBase = append(crashBase, suite(tc("run"))) // crashed before its report
+			missBase = append(missBase, suite(tc("a")))
+			continue
+		}
+		crashBase = append(crashBase, suite(tc("run"), tc("a"), tc("b"), tc("c")))
+		missBase = append(missBase, suite(tc("a"), tc("b")))
 	}
-	res, err := Evaluate(Input{Tests: append([]TestInput{stable}, unstable...)}, Options{})
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name       string
+		base, head []string
+		want       Verdict
+	}{
+		{"hash codes in names, clean", hashBase, hashHead, VerdictPass},
+		{"seeded test deleted", seedBase, seedHead, VerdictBlock},
+		{"seeded test newly skipped", seedBase, seedSkip, VerdictBlock},
+		{"deleted, a base run crashed", crashBase, crashHead, VerdictBlock},
+		{"newly skipped, missing from a base run", missBase, missHead, VerdictBlock},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, h := load(t, "base", c.base...), load(t, "head", c.head...)
+			res, err := Evaluate(Input{Tests: Join(b, h, nil), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != c.want {
+				t.Errorf("verdict %s, want %s\n%s", res.Verdict, c.want, strings.Join(res.Reasons, "\n"))
+			}
+			if c.want == VerdictPass {
+				return
+			}
+			res, _ = Evaluate(Input{Tests: Join(b, h, nil)}, Options{}) // no runs: the distinct names
+			if res.Verdict != c.want {
+				t.Errorf("without the runs: verdict %s, want %s\n%s", res.Verdict, c.want, strings.Join(res.Reasons, "\n"))
+			}
+		})
 	}
-	if res.Verdict != VerdictPass || len(res.Properties) > 0 {
-		t.Errorf("verdict %s, properties %v; want a pass\n%s", res.Verdict, res.Properties, strings.Join(res.Reasons, "\n"))
+	// A matrix's legs told apart on base only (c::b failed on one leg) are
+	// one test a run on both sides, not twice as many on base.
+	doc := func(bFails bool) string {
+		if bFails {
+			return suite(tc("a"), `<testcase classname="c" name="b"><failure message="flake"/></testcase>`)
+		}
+		return suite(tc("a"), tc("b"))
 	}
-	gone := TestInput{Name: "c::b", Base: Tally{5, 0}}
-	res, _ = Evaluate(Input{Tests: append([]TestInput{stable, gone}, unstable...), PRBody: "Test-Changes: remove c::b"}, Options{})
-	if res.Verdict != VerdictPass {
-		t.Errorf("declared removal: verdict %s", res.Verdict)
+	var br, hr []model.Run
+	var bl, bd, hl, hd []string
+	for i := range 5 {
+		b := model.Run{CommitSHA: "base", RunID: fmt.Sprint(1 + i)}
+		h := model.Run{CommitSHA: "head", RunID: fmt.Sprint(100 + i)}
+		br, bl, bd = append(br, b, b), append(bl, "junit-linux", "junit-windows"), append(bd, doc(false), doc(i == 2))
+		hr, hl, hd = append(hr, h, h), append(hl, "junit-linux", "junit-windows"), append(hd, doc(false), doc(false))
 	}
-	// A stable test missing from a head run (a crashed shard) is evidence
-	// missing, not a drop in the count.
-	crashed := TestInput{Name: "c::s", Base: Tally{5, 0}, Head: runs("PPPP"), HeadMissing: 1}
-	res, _ = Evaluate(Input{Tests: append([]TestInput{stable, crashed}, unstable...)}, Options{})
-	if len(res.Properties) > 0 {
-		t.Errorf("a crashed head shard counts as a drop: %v", res.Properties)
-	}
-	res, _ = Evaluate(Input{Tests: append([]TestInput{stable, gone}, unstable...)}, Options{})
-	if !strings.Contains(strings.Join(res.Reasons, "\n"), "test-count: collected tests drop from 2 on base to 1 on head") {
-		t.Errorf("the removal is not counted:\n%s", strings.Join(res.Reasons, "\n"))
+	b, h := loadLegs(t, br, bl, bd), loadLegs(t, hr, hl, hd)
+	if got := CollectedCounts(b, h, model.DefaultInfra); got == nil || got.Base != got.Head {
+		t.Errorf("legs told apart on base only: counts %+v, want equal", got)
 	}
 }

@@ -174,7 +174,7 @@ var stateDirs = []string{".hypothesis"}
 func (d *driver) resetState(ctx context.Context, side Side) error {
 	top := filepath.Join(d.root, string(side))
 	for _, name := range stateDirs {
-		for _, dir := range []string{top, d.dirs[side]} {
+		for _, dir := range slices.Compact([]string{top, d.dirs[side]}) {
 			p := filepath.Join(dir, name)
 			if _, err := os.Lstat(p); err != nil {
 				continue
@@ -185,7 +185,9 @@ func (d *driver) resetState(ctx context.Context, side Side) error {
 			}
 			rel = filepath.ToSlash(rel)
 			if _, err := git(ctx, top, "clean", "-fdxq", "--", rel); err != nil {
-				return fmt.Errorf("resetting %s: %w", rel, err)
+				// Not fatal: the run goes on with what is there, said.
+				d.note("%s could not be put back as committed before %s's runs: %v", rel, side, err)
+				continue
 			}
 			// What is committed there, if anything, comes back as it was.
 			_, _ = git(ctx, top, "checkout", "-q", "HEAD", "--", rel) // an error: nothing is committed there
@@ -209,9 +211,25 @@ func (d *driver) relative(doc []byte) []byte {
 		return doc
 	}
 	changed := false
-	for _, top := range d.tops {
+	for _, top := range d.tops { // longest first: a resolved path may end with the other
 		if bytes.Contains(doc, top) {
 			doc, changed = bytes.ReplaceAll(doc, top, nil), true
+		}
+		// The worktree itself, where a path ends ("root[$PWD]").
+		bare := top[:len(top)-1]
+		for from := 0; ; {
+			i := bytes.Index(doc[from:], bare)
+			if i < 0 {
+				break
+			}
+			i += from
+			if end := i + len(bare); end == len(doc) || bytes.IndexByte([]byte("\"'])<>,:; \t\r\n"), doc[end]) >= 0 {
+				doc = slices.Concat(doc[:i], []byte("."), doc[end:])
+				changed = true
+				from = i + 1
+				continue
+			}
+			from = i + 1
 		}
 	}
 	if changed && !d.relSaid {

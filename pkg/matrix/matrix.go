@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -421,6 +422,7 @@ func (d *driver) run(ctx context.Context) error {
 		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
 			d.tops = append(d.tops, []byte(real+string(filepath.Separator)))
 		}
+		slices.SortFunc(d.tops, func(a, b []byte) int { return len(b) - len(a) })
 		d.dirs[side] = filepath.Join(dir, d.repo.prefix)
 		if fi, err := os.Stat(d.dirs[side]); err != nil || !fi.IsDir() {
 			return fmt.Errorf("%s %s has no directory %s to run the command in", side, model.ShortSHA(d.shas[side]), filepath.ToSlash(d.repo.prefix))
@@ -582,6 +584,7 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 	}
 	in := d.opt.Input
 	in.Tests = gate.Join(hs[Base], hs[Head], d.hist)
+	in.Collected = gate.CollectedCounts(hs[Base], hs[Head], model.DefaultInfra)
 	if in.Now.IsZero() {
 		in.Now = d.opt.Now()
 	}

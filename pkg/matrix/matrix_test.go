@@ -911,3 +911,61 @@ echo '<testsuite name="s"><testcase classname="c" name="prop"/></testsuite>' > o
 		t.Errorf("%d of %d runs failed, want 1; notes %q", failed, len(files), rep.Notes)
 	}
 }
+
+// TestRunPathsResolvedAndBare: the worktree's resolved path may end with
+// the path it was made at (macOS: /var is /private/var), and a tool may
+// write the worktree itself, with no path after it (a rootdir in an id):
+// both become relative, so a clean patch passes (the review: the resolved
+// path was left as ".../private" plus the rest, and the bare one blocked).
+func TestRunPathsResolvedAndBare(t *testing.T) {
+	sh := `mkdir -p out
+printf '<testsuite name="s"><testcase classname="%s/tests/math_test.py" name="adds"/><testcase classname="c" name="root[%s]"/></testsuite>' "$(pwd -P)" "$PWD" > out/junit.xml
+`
+	r := newRepo(t, "", sh, sh+"\n# head\n")
+	opt := r.options(t)
+	opt.K = 2
+	top := t.TempDir()
+	link := filepath.Join(top, "tmp", "w")
+	real := filepath.Join(top, "private", top, "tmp", "w") // ends with link
+	if err := os.MkdirAll(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(link), 0o755)
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	opt.WorkDir = link
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(opt.ResultsDir, "head-1.xml"))
+	if rep.Result.Verdict != gate.VerdictPass || !bytes.Contains(b, []byte(`classname="tests/math_test.py"`)) || !bytes.Contains(b, []byte(`name="root[.]"`)) {
+		t.Errorf("verdict %s, head-1.xml:\n%s", rep.Result.Verdict, b)
+	}
+}
+
+// TestRunCrashedBaseRunDeletion: one base run crashes before it writes
+// its report, and the patch deletes c::c: every test is missing from one
+// base run, so c::c is no removal by the per-test rule, and the test count,
+// a median over runs, blocks it (the review: it passed).
+func TestRunCrashedBaseRunDeletion(t *testing.T) {
+	base := `c="$COUNTER_DIR/base"; n=$(( $(cat "$c" 2>/dev/null || echo 0) + 1 )); echo $n > "$c"
+[ $n -eq 2 ] && kill -SEGV $$
+mkdir -p out
+echo '<testsuite name="s"><testcase classname="c" name="a"/><testcase classname="c" name="b"/><testcase classname="c" name="c"/></testsuite>' > out/junit.xml
+`
+	head := `mkdir -p out
+echo '<testsuite name="s"><testcase classname="c" name="a"/><testcase classname="c" name="b"/></testsuite>' > out/junit.xml
+`
+	r := newRepo(t, "", base, head)
+	opt := r.options(t)
+	opt.K, opt.Initial = 5, 5
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result.Verdict != gate.VerdictBlock {
+		t.Errorf("verdict %s: the undeclared deletion of c::c passes; properties %v", rep.Result.Verdict, rep.Result.Properties)
+	}
+}
