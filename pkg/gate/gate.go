@@ -307,8 +307,8 @@ type Input struct {
 	ChangesCut bool
 	PRBody     string   // for a "Test-Changes:" declaration
 	Labels     []string // the PR's labels
-	// Collected are the collected test counts; nil counts the tests with
-	// pass/fail results on each side.
+	// Collected are the collected test counts, per run (CollectedCounts);
+	// nil counts the distinct tests with pass/fail results on each side.
 	Collected *Counts
 	// BaseLedger and HeadLedger are the ledger as it is on each side; nil
 	// for an absent file.
