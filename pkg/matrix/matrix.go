@@ -286,6 +286,9 @@ func (o Options) check() error {
 }
 
 // driver is one Run in progress.
+// xmlEscaper escapes what XML writers escape in attribute values.
+var xmlEscaper = strings.NewReplacer("&", "&amp;", "'", "&apos;", `"`, "&quot;", "<", "&lt;", ">", "&gt;")
+
 type driver struct {
 	opt     Options
 	repo    checkout
@@ -418,9 +421,17 @@ func (d *driver) run(ctx context.Context) error {
 		if err := d.repo.addWorktree(ctx, dir, d.shas[side]); err != nil {
 			return fmt.Errorf("%s: %w", side, err)
 		}
-		d.tops = append(d.tops, []byte(dir+string(filepath.Separator)))
+		paths := []string{dir}
 		if real, err := filepath.EvalSymlinks(dir); err == nil && real != dir {
-			d.tops = append(d.tops, []byte(real+string(filepath.Separator)))
+			paths = append(paths, real)
+		}
+		for _, p := range paths {
+			p += string(filepath.Separator)
+			d.tops = append(d.tops, []byte(p))
+			// As JUnit writes it in an attribute, "&" and "'" escaped.
+			if esc := xmlEscaper.Replace(p); esc != p {
+				d.tops = append(d.tops, []byte(esc))
+			}
 		}
 		slices.SortFunc(d.tops, func(a, b []byte) int { return len(b) - len(a) })
 		d.dirs[side] = filepath.Join(dir, d.repo.prefix)

@@ -969,3 +969,25 @@ echo '<testsuite name="s"><testcase classname="c" name="a"/><testcase classname=
 		t.Errorf("verdict %s: the undeclared deletion of c::c passes; properties %v", rep.Result.Verdict, rep.Result.Properties)
 	}
 }
+
+// TestRunPathsEscaped: a work directory whose path holds "&" is written
+// escaped in the JUnit file ("&amp;"), and is made relative as well.
+func TestRunPathsEscaped(t *testing.T) {
+	sh := `mkdir -p out
+p=$(printf '%s' "$PWD" | sed 's/&/\&amp;/g')
+printf '<testsuite name="s"><testcase classname="%s/t.py" name="x"/></testsuite>' "$p" > out/junit.xml
+`
+	r := newRepo(t, "", sh, sh+"\n# head\n")
+	opt := r.options(t)
+	opt.K = 2
+	opt.WorkDir = filepath.Join(t.TempDir(), "a&b")
+	os.MkdirAll(opt.WorkDir, 0o755)
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(opt.ResultsDir, "head-1.xml"))
+	if rep.Result.Verdict != gate.VerdictPass || !bytes.Contains(b, []byte(`classname="t.py"`)) {
+		t.Errorf("verdict %s, head-1.xml:\n%s", rep.Result.Verdict, b)
+	}
+}
