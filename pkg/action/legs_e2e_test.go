@@ -650,11 +650,7 @@ func TestGateLegEntryAfterFold(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "forker/shop")
-			// The signature of junitRun's failure message.
-			l := strings.Replace(strings.Replace(ledgerYAML, `"tests.test_app::test_ws_reconnect"`, fmt.Sprintf("%q", tc.entry), 1),
-				"sha256:00000000", "sha256:539f8232ee0847ab4e66164b3163a7b331ee54cbcbf0ceb66536a596de9cfeb4", 1)
-			repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
-			repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
+			setLedger(repo, tc.entry)
 			for i := range 5 {
 				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
 				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
@@ -713,14 +709,7 @@ func TestGateLegEntriesAndOutages(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "forker/shop")
-			one := ledgerYAML[strings.Index(ledgerYAML, "  - test:"):]
-			l := "version: 1\nentries:\n"
-			for _, e := range tc.entries {
-				l += strings.Replace(strings.Replace(one, `"tests.test_app::test_ws_reconnect"`, fmt.Sprintf("%q", e), 1),
-					"sha256:00000000", "sha256:539f8232ee0847ab4e66164b3163a7b331ee54cbcbf0ceb66536a596de9cfeb4", 1)
-			}
-			repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
-			repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
+			setLedger(repo, tc.entries...)
 			for i := range 5 {
 				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
 				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
@@ -795,4 +784,17 @@ func TestGateArtifactsWithCoverage(t *testing.T) {
 	if sum := r.summary(); !strings.Contains(sum, "XML file(s) left out that hold no JUnit results") || !strings.Contains(sum, "a JaCoCo coverage report") {
 		t.Errorf("the summary does not say what was left out:\n%s", sum)
 	}
+}
+
+// setLedger commits, on base and head, a ledger of ledgerYAML's entry for
+// each of tests, with the signature of junitRun's failure message.
+func setLedger(repo *ghfake.Repo, tests ...string) {
+	one := ledgerYAML[strings.Index(ledgerYAML, "  - test:"):]
+	l := "version: 1\nentries:\n"
+	for _, e := range tests {
+		l += strings.Replace(strings.Replace(one, `"tests.test_app::test_ws_reconnect"`, fmt.Sprintf("%q", e), 1),
+			"sha256:00000000", "sha256:539f8232ee0847ab4e66164b3163a7b331ee54cbcbf0ceb66536a596de9cfeb4", 1)
+	}
+	repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
+	repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
 }
