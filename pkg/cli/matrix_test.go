@@ -64,6 +64,8 @@ func TestMatrixCLI(t *testing.T) {
 		{[]string{"--base", "base", "--junit", "/etc/passwd"}, `junit path "/etc/passwd": must be relative`},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", results}, "not empty: give an empty or new directory"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", filepath.Join(repo, "run.sh")}, "is a file: give an empty or new directory"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--time-limit", "-5m"}, "time limit = -5m0s: must not be negative (0: no limit)"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--run-timeout", "-1s"}, "run timeout = -1s: must not be negative"},
 	} {
 		args := append(append([]string{"matrix"}, tc.args...), "--", "sh", "run.sh")
 		if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) || strings.Contains(r.stderr, "bad usage") {

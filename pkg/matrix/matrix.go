@@ -138,6 +138,16 @@ type Options struct {
 	// matrix goes on. A patch that makes the suite hang is then a failure
 	// the gate reads, not a job that runs until CI kills it.
 	RunTimeout time.Duration
+	// TimeLimit bounds the whole matrix, from the start of Run; 0 means
+	// none. The driver never starts a pair that, taking as long as the
+	// longest pair so far, would end past it: it stops and gives the
+	// gate's verdict on the pairs done (fewer runs, so more tests may stay
+	// undecided, never a run cut short on one side only). When the first
+	// base run leaves too little of it for the first head run, Run fails
+	// saying so. Set it below the CI job's own limit (timeout-minutes), so
+	// that a slow suite ends in a verdict instead of a cancelled job, which
+	// a required check reads as a failure.
+	TimeLimit time.Duration
 	// Now is the clock; default time.Now.
 	Now func() time.Time
 }
@@ -271,6 +281,10 @@ func (o Options) check() error {
 		return fmt.Errorf("initial pairs = %d: must be at least 1", o.Initial)
 	case o.Grace < 0:
 		return fmt.Errorf("grace = %v: must not be negative", o.Grace)
+	case o.RunTimeout < 0:
+		return fmt.Errorf("run timeout = %v: must not be negative (0: no limit)", o.RunTimeout)
+	case o.TimeLimit < 0:
+		return fmt.Errorf("time limit = %v: must not be negative (0: no limit)", o.TimeLimit)
 	}
 	d := o.withDefaults()
 	if o.K != 0 && o.Gate.MaxRuns != 0 && o.K != o.Gate.MaxRuns {
@@ -302,8 +316,9 @@ type driver struct {
 	// tops are the worktrees' directories, as made and as resolved, that
 	// the runs' files are made to name relatively (see relative).
 	tops      [][]byte
-	relSaid   bool // the note that paths were made relative is given
-	stateSaid bool // the note that stateDirs are reset is given
+	relSaid   bool      // the note that paths were made relative is given
+	stateSaid bool      // the note that stateDirs are reset is given
+	start     time.Time // when Run began, for Options.TimeLimit
 }
 
 // Run runs the experiment and returns the gate's result with the runs that
@@ -363,6 +378,7 @@ func (d *driver) behind(ctx context.Context) {
 
 func (d *driver) run(ctx context.Context) error {
 	opt := d.opt
+	d.start = opt.Now()
 	var err error
 	if d.repo, err = openRepo(ctx, opt.Repo); err != nil {
 		return err
@@ -440,10 +456,25 @@ func (d *driver) run(ctx context.Context) error {
 		}
 	}
 
+	looked := 0 // the pairs the gate last looked at
 	for pair := 1; ; pair++ {
+		if stop := d.noRoomFor(pair); stop != "" {
+			if looked < pair-1 {
+				if d.rep.Result, err = d.evaluate(ctx); err != nil {
+					return err
+				}
+			}
+			d.stop(pair-1, timeStop(d.rep.Result, pair-1, stop))
+			return nil
+		}
 		for _, side := range []Side{Base, Head} {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if side == Head && pair == 1 {
+				if err := d.roomForFirstHead(); err != nil {
+					return err
+				}
 			}
 			rec, err := d.runOnce(ctx, side, pair)
 			if err != nil {
@@ -464,17 +495,75 @@ func (d *driver) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.rep.Result = res
+		d.rep.Result, looked = res, pair
 		if pending := res.Pending(); len(pending) > 0 && pair < opt.K {
 			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running another pair\n",
 				pair, len(pending), render.Plain(strings.Join(pending, ", ")))
 			continue
 		}
-		d.rep.Stop = stopReason(res, pair, opt.K)
-		d.noteRedBase()
-		fmt.Fprintf(opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pair, render.Plain(d.rep.Stop))
+		d.stop(pair, stopReason(res, pair, opt.K))
 		return nil
 	}
+}
+
+// stop ends the matrix after pairs pairs, for reason.
+func (d *driver) stop(pairs int, reason string) {
+	d.rep.Stop = reason
+	d.noteRedBase()
+	fmt.Fprintf(d.opt.Log, "flakegate matrix: stopped after %d pairs: %s\n", pairs, render.Plain(reason))
+}
+
+// noRoomFor says why pair, taking as long as the longest pair so far,
+// would end past Options.TimeLimit, or "" when it would not (or there is no
+// limit, or no pair has run).
+func (d *driver) noRoomFor(pair int) string {
+	limit := d.opt.TimeLimit
+	if limit <= 0 || pair == 1 {
+		return ""
+	}
+	var longest time.Duration
+	runs := d.rep.Runs
+	for i := 0; i+1 < len(runs); i += 2 {
+		longest = max(longest, runs[i].Duration+runs[i+1].Duration)
+	}
+	elapsed := d.opt.Now().Sub(d.start)
+	if elapsed+longest <= limit {
+		return ""
+	}
+	return fmt.Sprintf("the time limit (%s) leaves no room for pair %d: %s gone, the longest pair took %s",
+		limit, pair, elapsed.Round(time.Second), longest.Round(time.Second))
+}
+
+// roomForFirstHead fails when the first base run, taken as the first head
+// run's length, leaves too little of Options.TimeLimit for it: one pair
+// does not fit, and no verdict can come of the runs.
+func (d *driver) roomForFirstHead() error {
+	limit := d.opt.TimeLimit
+	if limit <= 0 {
+		return nil
+	}
+	b := d.rep.Runs[0]
+	elapsed := d.opt.Now().Sub(d.start)
+	if elapsed+b.Duration <= limit {
+		return nil
+	}
+	return fmt.Errorf("the time limit (%s) cannot hold one pair: %s took %s and %s of the limit is gone, so head run 1 would end past it; raise the time limit (and the CI job's timeout-minutes with it), or run fewer tests",
+		limit, b.Name(), b.Duration.Round(time.Second), elapsed.Round(time.Second))
+}
+
+// timeStop is the reason the driver stopped after pairs pairs at the time
+// limit (stop says how), with what the gate's look at them left undecided.
+func timeStop(res gate.Result, pairs int, stop string) string {
+	var undecided []string
+	for _, t := range res.Tests {
+		if t.Decision == gate.Inconclusive {
+			undecided = append(undecided, t.Name)
+		}
+	}
+	if len(undecided) == 0 {
+		return fmt.Sprintf("%s; every test has a verdict after %d pairs", stop, pairs)
+	}
+	return fmt.Sprintf("%s; %d test(s) still undecided after %d pairs: %s", stop, len(undecided), pairs, strings.Join(undecided, ", "))
 }
 
 // noteRedBase says so when the command failed as a whole in every base

@@ -991,3 +991,91 @@ printf '<testsuite name="s"><testcase classname="%s/t.py" name="x"/></testsuite>
 		t.Errorf("verdict %s, head-1.xml:\n%s", rep.Result.Verdict, b)
 	}
 }
+
+// TestRunTimeLimit: a suite of 10-minute base and 12-minute head runs under
+// a job limit. Five pairs take 110 minutes; a CI job with timeout-minutes:
+// 60 was cancelled in the third pair, and a required check reads a
+// cancelled job as a failure, whatever the runs showed. With a time limit
+// the driver starts no pair that would end past it, and the gate looks at
+// the pairs done. The clock is the scripts' own: each run adds its minutes
+// to a file that Options.Now reads.
+func TestRunTimeLimit(t *testing.T) {
+	clockRepo := func(t *testing.T, baseMin, headMin int) (repo, Options) {
+		tick := func(m int) string { return fmt.Sprintf(`printf '%%*s' %d '' >> "$COUNTER_DIR/clock"`, m) }
+		r := newRepo(t, "", script("base", []tcase{{"a", ""}, {"b", "[ $n -eq 1 ]"}}, tick(baseMin)),
+			script("head", []tcase{{"a", "true"}, {"b", ""}}, tick(headMin)))
+		opt := r.options(t)
+		t0 := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+		opt.Now = func() time.Time {
+			fi, err := os.Stat(filepath.Join(r.counters, "clock"))
+			if err != nil {
+				return t0
+			}
+			return t0.Add(time.Duration(fi.Size()) * time.Minute)
+		}
+		opt.K, opt.Initial = 5, 5
+		return r, opt
+	}
+
+	t.Run("stops before the pair that would end past it", func(t *testing.T) {
+		r, opt := clockRepo(t, 10, 12)
+		opt.TimeLimit = time.Hour
+		rep, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if runs, _ := r.log(t); rep.Pairs != 2 || !cmp.Equal(runs, interleaved(2)) {
+			t.Errorf("pairs %d, runs %v; want 2 pairs: a third would end at 66 of 60 minutes", rep.Pairs, runs)
+		}
+		for _, want := range []string{"the time limit (1h0m0s) leaves no room for pair 3: 44m0s gone, the longest pair took 22m0s",
+			"after 2 pairs"} {
+			if !strings.Contains(rep.Stop, want) {
+				t.Errorf("stop %q lacks %q", rep.Stop, want)
+			}
+		}
+		// The gate looked at the two pairs, before the five it waits for
+		// without a limit.
+		if len(rep.Result.Tests) == 0 || rep.Result.Verdict == "" {
+			t.Errorf("no verdict on the pairs done: %+v", rep.Result)
+		}
+		for _, tr := range rep.Result.Tests {
+			if tr.Name == "suite::a" && tr.Head.Runs != 2 {
+				t.Errorf("suite::a read in %d head runs, want 2", tr.Head.Runs)
+			}
+		}
+		r.checkClean(t, opt)
+	})
+
+	t.Run("a limit that holds every pair changes nothing", func(t *testing.T) {
+		_, opt := clockRepo(t, 10, 12)
+		opt.TimeLimit = 110 * time.Minute
+		rep, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Pairs != 5 || strings.Contains(rep.Stop, "time limit") {
+			t.Errorf("pairs %d, stop %q; want the 5 pairs, not stopped by the limit", rep.Pairs, rep.Stop)
+		}
+	})
+
+	t.Run("one pair does not fit", func(t *testing.T) {
+		r, opt := clockRepo(t, 35, 35)
+		opt.TimeLimit = time.Hour
+		rep, err := Run(context.Background(), opt)
+		want := "the time limit (1h0m0s) cannot hold one pair: base run 1 took 35m0s and 35m0s of the limit is gone"
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("err %v; want %q", err, want)
+		}
+		if runs, _ := r.log(t); !cmp.Equal(runs, []string{"base 1"}) || len(rep.Runs) != 1 {
+			t.Errorf("runs %v (report %d); want base run 1 only", runs, len(rep.Runs))
+		}
+	})
+
+	t.Run("negative", func(t *testing.T) {
+		_, opt := clockRepo(t, 1, 1)
+		opt.TimeLimit = -time.Minute
+		if _, err := Run(context.Background(), opt); err == nil || !strings.Contains(err.Error(), "time limit = -1m0s: must not be negative") {
+			t.Errorf("err %v", err)
+		}
+	})
+}
