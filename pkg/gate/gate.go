@@ -274,6 +274,10 @@ type TestInput struct {
 	// its head failures had before (its legs on head, "c::n
 	// [junit-windows]"); empty when head did not tell its legs apart.
 	HeadFailedAs []string
+	// VaryingNames counts the names compared as this one test: names that
+	// change from run to run (a seed, a hash code, a UUID), whose varying
+	// part Name writes "…" (see varyingNames); 0 for a test of one name.
+	VaryingNames int
 }
 
 // leftOut counts the test's runs of one side left out as outages.
@@ -1056,6 +1060,20 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		if t.AcrossLegs {
 			acrossLegs++
 		}
+	}
+	var varying []string
+	for _, t := range in.Tests {
+		if t.VaryingNames > 0 {
+			varying = append(varying, t.Name)
+		}
+	}
+	if len(varying) > 0 {
+		more := ""
+		if len(varying) > 3 {
+			more = fmt.Sprintf(" and %d more", len(varying)-3)
+		}
+		notes = append(notes, fmt.Sprintf("%d test(s) whose names change from run to run (a seed, a hash code or an id in the name, one such name in each run) were compared as one test each, under the name with the varying part written …: %s%s",
+			len(varying), strings.Join(varying[:min(len(varying), 3)], ", "), more))
 	}
 	if n := acrossLegs; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d test(s) told apart by matrix leg on one side and not on the other were compared across their legs, a run failing when any leg failed", n))

@@ -90,12 +90,24 @@ func identities(h *history.History) map[string][]string {
 // one test each, under that identity: in each run, the attempts of every
 // leg, so the run failed when any leg failed; the signatures of all.
 func foldIdentities(h *history.History, fold map[string]bool) *history.History {
+	return foldBy(h, func(id string) (string, bool) {
+		p := plainID(id)
+		return p, fold[p]
+	})
+}
+
+// foldBy is h with the tests that to maps to another identity made one test
+// each under it, as foldIdentities does; h when to maps none.
+func foldBy(h *history.History, to func(id string) (string, bool)) *history.History {
+	if h == nil {
+		return h
+	}
 	out := *h
 	out.Tests = make([]*history.Test, 0, len(h.Tests))
 	folded := map[string]*history.Test{}
 	for _, t := range h.Tests {
-		p := plainID(t.ID)
-		if !fold[p] {
+		p, ok := to(t.ID)
+		if !ok {
 			out.Tests = append(out.Tests, t)
 			continue
 		}
@@ -106,6 +118,9 @@ func foldIdentities(h *history.History, fold map[string]bool) *history.History {
 			out.Tests = append(out.Tests, f)
 		}
 		mergeTest(f, t)
+	}
+	if len(folded) == 0 {
+		return h
 	}
 	slices.SortFunc(out.Tests, func(a, b *history.Test) int { return strings.Compare(a.ID, b.ID) })
 	return &out

@@ -72,6 +72,8 @@ func Join(base, head, hist *history.History) []TestInput {
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
 	origHead := head
 	base, head, folded := sameIdentities(base, head)
+	varying := varyingNames(base, head)
+	base, head, hist = foldVarying(base, varying), foldVarying(head, varying), foldVarying(hist, varying)
 	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	var legsFailed map[string][]string
 	if len(folded) > 0 {
@@ -180,6 +182,7 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 			continue
 		}
 		ti.AcrossLegs = folded[ti.Name]
+		ti.VaryingNames = varying[ti.Name]
 		ti.HeadFailedAs = legsFailed[ti.Name]
 		out = append(out, *ti)
 	}

@@ -1,0 +1,220 @@
+package gate
+
+import (
+	"strings"
+
+	"github.com/flakegate/flakegate/pkg/history"
+)
+
+// Some tests have a new name in every run: a property test's random seed
+// in its id (test_prop[seed=8812]), a parameterized test's display name
+// with a Java hash code (testTotal(Money)[1] Money@6ee12bac), a UUID or a
+// timestamp made at collection. Each name is then seen once: a head
+// failure of such a flaky test was a "new failing test" and blocked a clean
+// pull request, and its base runs, each under another name, were no
+// evidence of anything. The join compares such names as one test, under
+// the name with its varying part written "…" (test_prop[seed=…]), each run
+// failing when its member failed, when the names are one test's:
+//
+//   - no run of either side holds two of them (two in one run are two
+//     tests, whatever their names share), and
+//   - a side has two or more of them: the name varies between runs of one
+//     commit. A number a patch changes in a stable name (test_issue_123 →
+//     test_issue_456) is a rename, removed and new, as before.
+//
+// Base-branch history is folded the same way, where its runs hold at most
+// one of the names each.
+
+// varyingKey is id with what may vary between runs written "…", and
+// whether it holds any: a UUID, a Java identity hash code after "@"
+// ("@…"), a hexadecimal address ("0x…"), a word of eight or more
+// lower-case hexadecimal digits with a digit in it, a run of four or more
+// digits. Test names are many, so it scans by hand.
+func varyingKey(id string) (string, bool) {
+	var b []byte // nil until something varies
+	last := 0    // id[last:i] is not copied to b yet
+	put := func(i, end int, with string) int {
+		if b == nil {
+			b = make([]byte, 0, len(id))
+		}
+		b = append(append(b, id[last:i]...), with...)
+		last = end
+		return end
+	}
+	for i := 0; i < len(id); {
+		c := id[i]
+		switch {
+		case isUUID(id[i:]):
+			i = put(i, i+36, "…")
+		case c == '@':
+			n := hexRun(id[i+1:], false)
+			if end := i + 1 + n; n >= 1 && n <= 8 && !isWord(id, end) {
+				i = put(i, end, "@…")
+				continue
+			}
+			i++
+		case c == '0' && i+1 < len(id) && (id[i+1] == 'x' || id[i+1] == 'X'):
+			if n := hexRun(id[i+2:], true); n >= 4 {
+				i = put(i, i+2+n, "0x…")
+				continue
+			}
+			i++
+		case isHex(c, false) && !isWord(id, i-1):
+			n := hexRun(id[i:], false)
+			if end := i + n; n >= 8 && !isWord(id, end) && strings.ContainsAny(id[i:end], "0123456789") {
+				i = put(i, end, "…")
+				continue
+			}
+			if c >= '0' && c <= '9' {
+				if d := digitRun(id[i:]); d >= 4 {
+					i = put(i, i+d, "…")
+					continue
+				}
+			}
+			i++
+		case c >= '0' && c <= '9':
+			if d := digitRun(id[i:]); d >= 4 {
+				i = put(i, i+d, "…")
+				continue
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	if b == nil {
+		return id, false
+	}
+	return string(append(b, id[last:]...)), true
+}
+
+// isHex says whether c is a hexadecimal digit, lower case only unless upper.
+func isHex(c byte, upper bool) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || upper && c >= 'A' && c <= 'F'
+}
+
+// hexRun is the length of s's leading run of hexadecimal digits.
+func hexRun(s string, upper bool) int {
+	n := 0
+	for n < len(s) && isHex(s[n], upper) {
+		n++
+	}
+	return n
+}
+
+// digitRun is the length of s's leading run of decimal digits.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// isWord says whether s[i] is a word character (a letter, a digit, "_");
+// false outside s.
+func isWord(s string, i int) bool {
+	if i < 0 || i >= len(s) {
+		return false
+	}
+	c := s[i]
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// isUUID says whether s starts with a UUID: 8-4-4-4-12 hexadecimal digits.
+func isUUID(s string) bool {
+	if len(s) < 36 {
+		return false
+	}
+	for i := range 36 {
+		switch i {
+		case 8, 13, 18, 23:
+			if s[i] != '-' {
+				return false
+			}
+		default:
+			if !isHex(s[i], true) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// varyingNames finds the names of base and head that are one test's (see
+// above): it returns each family's name, "…" in place of what varies, with
+// how many names it folds.
+func varyingNames(base, head *history.History) map[string]int {
+	type family struct {
+		ids     map[string]bool
+		perSide [2]int // the names each side holds
+		twice   bool   // a run holds two of its names
+		runs    [2]map[int32]bool
+	}
+	fams := map[string]*family{}
+	for s, h := range []*history.History{base, head} {
+		if h == nil {
+			continue
+		}
+		for _, t := range h.Tests {
+			key, ok := varyingKey(t.ID)
+			if !ok {
+				continue
+			}
+			f := fams[key]
+			if f == nil {
+				f = &family{ids: map[string]bool{}}
+				fams[key] = f
+			}
+			if f.runs[s] == nil {
+				f.runs[s] = map[int32]bool{}
+			}
+			f.ids[t.ID] = true
+			f.perSide[s]++ // h.Tests holds each name once
+			for _, c := range t.Cells {
+				f.twice = f.twice || f.runs[s][c.Run]
+				f.runs[s][c.Run] = true
+			}
+		}
+	}
+	var names map[string]int
+	for key, f := range fams {
+		if f.twice || len(f.ids) < 2 || f.perSide[0] < 2 && f.perSide[1] < 2 {
+			continue
+		}
+		if names == nil {
+			names = map[string]int{}
+		}
+		names[key] = len(f.ids)
+	}
+	return names
+}
+
+// foldVarying is h with the names of each family of names (varyingNames)
+// made one test, unless a run of h holds two of them: then they are two
+// tests there, and stay apart (base-branch history, whose runs
+// varyingNames did not see).
+func foldVarying(h *history.History, names map[string]int) *history.History {
+	if h == nil || len(names) == 0 {
+		return h
+	}
+	runs := map[string]map[int32]bool{}
+	twice := map[string]bool{}
+	for _, t := range h.Tests {
+		key, ok := varyingKey(t.ID)
+		if !ok || names[key] == 0 {
+			continue
+		}
+		if runs[key] == nil {
+			runs[key] = map[int32]bool{}
+		}
+		for _, c := range t.Cells {
+			twice[key] = twice[key] || runs[key][c.Run]
+			runs[key][c.Run] = true
+		}
+	}
+	return foldBy(h, func(id string) (string, bool) {
+		key, ok := varyingKey(id)
+		return key, ok && names[key] > 0 && !twice[key]
+	})
+}

@@ -1,0 +1,203 @@
+package gate
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
+)
+
+// TestVaryingNames: a test whose name holds something that changes from
+// run to run (a random seed, a Java hash code in a parameterized test's
+// display name, a UUID) has a new name in every run. A head failure of such
+// a flaky test was a "new failing test", a block on a clean patch (the
+// quirks audit: 3 of 3 trials of a property test failing 25% of runs with
+// its seed in its id). Names that differ only in such a part, one of them
+// in each run, and varying within a side, are compared as one test.
+func TestVaryingNames(t *testing.T) {
+	tc := func(name string, fail bool) string {
+		if fail {
+			return `<testcase classname="c" name="` + name + `"><failure message="falsified"/></testcase>`
+		}
+		return `<testcase classname="c" name="` + name + `"/>`
+	}
+	type side struct {
+		name  func(run int) string // the varying test's name in run (0-based); "" for none
+		fails func(run int) bool
+	}
+	docs := func(s side, extra func(run int) string) []string {
+		var out []string
+		for i := range 5 {
+			cases := []string{tc("a", false), tc("b", false)}
+			if n := s.name(i); n != "" {
+				cases = append(cases, tc(n, s.fails(i)))
+			}
+			if extra != nil {
+				cases = append(cases, extra(i))
+			}
+			out = append(out, suite(cases...))
+		}
+		return out
+	}
+	seed := func(from int) func(int) string {
+		return func(i int) string { return fmt.Sprintf("prop[seed=%d]", from+7919*i) }
+	}
+	hashes := []string{"6ee12bac", "1b6d3586", "4554617c", "74a14482", "1540e19d", "677327b6", "14ae5a5", "7f31245a", "568db2f2", "378bf509"}
+	hash := func(from int) func(int) string {
+		return func(i int) string { return "testTotal(Money)[1] Money@" + hashes[from+i] }
+	}
+	uuid := func(from int) func(int) string {
+		return func(i int) string {
+			return fmt.Sprintf("order %08x-1c2d-4e5f-8a9b-%012x is shipped", 0x9b3e0000+from+i, 0xabc000+from*i)
+		}
+	}
+	fixed := func(n string) func(int) string { return func(int) string { return n } }
+	at := func(runs ...int) func(int) bool {
+		return func(i int) bool {
+			for _, r := range runs {
+				if r == i+1 {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	always := func(int) bool { return true }
+	for _, c := range []struct {
+		name       string
+		base, head side
+		extra      func(run int) string // on both sides
+		want       Verdict
+		compared   string // the name the varying test is compared under, "" when not folded
+	}{
+		{"seeded flake, clean", side{seed(1000), at(2)}, side{seed(5000), at(3)}, nil, VerdictPass, "c::prop[seed=…]"},
+		{"hash code flake, clean", side{hash(0), at(4)}, side{hash(5), at(1)}, nil, VerdictPass, "c::testTotal(Money)[1] Money@…"},
+		{"uuid flake, clean", side{uuid(0), at(1)}, side{uuid(9), at(5)}, nil, VerdictPass, "c::order … is shipped"},
+		{"seeded test broken by the patch", side{seed(1000), at()}, side{seed(5000), always}, nil, VerdictBlock, "c::prop[seed=…]"},
+		{"hash code test made flaky", side{hash(0), at()}, side{hash(5), at(1, 2, 4)}, nil, VerdictBlock, "c::testTotal(Money)[1] Money@…"},
+		// A fixed seed on base, random ones on head: still one test.
+		{"seed made random, clean", side{fixed("prop[seed=1234]"), at()}, side{seed(5000), at()}, nil, VerdictPass, "c::prop[seed=…]"},
+		// A number in a stable name that a patch changes is a rename, not a
+		// varying name: removed and new, as before.
+		{"renamed", side{fixed("test_issue_12345"), at()}, side{fixed("test_issue_67890"), at()}, nil, VerdictBlock, ""},
+		// Two such names in one run are two tests: nothing is folded, so
+		// the new name's failure is a new failing test, as before.
+		{"two in a run", side{seed(1000), at()}, side{seed(5000), at(2)},
+			func(i int) string { return tc(fmt.Sprintf("prop[seed=%d]", 90000+i), false) }, VerdictBlock, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, h := load(t, "base", docs(c.base, c.extra)...), load(t, "head", docs(c.head, c.extra)...)
+			in := Input{Tests: Join(b, h, nil), Collected: CollectedCounts(b, h, model.DefaultInfra), PRBody: "", Labels: nil}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != c.want {
+				t.Errorf("verdict %s, want %s\n%s", res.Verdict, c.want, strings.Join(res.Reasons, "\n"))
+			}
+			var names []string
+			for _, tr := range res.Tests {
+				names = append(names, tr.Name)
+			}
+			folded := false
+			for _, n := range names {
+				folded = folded || n == c.compared
+			}
+			if c.compared != "" && (!folded || len(names) != 3) {
+				t.Errorf("tests %q: want c::a, c::b and %q", names, c.compared)
+			}
+			if c.compared == "" && strings.Contains(strings.Join(names, " "), "…") {
+				t.Errorf("tests %q: nothing should be folded", names)
+			}
+		})
+	}
+}
+
+// TestVaryingNamesHistory: base-branch history under names that vary is
+// the folded test's history too, so a seeded flake that fails a quarter of
+// its runs there is known as one when head fails it twice in five; a
+// history whose runs hold two of the names keeps them apart.
+func TestVaryingNamesHistory(t *testing.T) {
+	tc := func(name string, fail bool) string {
+		if fail {
+			return `<testcase classname="c" name="` + name + `"><failure message="falsified"/></testcase>`
+		}
+		return `<testcase classname="c" name="` + name + `"/>`
+	}
+	var base, head, hist, histTwice []string
+	for i := range 5 {
+		base = append(base, suite(tc("a", false), tc(fmt.Sprintf("prop[seed=%d]", 1000+i), false)))
+		head = append(head, suite(tc("a", false), tc(fmt.Sprintf("prop[seed=%d]", 2000+i), i == 1 || i == 3)))
+	}
+	for i := range 40 {
+		hist = append(hist, suite(tc("a", false), tc(fmt.Sprintf("prop[seed=%d]", 3000+i), i%4 == 0)))
+		histTwice = append(histTwice, suite(tc("a", false), tc(fmt.Sprintf("prop[seed=%d]", 3000+i), i%4 == 0), tc(fmt.Sprintf("prop[seed=%d]", 5000+i), false)))
+	}
+	b, h := load(t, "base", base...), load(t, "head", head...)
+	for _, c := range []struct {
+		name    string
+		hist    []string
+		runs    int
+		verdict Verdict
+	}{
+		{"history under varying names", hist, 40, VerdictPass},
+		// Without the history, 2 of 5 head runs against 0 of 5 base runs
+		// block: the history is what tells the flake.
+		{"two names in each history run", histTwice, 0, VerdictBlock},
+		{"no history", nil, 0, VerdictBlock},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var hh *history.History
+			if c.hist != nil {
+				hh = load(t, "hist", c.hist...)
+			}
+			tests := Join(b, h, hh)
+			var prop TestInput
+			for _, ti := range tests {
+				if ti.Name == "c::prop[seed=…]" {
+					prop = ti
+				}
+			}
+			if prop.History.Runs != c.runs || prop.VaryingNames != 10 {
+				t.Fatalf("c::prop[seed=…]: %+v; want %d history runs, 10 names", prop, c.runs)
+			}
+			res, err := Evaluate(Input{Tests: tests}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != c.verdict {
+				t.Errorf("verdict %s, want %s\n%s", res.Verdict, c.verdict, strings.Join(res.Reasons, "\n"))
+			}
+		})
+	}
+}
+
+func TestVaryingKey(t *testing.T) {
+	for _, c := range []struct{ id, key string }{
+		{"c::prop[seed=8812]", "c::prop[seed=…]"},
+		{"c::prop[seed=42]", ""},
+		{"c::testTotal(Money)[1] Money@6ee12bac", "c::testTotal(Money)[1] Money@…"},
+		{"c::t[Money@14ae5a5]", "c::t[Money@…]"},
+		{"c::mail to user@example.com", ""},
+		{"c::order 9b3e0000-1c2d-4e5f-8a9b-000000abc000 is shipped", "c::order … is shipped"},
+		{"c::obj at 0x7f3a2c1b9e40", "c::obj at 0x…"},
+		{"c::blob 3fa9c2d1e0b7 read", "c::blob … read"},
+		{"c::deadbeefcafe", ""},             // letters only: a word
+		{"c::abz12345", "c::abz…"},          // digits inside a word
+		{"c::x_2026_12_03", "c::x_…_12_03"}, // a date: only the year is four digits
+		{"tests.test_module_0042::test_case_0017[p-3]", "tests.test_module_…::test_case_…[p-3]"},
+		{"c::value 0.7281934", "c::value 0.…"},
+		{"c::plain", ""},
+	} {
+		key, ok := varyingKey(c.id)
+		want := c.key
+		if want == "" {
+			want = c.id
+		}
+		if key != want || ok != (c.key != "") {
+			t.Errorf("varyingKey(%q) = %q, %v; want %q, %v", c.id, key, ok, want, c.key != "")
+		}
+	}
+}
