@@ -335,6 +335,12 @@ var prCases = []prCase{
 	{popA, prInducedFlake, 150, true, 0, 0, 60, 300},
 	{popA, prInducedFlake, 0, false, 0, 0, 100, 500},
 	{popA, prRegression, 0, false, 0, 0, 100, 500},
+	// The first weeks of the required-check quickstart: as many history
+	// runs as pushes to the base branch so far.
+	{popA, prClean, 10, false, 0.05, 0.05, 100, 500},
+	{popA, prClean, 30, false, 0.05, 0.05, 100, 500},
+	{popA, prInducedFlake, 10, false, 0, 0, 100, 500},
+	{popA, prInducedFlake, 30, false, 0, 0, 100, 500},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500},
 	{popB, prRedBase, 0, false, 1, 1, 100, 500},
 }
