@@ -341,6 +341,7 @@ var prCases = []prCase{
 	{popA, prClean, 30, false, 0.05, 0.05, 100, 500},
 	{popA, prInducedFlake, 10, false, 0, 0, 100, 500},
 	{popA, prInducedFlake, 30, false, 0, 0, 100, 500},
+	{popA, prInducedFlake, 10, true, 0, 0, 40, 200},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500},
 	{popB, prRedBase, 0, false, 1, 1, 100, 500},
 }
