@@ -265,7 +265,7 @@ func leftBaseBranch(tests []TestInput, base *history.History, out map[int32]int,
 		if len(after) == 0 {
 			continue
 		}
-		withClass, withTest := classRuns(hist, class, bareID(ti.Name), after)
+		withClass, withTest := classRuns(hist, class, bareID(ti.Name), ti.VaryingNames > 0, after)
 		if len(withTest) > 0 {
 			continue
 		}
@@ -293,8 +293,11 @@ func bareID(id string) string {
 
 // classRuns lists, among runs, those that collected (passed, failed or
 // skipped) some test of class other than the test plain, and those that
-// collected plain itself, legs aside.
-func classRuns(h *history.History, class, plain string, runs map[int32]bool) (withClass, withTest map[int32]bool) {
+// collected plain itself, legs aside. When varying, plain is a name
+// whose varying part is written "…" (varyingNames), and a history that
+// was not folded (a run of it holds two of the names) holds it under its
+// names: each is plain.
+func classRuns(h *history.History, class, plain string, varying bool, runs map[int32]bool) (withClass, withTest map[int32]bool) {
 	withClass, withTest = map[int32]bool{}, map[int32]bool{}
 	prefix := class + "::"
 	byID := func(t *history.Test, id string) int { return strings.Compare(t.ID, id) } // History.Tests is sorted by ID
@@ -302,8 +305,12 @@ func classRuns(h *history.History, class, plain string, runs map[int32]bool) (wi
 	for ; k < len(h.Tests) && strings.HasPrefix(h.Tests[k].ID, prefix); k++ {
 		t := h.Tests[k]
 		dst := withClass
-		if bareID(t.ID) == plain {
+		if b := bareID(t.ID); b == plain {
 			dst = withTest
+		} else if varying {
+			if k, ok := varyingKey(b); ok && k == plain {
+				dst = withTest
+			}
 		}
 		for _, c := range t.Cells {
 			if runs[c.Run] && c.Pass+c.Fail+c.Skip > 0 {

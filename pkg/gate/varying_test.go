@@ -2,8 +2,10 @@ package gate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -199,5 +201,59 @@ func TestVaryingKey(t *testing.T) {
 		if key != want || ok != (c.key != "") {
 			t.Errorf("varyingKey(%q) = %q, %v; want %q, %v", c.id, key, ok, want, c.key != "")
 		}
+	}
+}
+
+// TestVaryingNameDeletedNotGoneFromBase: the patch deletes a property test
+// whose seed is in its id. Its base runs (CI runs of the base commit) fold
+// into one test, in every base run and in no head run: removed. The
+// base-branch history since the base commit still runs it, under seeds of
+// its own; but one history run (a nightly that runs it with two seeds)
+// holds two of its names, so the history is not folded, and its names are
+// not the folded name: leftBaseBranch read the test as dropped by the
+// base branch (GoneFromBase) and the deletion passed.
+func TestVaryingNameDeletedNotGoneFromBase(t *testing.T) {
+	t0 := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	doc := func(seeds ...int) string {
+		cases := []string{`<testcase classname="c" name="a"/>`, `<testcase classname="c" name="b"/>`}
+		for _, s := range seeds {
+			cases = append(cases, fmt.Sprintf(`<testcase classname="c" name="prop[seed=%d]"/>`, s))
+		}
+		return suite(cases...)
+	}
+	run := func(sha string, id int, at time.Time, workflow, event string) model.Run {
+		return model.Run{CommitSHA: sha, RunID: strconv.Itoa(id), Time: at, Workflow: workflow, Event: event, Branch: "main"}
+	}
+	var br, hr, mr []model.Run
+	var bd, hd, md []string
+	for i := range 3 {
+		br, bd = append(br, run("base", 1+i, t0.Add(time.Duration(i)*time.Minute), "ci.yml", "push")), append(bd, doc(1000+7919*i))
+		hr, hd = append(hr, run("head", 100+i, t0.Add(time.Duration(48+i)*time.Hour), "ci.yml", "pull_request")), append(hd, doc())
+		mr, md = append(mr, run(fmt.Sprintf("main%d", i), 10+i, t0.Add(time.Duration(1+i)*time.Hour), "ci.yml", "push")), append(md, doc(3000+7919*i))
+	}
+	for _, tc := range []struct {
+		name string
+		hist *history.History
+	}{
+		{"history folded", loadRuns(t, mr, md)},
+		{"a history run holds two of the names", loadRuns(t, append(mr, run("main-nightly", 50, t0.Add(-time.Hour), "nightly.yml", "schedule")),
+			append(md, doc(9001, 9002)))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, h := loadRuns(t, br, bd), loadRuns(t, hr, hd)
+			res, err := Evaluate(Input{Tests: Join(b, h, tc.hist), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got TestResult
+			for _, tr := range res.Tests {
+				if tr.Name == "c::prop[seed=…]" {
+					got = tr
+				}
+			}
+			if res.Verdict != VerdictBlock || got.Bucket != Removed {
+				t.Errorf("verdict %s, c::prop[seed=…] %q; want block, %q: the base branch still runs it\n%s", res.Verdict, got.Bucket, Removed, strings.Join(res.Reasons, "\n"))
+			}
+		})
 	}
 }
