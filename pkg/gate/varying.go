@@ -26,7 +26,9 @@ import (
 // one of the names each.
 
 // varyingKey is id with what may vary between runs written "…", and
-// whether it holds any: a UUID, a Java identity hash code after "@"
+// whether it holds any: a UUID, a date and time (2026-12-03T09:15:42Z,
+// 2026-12-03 09:15:42.123, 2026-12-03) or a time of day (09:15:42) as
+// one, a Java identity hash code after "@"
 // ("@…"), a hexadecimal address ("0x…"), a word of eight or more
 // lower-case hexadecimal digits with a digit in it, a run of four or more
 // digits. Test names are many, so it scans by hand.
@@ -46,6 +48,8 @@ func varyingKey(id string) (string, bool) {
 		switch {
 		case isUUID(id[i:]):
 			i = put(i, i+36, "…")
+		case c >= '0' && c <= '9' && (i == 0 || id[i-1] < '0' || id[i-1] > '9') && timeAt(id[i:]) > 0:
+			i = put(i, i+timeAt(id[i:]), "…")
 		case c == '@':
 			n := hexRun(id[i+1:], false)
 			if end := i + 1 + n; n >= 1 && n <= 8 && !isWord(id, end) {
@@ -98,6 +102,59 @@ func hexRun(s string, upper bool) int {
 	n := 0
 	for n < len(s) && isHex(s[n], upper) {
 		n++
+	}
+	return n
+}
+
+// timeAt is the length of the date, with its time and zone if any, or
+// the time of day with seconds, that s starts with, or 0: yyyy-mm-dd, then
+// [T or space]hh:mm[:ss[.fraction]] and Z, ±hh:mm or ±hhmm; or
+// hh:mm:ss[.fraction]. One followed by a digit is none.
+func timeAt(s string) int {
+	digits := func(at, n int) bool {
+		return at+n <= len(s) && digitRun(s[at:at+n]) == n
+	}
+	// clock is the length of the time of day at s[at:], 0 when none;
+	// seconds says it needs them.
+	clock := func(at int, seconds bool) int {
+		if !digits(at, 2) || at+2 >= len(s) || s[at+2] != ':' || !digits(at+3, 2) {
+			return 0
+		}
+		n := at + 5
+		if n+2 < len(s) && s[n] == ':' && digits(n+1, 2) {
+			n += 3
+			if n+1 < len(s) && (s[n] == '.' || s[n] == ',') && digits(n+1, 1) {
+				n += 1 + digitRun(s[n+1:])
+			}
+		} else if seconds {
+			return 0
+		}
+		return n - at
+	}
+	n := 0
+	switch {
+	case digits(0, 4) && len(s) > 4 && s[4] == '-' && digits(5, 2) && len(s) > 7 && s[7] == '-' && digits(8, 2):
+		n = 10
+		if n < len(s) && (s[n] == 'T' || s[n] == ' ') {
+			if c := clock(n+1, false); c > 0 {
+				n += 1 + c
+				switch {
+				case n < len(s) && s[n] == 'Z':
+					n++
+				case n < len(s) && (s[n] == '+' || s[n] == '-') && digits(n+1, 2):
+					if n+3 < len(s) && s[n+3] == ':' && digits(n+4, 2) {
+						n += 6
+					} else if digits(n+3, 2) {
+						n += 5
+					}
+				}
+			}
+		}
+	default:
+		n = clock(0, true)
+	}
+	if n == 0 || n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		return 0
 	}
 	return n
 }

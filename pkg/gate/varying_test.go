@@ -257,3 +257,58 @@ func TestVaryingNameDeletedNotGoneFromBase(t *testing.T) {
 		})
 	}
 }
+
+// TestVaryingTimestamp: a name holding a timestamp made at collection
+// (pytest's id of str(datetime.now()), JUnit 5's display name of a
+// LocalDateTime.now()), which the fold's comment names among the names
+// that vary, had only its year folded: "…-12-03 09:15:42.…" differs in
+// every run, nothing was folded, and a head failure of such a flaky test
+// was a new failing test, blocking a clean pull request.
+func TestVaryingTimestamp(t *testing.T) {
+	for _, c := range []struct{ id, key string }{
+		{"c::report[2026-12-03 09:15:42.123456]", "c::report[…]"},
+		{"c::report(LocalDateTime)[1] 2026-12-03T09:15:42.123456789", "c::report(LocalDateTime)[1] …"},
+		{"c::at 2026-12-03T09:15:42Z done", "c::at … done"},
+		{"c::at 2026-12-03T09:15:42+01:00", "c::at …"},
+		{"c::on 2026-12-03", "c::on …"},
+		{"c::at 09:15:42", "c::at …"},
+		{"c::x_2026_12_03", "c::x_…_12_03"},
+		{"c::ratio 123:45:67", "c::ratio 123:45:67"}, // not a time of day
+		{"c::v 1:2:3", "c::v 1:2:3"},
+	} {
+		if key, _ := varyingKey(c.id); key != c.key {
+			t.Errorf("varyingKey(%q) = %q, want %q", c.id, key, c.key)
+		}
+	}
+	tc := func(name string, fail bool) string {
+		if fail {
+			return `<testcase classname="c" name="` + name + `"><failure message="late"/></testcase>`
+		}
+		return `<testcase classname="c" name="` + name + `"/>`
+	}
+	t0 := time.Date(2026, 12, 3, 9, 15, 42, 0, time.UTC)
+	var base, head, hist []string
+	for i := range 5 {
+		at := func(side int) string {
+			return t0.Add(time.Duration(side*600+i*97) * time.Second).Format("2006-01-02 15:04:05.000000")
+		}
+		base = append(base, suite(tc("a", false), tc("report["+at(0)+"]", i == 2)))
+		head = append(head, suite(tc("a", false), tc("report["+at(1)+"]", i == 4)))
+	}
+	for i := range 40 {
+		at := t0.Add(-time.Duration(i+1) * time.Hour).Format("2006-01-02 15:04:05.000000")
+		hist = append(hist, suite(tc("a", false), tc("report["+at+"]", i%5 == 0)))
+	}
+	b, h, hh := load(t, "base", base...), load(t, "head", head...), load(t, "hist", hist...)
+	res, err := Evaluate(Input{Tests: Join(b, h, hh), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictPass || len(res.Tests) != 2 {
+		var names []string
+		for _, tr := range res.Tests {
+			names = append(names, tr.Name)
+		}
+		t.Errorf("verdict %s, tests %q; want pass, c::a and c::report[…]\n%s", res.Verdict, names, strings.Join(res.Reasons, "\n"))
+	}
+}
