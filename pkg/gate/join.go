@@ -72,7 +72,7 @@ func Join(base, head, hist *history.History) []TestInput {
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
 	origHead := head
 	base, head, folded := sameIdentities(base, head)
-	varying := varyingNames(base, head)
+	varying := varyingNames(base, head, hist)
 	base, head, hist = foldVarying(base, varying), foldVarying(head, varying), foldVarying(hist, varying)
 	baseOut, headOut := outages("base", base, infra), outages("head", head, infra)
 	var legsFailed map[string][]string

@@ -19,8 +19,11 @@ import (
 //   - no run of either side holds two of them (two in one run are two
 //     tests, whatever their names share), and
 //   - a side has two or more of them: the name varies between runs of one
-//     commit. A number a patch changes in a stable name (test_issue_123 →
-//     test_issue_456) is a rename, removed and new, as before.
+//     commit; or base-branch history holds two or more, none of its runs
+//     two (with one run a side, the CI runs of the base and head commits,
+//     each side holds one). A number a patch changes in a stable name
+//     (test_issue_123 → test_issue_456) is a rename, removed and new, as
+//     before, unless the branch's history shows that name varying.
 //
 // Base-branch history is folded the same way, where its runs hold at most
 // one of the names each.
@@ -200,16 +203,19 @@ func isUUID(s string) bool {
 
 // varyingNames finds the names of base and head that are one test's (see
 // above): it returns each family's name, "…" in place of what varies, with
-// how many names it folds.
-func varyingNames(base, head *history.History) map[string]int {
+// how many names of base and head it folds. The base-branch history hist
+// (nil for none) tells that a name varies too, when it holds two or more
+// of the family's names and none of its runs holds two: with one run a
+// side (the CI runs of the base and head commits), each side holds one.
+func varyingNames(base, head, hist *history.History) map[string]int {
 	type family struct {
 		ids     map[string]bool
-		perSide [2]int // the names each side holds
-		twice   bool   // a run holds two of its names
-		runs    [2]map[int32]bool
+		perSide [3]int  // the names each side holds, and the history
+		twice   [3]bool // a run of the side holds two of its names
+		runs    [3]map[int32]bool
 	}
 	fams := map[string]*family{}
-	for s, h := range []*history.History{base, head} {
+	for s, h := range []*history.History{base, head, hist} {
 		if h == nil {
 			continue
 		}
@@ -220,23 +226,29 @@ func varyingNames(base, head *history.History) map[string]int {
 			}
 			f := fams[key]
 			if f == nil {
+				if s == 2 {
+					continue // in the history only
+				}
 				f = &family{ids: map[string]bool{}}
 				fams[key] = f
 			}
 			if f.runs[s] == nil {
 				f.runs[s] = map[int32]bool{}
 			}
-			f.ids[t.ID] = true
+			if s < 2 {
+				f.ids[t.ID] = true
+			}
 			f.perSide[s]++ // h.Tests holds each name once
 			for _, c := range t.Cells {
-				f.twice = f.twice || f.runs[s][c.Run]
+				f.twice[s] = f.twice[s] || f.runs[s][c.Run]
 				f.runs[s][c.Run] = true
 			}
 		}
 	}
 	var names map[string]int
 	for key, f := range fams {
-		if f.twice || len(f.ids) < 2 || f.perSide[0] < 2 && f.perSide[1] < 2 {
+		varies := f.perSide[0] >= 2 || f.perSide[1] >= 2 || f.perSide[2] >= 2 && !f.twice[2]
+		if f.twice[0] || f.twice[1] || len(f.ids) < 2 || !varies {
 			continue
 		}
 		if names == nil {

@@ -312,3 +312,47 @@ func TestVaryingTimestamp(t *testing.T) {
 		t.Errorf("verdict %s, tests %q; want pass, c::a and c::report[…]\n%s", res.Verdict, names, strings.Join(res.Reasons, "\n"))
 	}
 }
+
+// TestVaryingNamesOneRunASide: with one run a side (the CI runs of the
+// base and head commits), each side holds one name of a seeded test, and
+// the seeded test was "removed" and new: a block on a clean pull request.
+// The base-branch history, whose runs hold one of its names each, shows
+// the name varies. A history that holds one name only, or two in a run,
+// shows nothing: the rename blocks as before.
+func TestVaryingNamesOneRunASide(t *testing.T) {
+	tc := func(name string) string { return `<testcase classname="c" name="` + name + `"/>` }
+	hist := func(perRun int) *history.History {
+		var docs []string
+		for i := range 20 {
+			cases := []string{tc("a")}
+			for k := range perRun {
+				cases = append(cases, tc(fmt.Sprintf("prop[seed=%d]", 3000+100*i+k)))
+			}
+			docs = append(docs, suite(cases...))
+		}
+		return load(t, "hist", docs...)
+	}
+	fixed := load(t, "hist", suite(tc("a"), tc("prop[seed=1234]")), suite(tc("a"), tc("prop[seed=1234]")))
+	for _, c := range []struct {
+		name string
+		hist *history.History
+		want Verdict
+	}{
+		{"history of varying names", hist(1), VerdictPass},
+		{"no history", nil, VerdictBlock},
+		{"history of the base name only", fixed, VerdictBlock},
+		{"history runs hold two", hist(2), VerdictBlock},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := load(t, "base", suite(tc("a"), tc("prop[seed=1234]")))
+			h := load(t, "head", suite(tc("a"), tc("prop[seed=5678]")))
+			res, err := Evaluate(Input{Tests: Join(b, h, c.hist), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != c.want {
+				t.Errorf("verdict %s, want %s\n%s", res.Verdict, c.want, strings.Join(res.Reasons, "\n"))
+			}
+		})
+	}
+}
