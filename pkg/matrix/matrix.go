@@ -465,6 +465,9 @@ func (d *driver) run(ctx context.Context) error {
 				}
 			}
 			d.stop(pair-1, timeStop(d.rep.Result, pair-1, stop))
+			// In the verdict's reasons too, so that the JSON report and the
+			// printed verdict say that it rests on fewer pairs than K.
+			d.rep.Result.Reasons = append(d.rep.Result.Reasons, fmt.Sprintf("flakegate matrix stopped after %d of at most %d pairs: %s", pair-1, opt.K, stop))
 			return nil
 		}
 		for _, side := range []Side{Base, Head} {

@@ -1033,6 +1033,9 @@ func TestRunTimeLimit(t *testing.T) {
 				t.Errorf("stop %q lacks %q", rep.Stop, want)
 			}
 		}
+		if r := strings.Join(rep.Result.Reasons, "\n"); !strings.Contains(r, "flakegate matrix stopped after 2 of at most 5 pairs: the time limit (1h0m0s)") {
+			t.Errorf("reasons %q do not say the verdict rests on 2 of 5 pairs", r)
+		}
 		// The gate looked at the two pairs, before the five it waits for
 		// without a limit.
 		if len(rep.Result.Tests) == 0 || rep.Result.Verdict == "" {
