@@ -308,7 +308,7 @@ func classRuns(h *history.History, class, plain string, varying bool, runs map[i
 		if b := bareID(t.ID); b == plain {
 			dst = withTest
 		} else if varying {
-			if k, ok := varyingKey(b); ok && k == plain {
+			if k, ok := history.VaryingKey(b); ok && k == plain {
 				dst = withTest
 			}
 		}

@@ -58,6 +58,7 @@ type htmlPage struct {
 	NoCommitText, InfraThreshold string
 	Unflagged                    string // tests with flaky evidence on too few commits
 	Repeated                     string // runs in which most tests ran more than once
+	Varying                      string // tests whose names vary from run to run
 	LegBounds                    string // where the legs of a matrix were not told apart
 	SkippedText, InfraText       string
 	Rows                         []htmlRow
@@ -214,6 +215,7 @@ func htmlData(r *score.Report) *htmlPage {
 		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
 		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
 		Repeated:       repeatedText(r),
+		Varying:        varyingText(r),
 		LegBounds:      LegBoundsNote(r),
 		InfraThreshold: threshold,
 		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),

@@ -345,6 +345,9 @@ func mdWarnings(r *score.Report) string {
 	if s := repeatedText(r); s != "" {
 		items = append(items, s)
 	}
+	if s := varyingText(r); s != "" {
+		items = append(items, EscapeMarkdown(s))
+	}
 	if s := LegBoundsNote(r); s != "" {
 		items = append(items, s)
 	}

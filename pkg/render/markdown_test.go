@@ -509,3 +509,28 @@ func TestNotResultsAreNoWarning(t *testing.T) {
 		t.Errorf("the truncated file was not warned of:\n%s", out)
 	}
 }
+
+// TestVaryingNamesNote: the report says which tests were scored under a
+// name with its varying part written "…", in every format, escaped: a
+// test's name is the test author's text.
+func TestVaryingNamesNote(t *testing.T) {
+	r := &score.Report{Tests: []score.Test{}, VaryingNames: []score.VaryingName{{Test: "c::t[seed=…] <b>@team</b>", Names: 13}}}
+	var md, txt, html bytes.Buffer
+	if err := Markdown(&md, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "text": txt.String(), "html": html.String()} {
+		if !strings.Contains(out, "1 test has a name that changes from run to run") || !strings.Contains(out, "(13 names)") {
+			t.Errorf("%s: no note of the varying names:\n%s", name, out)
+		}
+		if name != "text" && strings.Contains(out, "<b>@team") {
+			t.Errorf("%s: the name is not escaped:\n%s", name, out)
+		}
+	}
+}

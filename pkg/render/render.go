@@ -308,6 +308,23 @@ func repeatedText(r *score.Report) string {
 		group(r.RepeatedRuns), plural(r.Runs, "run", "runs"))
 }
 
+// varyingText says which tests were scored under a name whose varying
+// part is written "…" (score.Report.VaryingNames), or "".
+func varyingText(r *score.Report) string {
+	if len(r.VaryingNames) == 0 {
+		return ""
+	}
+	var names []string
+	for _, v := range r.VaryingNames[:min(len(r.VaryingNames), 3)] {
+		names = append(names, fmt.Sprintf("%s (%d names)", v.Test, v.Names))
+	}
+	if n := len(r.VaryingNames) - len(names); n > 0 {
+		names = append(names, fmt.Sprintf("%d more", n))
+	}
+	return fmt.Sprintf("%s a name that changes from run to run (a seed, a hash code, an id or a timestamp in it), one such name in each run, and %s scored as one test each, under the name with the varying part written …: %s.",
+		plural(len(r.VaryingNames), "test has", "tests have"), map[bool]string{true: "is", false: "are"}[len(r.VaryingNames) == 1], strings.Join(names, ", "))
+}
+
 // LegBoundsNote says where a bound kept the legs of a matrix (artifacts
 // and their directories) from being told apart, and what that does to the
 // tests they hold, or "" when nothing was bounded: nothing was left out,

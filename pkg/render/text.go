@@ -76,6 +76,9 @@ func Text(w io.Writer, r *score.Report) error {
 	if s := repeatedText(r); s != "" {
 		fmt.Fprintf(&b, "note: %s\n", s)
 	}
+	if s := varyingText(r); s != "" {
+		fmt.Fprintf(&b, "note: %s\n", plain(s))
+	}
 	if s := LegBoundsNote(r); s != "" {
 		fmt.Fprintf(&b, "warning: %s\n", s)
 	}

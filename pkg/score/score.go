@@ -16,6 +16,7 @@ import (
 	"errors"
 	"math"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -248,6 +249,17 @@ type Report struct {
 	// (history.LegBounds).
 	FoldedLegRuns    int  `json:"folded_leg_runs,omitempty"`
 	LegSearchStopped bool `json:"leg_search_stopped,omitempty"`
+	// VaryingNames are the tests whose names vary from run to run (a seed,
+	// a hash code, a UUID or a timestamp in the name), each scored as one
+	// test under its name with the varying part written "…"
+	// (history.FoldVarying), with how many names it had; absent when none.
+	VaryingNames []VaryingName `json:"varying_names,omitempty"`
+}
+
+// VaryingName is one test of Report.VaryingNames.
+type VaryingName struct {
+	Test  string `json:"test"`
+	Names int    `json:"names"`
 }
 
 // Unflagged returns the tests not flagged for want of commits, in rank
@@ -284,6 +296,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	h, varying := history.FoldVarying(h)
 	rep := &Report{
 		GeneratedAt: o.Now.UTC(), Source: o.Source, Threshold: o.Threshold, MinCommits: o.MinCommits,
 		ResultsParsed: h.Totals.Testcases, Totals: h.Totals, SkippedFiles: h.Skipped, Runs: len(h.Runs),
@@ -293,6 +306,10 @@ func Score(h *history.History, o Options) (*Report, error) {
 	if rep.SkippedFiles == nil {
 		rep.SkippedFiles = []model.SkippedSource{}
 	}
+	for name, n := range varying {
+		rep.VaryingNames = append(rep.VaryingNames, VaryingName{Test: name, Names: n})
+	}
+	slices.SortFunc(rep.VaryingNames, func(a, b VaryingName) int { return strings.Compare(a.Test, b.Test) })
 
 	// Runs: infrastructure exclusion and the commit axis. Runs are in
 	// time order, so commits are in order of their first run.

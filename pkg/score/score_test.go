@@ -414,3 +414,34 @@ func TestSeedFieldPins(t *testing.T) {
 		t.Error("flagged below the threshold")
 	}
 }
+
+// TestVaryingNamesScored: the seed example with the seed in the test's
+// name, a new one every run. Each name was seen once, so the flaky test
+// was never scored as one: 13 tests of one result each, none flaky. Its
+// names, one in each run, are one test under "c::t[seed=…]": 0.3, flagged,
+// and the report names the fold. A stable name beside it stays its own.
+func TestVaryingNamesScored(t *testing.T) {
+	var docs []string
+	run := 0
+	for c := 0; c < 10; c++ {
+		sha := fmt.Sprintf("c%02d", c)
+		run++
+		docs = append(docs, doc(sha, run, map[string][]string{fmt.Sprintf("t[seed=%d]", 1000+run*37): {"P"}, "stable_2026": {"P"}}))
+		if c < 3 {
+			run++
+			docs = append(docs, doc(sha, run, map[string][]string{fmt.Sprintf("t[seed=%d]", 1000+run*37): {"F"}, "stable_2026": {"P"}}))
+		}
+	}
+	rep, err := Score(load(t, docs), Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := find(t, rep, "c::t[seed=…]")
+	if got.Score != 0.3 || got.Commits != 10 || got.FlakyCommits != 3 || !got.IsFlaky {
+		t.Errorf("got score %v commits %d flaky %d is_flaky %v", got.Score, got.Commits, got.FlakyCommits, got.IsFlaky)
+	}
+	find(t, rep, "c::stable_2026")
+	if diff := cmp.Diff([]VaryingName{{Test: "c::t[seed=…]", Names: 13}}, rep.VaryingNames); diff != "" || rep.TestsAnalyzed != 2 || rep.FlakyCount != 1 {
+		t.Errorf("tests %d, flaky %d; varying names (-want +got):\n%s", rep.TestsAnalyzed, rep.FlakyCount, diff)
+	}
+}
