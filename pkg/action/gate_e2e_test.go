@@ -12,6 +12,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 )
 
@@ -464,5 +465,66 @@ func TestGateMergeGroup(t *testing.T) {
 	}
 	if !branches["release"] || branches["main"] {
 		t.Errorf("runs listed on branches %v; want the queue's base, release, only", branches)
+	}
+}
+
+// TestGateNamesTheCommitsRun: with flakegate matrix's results, the base
+// side ran at the merge base of head and its base branch, which is not the
+// event's base.sha when the branch moved on before the pull request was
+// opened; the comment named base.sha, a commit no run was of. matrix's
+// manifest beside the files names the commits run: the comment links
+// them, and the notes say where they differ from the event's. A manifest
+// that does not hold commit SHAs is not used, and the log says so.
+func TestGateNamesTheCommitsRun(t *testing.T) {
+	mergeBase := ghfake.SHA("merge-base")
+	for _, tc := range []struct {
+		name, manifest, wantBase, wantLog string
+	}{
+		{"manifest", `{"base":{"rev":"origin/main","sha":"` + mergeBase + `","tip":"` + baseSHA + `"},"head":{"rev":"` + headSHA + `","sha":"` + headSHA + `"}}`,
+			mergeBase, ""},
+		{"bad manifest", `{"base":{"rev":"origin/main","sha":"[evil](https://x)"},"head":{"rev":"h","sha":"` + headSHA + `"}}`,
+			baseSHA, "flakegate-matrix.json not used: base.sha"},
+		// The revision's name is the untrusted side's text: the comment
+		// escapes it, and a long one gives way to the commit.
+		{"long revision", `{"base":{"rev":"` + strings.Repeat("@everyone ", 20) + `","sha":"` + mergeBase + `"},"head":{"rev":"h","sha":"` + headSHA + `"}}`,
+			mergeBase, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "")
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+				map[string]string{"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "upload-artifact": "false"})
+			dir := filepath.Join(r.env["GITHUB_WORKSPACE"], "results")
+			writeSide(t, dir, "base", "", 5, nil)
+			writeSide(t, dir, "head", "", 5, map[string]int{"test_login": 3})
+			if err := os.WriteFile(filepath.Join(dir, "flakegate-matrix.json"), []byte(tc.manifest), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code := r.run(); code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
+			}
+			body := repo.Comments(42)[0].Body
+			want := "against base [`" + tc.wantBase[:7] + "`](https://github.com/acme/shop/commit/" + tc.wantBase + ")"
+			if !strings.Contains(body, want) {
+				t.Errorf("comment lacks %q:\n%s", want, body)
+			}
+			note := "the base runs are of " + model.ShortSHA(mergeBase) + ", where head left origin/main (their merge base; origin/main was at " + model.ShortSHA(baseSHA) + "), not of the event's base commit " + model.ShortSHA(baseSHA)
+			if tc.name == "long revision" {
+				note = "the base runs are of " + model.ShortSHA(mergeBase) + ", as given to flakegate matrix (" + model.ShortSHA(mergeBase) + ")"
+			}
+			if strings.Contains(body, "@everyone") {
+				t.Errorf("the comment mentions @everyone:\n%s", body)
+			}
+			if got := strings.Contains(r.summary(), note); got != (tc.wantBase == mergeBase) {
+				t.Errorf("summary has the note %q: %v, want %v\n%s", note, got, tc.wantBase == mergeBase, r.summary())
+			}
+			if tc.wantLog != "" && !strings.Contains(r.stdout.String(), tc.wantLog) {
+				t.Errorf("log lacks %q:\n%s", tc.wantLog, r.stdout.String())
+			}
+			if strings.Contains(body, "evil") {
+				t.Errorf("the manifest's text reached the comment:\n%s", body)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,8 +247,8 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 		t.Errorf("the log does not report head run 4's signal:\n%s", m.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(results, "*"))
-	if len(files) != 10 {
-		t.Errorf("results = %v, want one file per run", files)
+	if len(files) != 11 || !slices.Contains(files, filepath.Join(results, "flakegate-matrix.json")) {
+		t.Errorf("results = %v, want one file per run and the manifest", files)
 	}
 	_, line, ok := strings.Cut(m.stdout, "the same verdict from the files: flakegate ")
 	if !ok {

@@ -1,11 +1,15 @@
 package collect
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -345,6 +349,10 @@ type Gate struct {
 	// joined into runs (JoinParts), files that look like parts of runs
 	// (Fragments). The gate lists them with its reasons.
 	Notes []string
+	// Tested is flakegate matrix's record, beside the base-results files,
+	// of the commits it ran (model.MatrixManifestFile), which the files do
+	// not name; nil when there is none, or the base side is not local.
+	Tested *model.MatrixManifest
 }
 
 // GateOptions configures ForGate.
@@ -412,6 +420,9 @@ func ForGate(ctx context.Context, o GateOptions, log Logger) (Gate, error) {
 	}
 	if len(o.BaseResults) == 0 && len(o.HeadResults) == 0 {
 		ev.Base, ev.Head = o.sameWorkflows(ctx, ev.Base, ev.Head, log)
+	}
+	if len(o.BaseResults) > 0 {
+		ev.Tested = matrixManifest(o.Workspace, ev.Base, log)
 	}
 	for _, side := range []struct {
 		input string
@@ -737,3 +748,63 @@ func loadInput(ctx context.Context, workspace, input string, globs []string, log
 	}
 	return h, nil
 }
+
+// maxManifest bounds the size of a matrix manifest read.
+const maxManifest = 64 << 10
+
+// matrixManifest reads flakegate matrix's record of the commits it ran
+// (model.MatrixManifestFile) from the directory of base's runs' files, when
+// they share one that holds it and its commits are commit SHAs; nil
+// otherwise, with a warning for one that could not be used. The record is
+// data like the files beside it, untrusted where they are: it only names
+// commits in the comment, never a decision.
+func matrixManifest(workspace string, base *history.History, log Logger) *model.MatrixManifest {
+	if base == nil || len(base.Runs) == 0 {
+		return nil
+	}
+	dir := ""
+	for _, r := range base.Runs {
+		d := filepath.Dir(r.Source)
+		if dir != "" && d != dir {
+			return nil // runs from several directories: not one matrix's
+		}
+		dir = d
+	}
+	root := workspace
+	if filepath.IsAbs(dir) {
+		root = ""
+	}
+	name := filepath.Join(dir, model.MatrixManifestFile)
+	b, err := ReadSmall(root, name, maxManifest)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	var m model.MatrixManifest
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		err = dec.Decode(&m)
+	}
+	if err == nil {
+		for _, s := range []struct{ what, sha string }{{"base.sha", m.Base.SHA}, {"head.sha", m.Head.SHA}, {"base.tip", m.Base.Tip}} {
+			if (s.sha != "" || s.what != "base.tip") && !model.IsCommitSHA(s.sha) {
+				err = fmt.Errorf("%s %q: want a full commit SHA", s.what, render.Plain(s.sha))
+				break
+			}
+		}
+	}
+	if err != nil {
+		log.Warningf("base-results: %s not used: %v", filepath.ToSlash(name), err)
+		return nil
+	}
+	// The revisions as given are for people to read: one line, short.
+	for _, r := range []*model.MatrixRevision{&m.Base, &m.Head} {
+		if r.Rev = render.Plain(r.Rev); len(r.Rev) > maxRev || r.Rev == "" {
+			r.Rev = model.ShortSHA(r.SHA)
+		}
+	}
+	return &m
+}
+
+// maxRev bounds a revision's name as a matrix manifest gives it.
+const maxRev = 100

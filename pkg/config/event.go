@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // maxEventBytes caps the event file read. GitHub: "Payloads are capped at
@@ -389,18 +391,8 @@ func isFork(head, base string) bool {
 	return head == "" || !strings.EqualFold(head, base)
 }
 
-// isSHA accepts a full SHA-1 (40) or SHA-256 (64) commit id in lower-case hex.
-func isSHA(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+// isSHA accepts a full commit id (model.IsCommitSHA).
+func isSHA(s string) bool { return model.IsCommitSHA(s) }
 
 // readBounded reads at most limit bytes of a file and fails if there are more.
 func readBounded(path string, limit int64) ([]byte, error) {

@@ -16,6 +16,7 @@ package matrix
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -152,14 +153,10 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Revision is one side's revision as given and as resolved.
-type Revision struct {
-	Rev string `json:"rev"`
-	SHA string `json:"sha"` // the commit run
-	// Tip is the commit Rev names when the commit run is another: the base
-	// side's merge base with head (Options.Base).
-	Tip string `json:"tip,omitempty"`
-}
+// Revision is one side's revision as given and as resolved: SHA is the
+// commit run, Tip the commit Rev names when the commit run is another (the
+// base side's merge base with head, Options.Base).
+type Revision = model.MatrixRevision
 
 // RunRecord is one run of the command.
 type RunRecord struct {
@@ -425,6 +422,9 @@ func (d *driver) run(ctx context.Context) error {
 	if err := d.makeResultsDir(); err != nil {
 		return err
 	}
+	if err := d.writeManifest(); err != nil {
+		return err
+	}
 	if d.root, err = os.MkdirTemp(opt.WorkDir, "flakegate-matrix-"); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
@@ -611,6 +611,17 @@ func stopReason(res gate.Result, pair, k int) string {
 		return fmt.Sprintf("after %d pairs no test failing on either side can be settled by more runs; %d test(s) inconclusive: %s",
 			pair, len(undecided), strings.Join(undecided, ", "))
 	}
+}
+
+// writeManifest records in the results directory the commits the runs are
+// of (model.MatrixManifestFile), for the action to name them: the runs'
+// files do not.
+func (d *driver) writeManifest() error {
+	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results directory: %w", err)
+	}
+	return writeNew(filepath.Join(d.rep.ResultsDir, model.MatrixManifestFile), append(b, '\n'))
 }
 
 func (d *driver) makeResultsDir() error {

@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // The tests drive real git repositories made in t.TempDir(). Each commit
@@ -315,8 +317,15 @@ func TestRun(t *testing.T) {
 				t.Errorf("executed run order (-want +got):\n%s", diff)
 			}
 			entries, err := os.ReadDir(rep.ResultsDir)
-			if err != nil || len(entries) != 2*tc.want.pairs {
-				t.Errorf("results dir %s: %d files (err %v), want %d", rep.ResultsDir, len(entries), err, 2*tc.want.pairs)
+			if err != nil || len(entries) != 2*tc.want.pairs+1 {
+				t.Errorf("results dir %s: %d files (err %v), want %d and the manifest", rep.ResultsDir, len(entries), err, 2*tc.want.pairs)
+			}
+			// The manifest names the commits the runs were of, which the
+			// runs' files do not.
+			var m model.MatrixManifest
+			if b, err := os.ReadFile(filepath.Join(rep.ResultsDir, model.MatrixManifestFile)); err != nil || json.Unmarshal(b, &m) != nil ||
+				m.Base.SHA != r.base || m.Head.SHA != r.head || m.Base.Rev != opt.Base {
+				t.Errorf("manifest %+v (%v): want base %s and head %s", m, err, r.base, r.head)
 			}
 			if !strings.Contains(out.String(), "run head 1\n") {
 				t.Errorf("command output not passed on: %q", out.String())

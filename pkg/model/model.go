@@ -214,3 +214,38 @@ type SkippedSource struct {
 	// reports): left out, but the results read are whole without it.
 	NotResults string `json:"not_results,omitempty"`
 }
+
+// MatrixManifestFile is the file flakegate matrix writes beside the runs'
+// files in its results directory: the commits the runs were of, which the
+// files themselves do not name (test tools write no commit).
+const MatrixManifestFile = "flakegate-matrix.json"
+
+// MatrixManifest is MatrixManifestFile's content.
+type MatrixManifest struct {
+	Base MatrixRevision `json:"base"`
+	Head MatrixRevision `json:"head"`
+}
+
+// MatrixRevision is one side of a MatrixManifest: the revision as given,
+// the commit run, and, when the commit run is another, the commit the
+// revision names (the base side runs at the merge base when head is behind
+// the base).
+type MatrixRevision struct {
+	Rev string `json:"rev"`
+	SHA string `json:"sha"`
+	Tip string `json:"tip,omitempty"`
+}
+
+// IsCommitSHA accepts a full SHA-1 (40) or SHA-256 (64) commit id in
+// lower-case hex.
+func IsCommitSHA(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
