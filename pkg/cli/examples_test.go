@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/flakegate/flakegate/pkg/model"
 )
 
 // TestExampleMatrixFeedsTheAction runs the `flakegate matrix` line of every
@@ -131,6 +133,18 @@ func TestExampleMatrixFeedsTheAction(t *testing.T) {
 			got, _ := filepath.Glob(with[in])
 			if len(got) != 5 {
 				t.Errorf("%s: %s %q matches %d files of matrix's, want 5", name, in, with[in], len(got))
+			}
+		}
+		// matrix's record of the commits run lands beside the base
+		// files, where the action looks for it: uploaded too, when the
+		// files travel as an artifact.
+		manifest := filepath.Join(filepath.Dir(with["base-results"]), model.MatrixManifestFile)
+		if _, err := os.Stat(manifest); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		if uploaded != "" && uploadRoot(uploaded) != uploaded {
+			if ok, _ := filepath.Match(uploaded, filepath.Join(filepath.Dir(uploaded), model.MatrixManifestFile)); !ok {
+				t.Errorf("%s: the upload's path %q leaves out %s", name, uploaded, model.MatrixManifestFile)
 			}
 		}
 		g := run(t, fixedClock, "gate", "--base", with["base-results"], "--head", with["head-results"])
