@@ -11,7 +11,6 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
-	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -81,7 +80,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	var other []string
 	in.Unread, other = gate.UnreadFiles(ev.Base, ev.Head)
 	in.Notes = append(ev.Notes, other...)
-	in.Notes = append(in.Notes, testedNotes(ev.Tested, p)...)
+	in.Notes = append(in.Notes, ev.TestedNotes(p.baseSHA, p.headSHA)...)
 	if err := a.stage("Diff and ledger", func() error { return a.diffAndLedger(ctx, c, p, &in) }); err != nil {
 		return outcome{}, err
 	}
@@ -376,27 +375,4 @@ func headTests(tests []gate.TestInput) int {
 		}
 	}
 	return n
-}
-
-// testedNotes say where the commits flakegate matrix ran (tested) differ
-// from the event's: the base side at the merge base of head and its base
-// branch, or a head that is not the pull request's head commit.
-func testedNotes(tested *model.MatrixManifest, p pr) []string {
-	if tested == nil {
-		return nil
-	}
-	var notes []string
-	if b := tested.Base; b.SHA != p.baseSHA && p.baseSHA != "" {
-		where := "as given to flakegate matrix (" + b.Rev + ")"
-		if b.Tip != "" {
-			where = fmt.Sprintf("where head left %s (their merge base; %s was at %s)", b.Rev, b.Rev, model.ShortSHA(b.Tip))
-		}
-		notes = append(notes, fmt.Sprintf("the base runs are of %s, %s, not of the event's base commit %s",
-			model.ShortSHA(b.SHA), where, model.ShortSHA(p.baseSHA)))
-	}
-	if h := tested.Head; h.SHA != p.headSHA && p.headSHA != "" {
-		notes = append(notes, fmt.Sprintf("the head runs are of %s (flakegate matrix --head %s), not of the pull request's head commit %s",
-			model.ShortSHA(h.SHA), h.Rev, model.ShortSHA(p.headSHA)))
-	}
-	return notes
 }

@@ -808,3 +808,28 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 
 // maxRev bounds a revision's name as a matrix manifest gives it.
 const maxRev = 100
+
+// TestedNotes say where the commits flakegate matrix ran (Tested) differ
+// from the event's, baseSHA and headSHA: the base side at the merge base of
+// head and its base branch, or a head that is not the pull request's head
+// commit.
+func (g Gate) TestedNotes(baseSHA, headSHA string) []string {
+	tested := g.Tested
+	if tested == nil {
+		return nil
+	}
+	var notes []string
+	if b := tested.Base; b.SHA != baseSHA && baseSHA != "" {
+		where := "as given to flakegate matrix (" + b.Rev + ")"
+		if b.Tip != "" {
+			where = fmt.Sprintf("where head left %s (their merge base; %s was at %s)", b.Rev, b.Rev, model.ShortSHA(b.Tip))
+		}
+		notes = append(notes, fmt.Sprintf("the base runs are of %s, %s, not of the event's base commit %s",
+			model.ShortSHA(b.SHA), where, model.ShortSHA(baseSHA)))
+	}
+	if h := tested.Head; h.SHA != headSHA && headSHA != "" {
+		notes = append(notes, fmt.Sprintf("the head runs are of %s (flakegate matrix --head %s), not of the pull request's head commit %s",
+			model.ShortSHA(h.SHA), h.Rev, model.ShortSHA(headSHA)))
+	}
+	return notes
+}
