@@ -978,6 +978,15 @@ func fewerHeadRuns(tests []TestInput) string {
 		n, t.Name, got, got+t.HeadMissing)
 }
 
+// firstNames is the first three of names, joined, and how many more.
+func firstNames(names []string) string {
+	s := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		s += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return s
+}
+
 // maxUnreadReasons bounds the unread files the reasons name one by one.
 const maxUnreadReasons = 10
 
@@ -1042,12 +1051,8 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		notes = append(notes, "test changes declared by "+declaredBy)
 	}
 	if len(gone) > 0 {
-		more := ""
-		if len(gone) > 3 {
-			more = fmt.Sprintf(" and %d more", len(gone)-3)
-		}
-		notes = append(notes, fmt.Sprintf("%d test(s) of the base runs were removed on the base branch after the base commit (none of its later runs that ran their classes' other tests ran them), and are not counted as removed by the patch: %s%s",
-			len(gone), strings.Join(gone[:min(len(gone), 3)], ", "), more))
+		notes = append(notes, fmt.Sprintf("%d test(s) of the base runs were removed on the base branch after the base commit (none of its later runs that ran their classes' other tests ran them), and are not counted as removed by the patch: %s",
+			len(gone), firstNames(gone)))
 	}
 	if unstable > 0 {
 		notes = append(notes, fmt.Sprintf("%d test id(s) collected in only some base runs and in no head run were not compared, nor counted as removed: their ids are not stable (random parameters in test names?)", unstable))
@@ -1068,12 +1073,8 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		}
 	}
 	if len(varying) > 0 {
-		more := ""
-		if len(varying) > 3 {
-			more = fmt.Sprintf(" and %d more", len(varying)-3)
-		}
-		notes = append(notes, fmt.Sprintf("%d test(s) whose names change from run to run (a seed, a hash code or an id in the name, one such name in each run) were compared as one test each, under the name with the varying part written …: %s%s",
-			len(varying), strings.Join(varying[:min(len(varying), 3)], ", "), more))
+		notes = append(notes, fmt.Sprintf("%d test(s) whose names change from run to run (a seed, a hash code or an id in the name, one such name in each run) were compared as one test each, under the name with the varying part written …: %s",
+			len(varying), firstNames(varying)))
 	}
 	if n := acrossLegs; n > 0 {
 		notes = append(notes, fmt.Sprintf("%d test(s) told apart by matrix leg on one side and not on the other were compared across their legs, a run failing when any leg failed", n))

@@ -217,13 +217,7 @@ func TestVaryingNameDeletedNotGoneFromBase(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got TestResult
-			for _, tr := range res.Tests {
-				if tr.Name == "c::prop[seed=…]" {
-					got = tr
-				}
-			}
-			if res.Verdict != VerdictBlock || got.Bucket != Removed {
+			if got := testNamed(t, res, "c::prop[seed=…]"); res.Verdict != VerdictBlock || got.Bucket != Removed {
 				t.Errorf("verdict %s, c::prop[seed=…] %q; want block, %q: the base branch still runs it\n%s", res.Verdict, got.Bucket, Removed, strings.Join(res.Reasons, "\n"))
 			}
 		})
