@@ -70,6 +70,7 @@ func Join(base, head, hist *history.History) []TestInput {
 // id), so callers that care about the head sequence give each run a time or
 // a numeric run id, as Run does.
 func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestInput {
+	base, head, hist = packageFailures(base, head, hist)
 	origHead := head
 	base, head, folded := sameIdentities(base, head)
 	varying := varyingNames(base, head, hist)
@@ -190,6 +191,108 @@ func JoinInfra(base, head, hist *history.History, infra model.InfraRule) []TestI
 	tallyHistory(out, hist)
 	leftBaseBranch(out, base, runIndex(baseOut), hist)
 	return out
+}
+
+// goTestMain is the name of the case gotestsum writes for a Go package that failed outside any test: the test binary hit
+// -timeout, or a TestMain or init function panicked or exited. Its
+// classname is empty, so the package's suite names it, "pkg::TestMain".
+// The case is written only then (gotestsum's Package.TestMainFailed): a
+// package that times out now and then has it in those runs alone.
+const goTestMain = "::TestMain"
+
+// packageFailures gives a package's TestMain case a pass in every run, of
+// each side and the history, that ran another test of its package without
+// it: the package did not fail outside its tests there. It does so for the
+// tests named so that never passed nor were skipped on any side, and only
+// in the runs of its package that lack it: a test function named TestMain
+// (func(*testing.T), which go vet reports) that passes, or fails in every
+// run of its package, is left as it is. The histories are
+// not changed: a side with such a case is a copy.
+//
+// Without it, the case was in no base run when the package timed out on
+// head only, a "new failing test" that blocked a clean PR, and read as red
+// (failed in every run it was in) wherever the base runs or the history
+// had it.
+func packageFailures(hs ...*history.History) (base, head, hist *history.History) {
+	cases := map[string]bool{}
+	for _, h := range hs {
+		if h == nil {
+			continue
+		}
+		for _, t := range h.Tests {
+			class, ok := strings.CutSuffix(t.ID, goTestMain)
+			if !ok || class == "" {
+				continue
+			}
+			if _, seen := cases[t.ID]; !seen {
+				cases[t.ID] = true
+			}
+			for _, c := range t.Cells {
+				if c.Pass > 0 || c.Skip > 0 {
+					cases[t.ID] = false
+				}
+			}
+		}
+	}
+	if len(cases) == 0 {
+		return hs[0], hs[1], hs[2]
+	}
+	ids := make([]string, 0, len(cases))
+	for id, ok := range cases {
+		if ok {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	byID := func(t *history.Test, id string) int { return strings.Compare(t.ID, id) } // History.Tests is sorted by ID
+	for i, h := range hs {
+		if h == nil {
+			continue
+		}
+		var cp *history.History
+		all := make(map[int32]bool, len(h.Runs))
+		for r := range h.Runs {
+			all[int32(r)] = true
+		}
+		for _, id := range ids {
+			class := strings.TrimSuffix(id, goTestMain)
+			withClass, _ := classRuns(h, class, id, all)
+			nt := &history.Test{ID: id}
+			k, found := slices.BinarySearchFunc(h.Tests, id, byID)
+			if found {
+				nt = h.Tests[k]
+				for _, c := range nt.Cells {
+					delete(withClass, c.Run)
+				}
+			}
+			if len(withClass) == 0 {
+				continue
+			}
+			if cp == nil {
+				c := *h
+				c.Tests = slices.Clone(h.Tests)
+				c.Runs = slices.Clone(h.Runs)
+				cp = &c
+			}
+			t := *nt
+			t.Cells = slices.Clone(nt.Cells)
+			for r := range withClass {
+				t.Cells = append(t.Cells, history.Cell{Run: r, Pass: 1})
+				cp.Runs[r].Tests++
+			}
+			slices.SortFunc(t.Cells, func(a, b history.Cell) int { return cmp.Compare(a.Run, b.Run) })
+			k, found = slices.BinarySearchFunc(cp.Tests, id, byID)
+			if found {
+				cp.Tests[k] = &t
+			} else {
+				cp.Tests = slices.Insert(cp.Tests, k, &t)
+			}
+		}
+		if cp != nil {
+			hs[i] = cp
+		}
+	}
+	return hs[0], hs[1], hs[2]
 }
 
 // leftBaseBranch sets TestInput.LeftBaseBranch for the tests in base runs
