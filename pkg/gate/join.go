@@ -256,7 +256,7 @@ func packageFailures(hs ...*history.History) (base, head, hist *history.History)
 		}
 		for _, id := range ids {
 			class := strings.TrimSuffix(id, goTestMain)
-			withClass, _ := classRuns(h, class, id, all)
+			withClass, _ := classRuns(h, class, id, false, all)
 			nt := &history.Test{ID: id}
 			k, found := slices.BinarySearchFunc(h.Tests, id, byID)
 			if found {
