@@ -64,7 +64,7 @@ Usage:
   flakegate matrix --base REV [--head REV] [--exact-base] [-k 20] [--initial 5] --junit PATH
       [--results DIR] [--history GLOB] [--alpha-pr 0.05] [--json FILE]
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
-      [--run-timeout DURATION] [--time-limit DURATION] -- CMD...
+      [--run-timeout DURATION] [--time-limit DURATION] [--block-exit-code 1] -- CMD...
   flakegate ledger verify [FILE]
   flakegate version
 

@@ -125,8 +125,10 @@ func TestExampleMatrixFeedsTheAction(t *testing.T) {
 			fields[i] = strings.NewReplacer(`"$BASE_SHA"`, repo.base, `"origin/$BASE_REF"`, "origin/main", `"$HEAD_SHA"`, repo.head).Replace(f)
 		}
 		m := run(t, fixedClock, append(fields, "--", "sh", "run.sh")...)
-		if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") {
-			t.Errorf("%s: matrix %v: exit %d, want 1 and a block\n%s%s", name, fields, m.code, m.stdout, m.stderr)
+		// The flakegate step gives the verdict, with the base branch's
+		// history: matrix blocks without failing its step.
+		if m.code != 0 || !strings.Contains(m.stdout, "verdict: block") {
+			t.Errorf("%s: matrix %v: exit %d, want 0 and a block (the action decides)\n%s%s", name, fields, m.code, m.stdout, m.stderr)
 			continue
 		}
 		for _, in := range []string{"base-results", "head-results"} {

@@ -69,6 +69,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	flags.DurationVar(&opt.RunTimeout, "run-timeout", 0, "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
+	blockExit := flags.Int("block-exit-code", 1, "exit status `N` on a block (0: leave the verdict to a later step, such as the action, which reads the base branch's history)")
 	flags.DurationVar(&opt.TimeLimit, "time-limit", 0, "start no pair that would end more than `DURATION` (e.g. 45m, below the CI job's timeout) after the start, and gate the pairs done; 0: no limit")
 	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
@@ -85,6 +86,9 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	if err := flags.Parse(args); err != nil {
 		return flagError(err)
+	}
+	if *blockExit < 0 || *blockExit > 125 {
+		return usagef("--block-exit-code %d: want 0 to 125", *blockExit)
 	}
 	if flags.NArg() > 0 || len(cmd) == 0 || opt.Base == "" || opt.JUnit == "" {
 		return usagef("--base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test ./... (with a JUnit writer)")
@@ -128,8 +132,8 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		}
 	}
 	printGate(env.Stdout, rep.Result)
-	if rep.Result.Verdict == gate.VerdictBlock {
-		return errBlocked
+	if rep.Result.Verdict == gate.VerdictBlock && *blockExit != 0 {
+		return &exitError{code: *blockExit}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +46,14 @@ func TestMatrixCLI(t *testing.T) {
 	t.Cleanup(func() { os.Chdir(wd) })
 	os.Chdir(repo)
 	results := filepath.Join(t.TempDir(), "results")
+	// --block-exit-code: the same block, with the exit status asked for (0
+	// in the quickstarts, whose flakegate step gives the verdict).
+	for _, code := range []int{0, 3} {
+		b := run(t, fixedClock, "matrix", "--base", "base", "-k", "3", "--junit", "out/junit.xml", "--block-exit-code", strconv.Itoa(code), "--", "sh", "run.sh")
+		if b.code != code || !strings.Contains(b.stdout, "verdict: block") {
+			t.Errorf("--block-exit-code %d: exit %d\n%s%s", code, b.code, b.stdout, b.stderr)
+		}
+	}
 	r := run(t, fixedClock, "matrix", "--base", "base", "--head", "HEAD", "-k", "3", "--junit", "out/junit.xml", "--results", results, "--", "sh", "run.sh")
 	if r.code != 1 || !strings.Contains(r.stdout, "verdict: block") || !strings.Contains(r.stdout, "t::login") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
@@ -66,6 +75,7 @@ func TestMatrixCLI(t *testing.T) {
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", results}, "not empty: give an empty or new directory"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--results", filepath.Join(repo, "run.sh")}, "is a file: give an empty or new directory"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--time-limit", "-5m"}, "time limit = -5m0s: must not be negative (0: no limit)"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--block-exit-code", "300"}, "--block-exit-code 300: want 0 to 125"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--run-timeout", "-1s"}, "run timeout = -1s: must not be negative"},
 	} {
 		args := append(append([]string{"matrix"}, tc.args...), "--", "sh", "run.sh")
