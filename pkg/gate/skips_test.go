@@ -126,3 +126,61 @@ func TestCollectedCounts(t *testing.T) {
 		t.Errorf("legs told apart on base only: counts %+v, want equal", got)
 	}
 }
+
+// TestCountWithRuntimeSkipsAndCrashes: the audit's Go suite (real
+// gotestsum runs): 30 tests and one skipped at run time now and then
+// (t.Skip, 30% of runs), and a panic that takes 5 tests from a run. Base:
+// the skip in run 2, so 31 tests with results in 4 runs (median 31). Head:
+// the skip in runs 1, 3 and 4, the panic in runs 2 and 5, so its best run
+// had 30: "collected tests drop from 31 on base to 30 on head", a block on
+// a clean PR (2 of 38 in the audit). A test base skipped at run time counts
+// in the runs that skipped it; one base never skipped, skipped in every
+// head run, is still one fewer on head.
+func TestCountWithRuntimeSkipsAndCrashes(t *testing.T) {
+	doc := func(skip, panicked bool, newSkip bool) string {
+		var cases []string
+		for i := range 30 {
+			switch {
+			case panicked && i >= 25:
+				continue // killed by the panic before they ran
+			case newSkip && i == 0:
+				cases = append(cases, `<testcase classname="pkg" name="TestA00"><skipped/></testcase>`)
+				continue
+			}
+			cases = append(cases, fmt.Sprintf(`<testcase classname="pkg" name="TestA%02d"/>`, i))
+		}
+		if skip {
+			cases = append(cases, `<testcase classname="pkg" name="TestService"><skipped message="no service"/></testcase>`)
+		} else {
+			cases = append(cases, `<testcase classname="pkg" name="TestService"/>`)
+		}
+		return suite(cases...)
+	}
+	var base, head, headNewSkip []string
+	for i := range 5 {
+		base = append(base, doc(i == 1, false, false))
+		head = append(head, doc(i == 0 || i == 2 || i == 3, i == 1 || i == 4, false))
+		headNewSkip = append(headNewSkip, doc(false, false, true))
+	}
+	b := load(t, "base", base...)
+	for _, c := range []struct {
+		name string
+		head []string
+		want Verdict
+	}{
+		{"run-time skips and crashes", head, VerdictInconclusive}, // the panicked runs lack 5 tests: evidence missing
+		{"a new skip", headNewSkip, VerdictBlock},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := load(t, "head", c.head...)
+			res, err := Evaluate(Input{Tests: Join(b, h, nil), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			drop := strings.Contains(strings.Join(res.Reasons, "\n"), "collected tests drop")
+			if res.Verdict != c.want || drop != (c.want == VerdictBlock) {
+				t.Errorf("verdict %s (count drop said: %v), want %s\n%s", res.Verdict, drop, c.want, strings.Join(res.Reasons, "\n"))
+			}
+		})
+	}
+}
