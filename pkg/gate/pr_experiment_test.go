@@ -44,13 +44,17 @@ import (
 var experimentFull = flag.Bool("experiment.full", false, "run the PR-level experiment at the README's sizes")
 
 type population struct {
-	name string
-	tail int // near-stable tests
+	name                string
+	tail                int // near-stable tests
+	stable, flaky, rare int // 0: A's 2,000, 20 and 20
 }
 
 var (
 	popA = population{name: "A", tail: 0}
 	popB = population{name: "B", tail: 300}
+	// S is a small project: 30 stable tests and 5 flakes, the real-tool
+	// audit's Go suite.
+	popS = population{name: "S", stable: 30, flaky: 5, rare: -1}
 )
 
 type prKind int
@@ -84,9 +88,18 @@ func drawSuite(r *rand.Rand, pop population, kind prKind) []simTest {
 			ts = append(ts, simTest{name: fmt.Sprintf("%s::t%04d", prefix, i), base: p, head: p})
 		}
 	}
-	add("stable", 2000, func() float64 { return 0 })
-	add("flaky", 20, func() float64 { return 0.1 + 0.4*r.Float64() })
-	add("rare", 20, func() float64 { return 0.03 })
+	count := func(n, preset int) int {
+		switch {
+		case n < 0:
+			return 0
+		case n == 0:
+			return preset
+		}
+		return n
+	}
+	add("stable", count(pop.stable, 2000), func() float64 { return 0 })
+	add("flaky", count(pop.flaky, 20), func() float64 { return 0.1 + 0.4*r.Float64() })
+	add("rare", count(pop.rare, 20), func() float64 { return 0.03 })
 	add("tail", pop.tail, func() float64 { return 0.001 + 0.004*r.Float64() })
 	add("fixed", 2, func() float64 { return 1 })
 	for i := range ts[len(ts)-2:] {
@@ -342,6 +355,10 @@ var prCases = []prCase{
 	{popA, prInducedFlake, 10, false, 0, 0, 100, 500},
 	{popA, prInducedFlake, 30, false, 0, 0, 100, 500},
 	{popA, prInducedFlake, 10, true, 0, 0, 40, 200},
+	// A small project (S): the suite prior rests on 35 tests.
+	{popS, prClean, 0, false, 0, 0, 200, 1000},
+	{popS, prClean, 30, false, 0, 0, 200, 1000},
+	{popS, prClean, 150, false, 0, 0, 200, 1000},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500},
 	{popB, prRedBase, 0, false, 1, 1, 100, 500},
 }
