@@ -621,7 +621,19 @@ func (d *driver) writeManifest() error {
 	if err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
-	return writeNew(filepath.Join(d.rep.ResultsDir, model.MatrixManifestFile), append(b, '\n'))
+	name := filepath.Join(d.rep.ResultsDir, model.MatrixManifestFile)
+	if err := writeNew(name, append(b, '\n')); err != nil {
+		return err
+	}
+	// Gone again if no run completes, so that the directory can be given
+	// again: it must be empty.
+	d.cleanup = append(d.cleanup, func(context.Context) error {
+		if len(d.rep.Runs) == 0 {
+			return os.Remove(name)
+		}
+		return nil
+	})
+	return nil
 }
 
 func (d *driver) makeResultsDir() error {

@@ -683,6 +683,12 @@ func TestRunErrors(t *testing.T) {
 				t.Fatalf("Run error = %v, want one containing %q", err, tc.want)
 			}
 			r.checkClean(t, opt)
+			// No run completed: the results directory is left as it
+			// was, empty (the manifest goes again), so it can be given
+			// again.
+			if entries, _ := os.ReadDir(opt.ResultsDir); opt.ResultsDir != full && len(entries) != 0 {
+				t.Errorf("results directory %s holds %d entries (%s) after a failed start, want none", opt.ResultsDir, len(entries), entries[0].Name())
+			}
 		})
 	}
 }
