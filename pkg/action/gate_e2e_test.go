@@ -488,6 +488,8 @@ func TestGateNamesTheCommitsRun(t *testing.T) {
 		// escapes it, and a long one gives way to the commit.
 		{"long revision", `{"base":{"rev":"` + strings.Repeat("@everyone ", 20) + `","sha":"` + mergeBase + `"},"head":{"rev":"h","sha":"` + headSHA + `"}}`,
 			mergeBase, ""},
+		{"mention as the revision", `{"base":{"rev":"@everyone","sha":"` + mergeBase + `","tip":"` + baseSHA + `"},"head":{"rev":"h","sha":"` + headSHA + `"},"later":1}`,
+			mergeBase, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(t)
@@ -510,6 +512,9 @@ func TestGateNamesTheCommitsRun(t *testing.T) {
 				t.Errorf("comment lacks %q:\n%s", want, body)
 			}
 			note := "the base runs are of " + model.ShortSHA(mergeBase) + ", where head left origin/main (their merge base; origin/main was at " + model.ShortSHA(baseSHA) + "), not of the event's base commit " + model.ShortSHA(baseSHA)
+			if tc.name == "mention as the revision" {
+				note = "the base runs are of " + model.ShortSHA(mergeBase) + ", where head left "
+			}
 			if tc.name == "long revision" {
 				note = "the base runs are of " + model.ShortSHA(mergeBase) + ", as given to flakegate matrix (" + model.ShortSHA(mergeBase) + ")"
 			}

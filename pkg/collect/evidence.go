@@ -1,7 +1,6 @@
 package collect
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -781,9 +780,7 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 	}
 	var m model.MatrixManifest
 	if err == nil {
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		err = dec.Decode(&m)
+		err = json.Unmarshal(b, &m) // fields a later matrix adds are left alone
 	}
 	if err == nil {
 		for _, s := range []struct{ what, sha string }{{"base.sha", m.Base.SHA}, {"head.sha", m.Head.SHA}, {"base.tip", m.Base.Tip}} {
