@@ -564,13 +564,27 @@ func CollectedCounts(base, head *history.History, infra model.InfraRule) *Counts
 		return nil
 	}
 	baseOut := runIndex(outages("base", base, infra))
-	skipsOnBase := map[string]bool{}
+	// The tests base skipped at run time, by name and, for a name that
+	// may vary by run (a seed in it), by its key too: head's runs skip it
+	// under names of their own.
+	skipsOnBase, skipKeys := map[string]bool{}, map[string]bool{}
 	for _, t := range base.Tests {
 		for _, c := range t.Cells {
 			if _, left := baseOut[c.Run]; !left && c.Skip > 0 && c.Pass+c.Fail == 0 {
-				skipsOnBase[bareID(t.ID)] = true
+				b := bareID(t.ID)
+				skipsOnBase[b] = true
+				if k, ok := history.VaryingKey(b); ok {
+					skipKeys[k] = true
+				}
 			}
 		}
+	}
+	skipped := func(b string) bool {
+		if skipsOnBase[b] || len(skipKeys) == 0 {
+			return skipsOnBase[b]
+		}
+		k, ok := history.VaryingKey(b)
+		return ok && skipKeys[k]
 	}
 	per := func(h *history.History, out map[int32]int) map[runKind][]int {
 		// Tests by their names without legs: the sides may tell a
@@ -581,7 +595,7 @@ func CollectedCounts(base, head *history.History, infra model.InfraRule) *Counts
 		g, last, skips := 0, "", false
 		for _, t := range h.Tests {
 			if b := bareID(t.ID); b != last || g == 0 {
-				g, last, skips = g+1, b, skipsOnBase[b]
+				g, last, skips = g+1, b, skipped(b)
 			}
 			for _, c := range t.Cells {
 				if _, left := out[c.Run]; !left && (c.Pass+c.Fail > 0 || skips && c.Skip > 0) && seen[c.Run] != g {

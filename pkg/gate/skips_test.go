@@ -184,3 +184,33 @@ func TestCountWithRuntimeSkipsAndCrashes(t *testing.T) {
 		})
 	}
 }
+
+// TestCountWithVaryingSkippedName: a test whose name varies by run (a seed
+// in it) and that is skipped at run time (a property test on a missing
+// service) is one test in each run on both sides, as a varying name with
+// results is. Base's skips counted it under each base run's name, and head's
+// skips, under names base never had, did not count: "collected tests drop"
+// by one, a block on a clean PR.
+func TestCountWithVaryingSkippedName(t *testing.T) {
+	doc := func(seed int) string {
+		return suite(passA, passB,
+			fmt.Sprintf(`<testcase classname="c" name="prop[seed=%d]"><skipped message="no service"/></testcase>`, seed))
+	}
+	var base, head []string
+	for i := range 5 {
+		base = append(base, doc(1000+17*i))
+		head = append(head, doc(5000+31*i))
+	}
+	b, h := load(t, "base", base...), load(t, "head", head...)
+	got := CollectedCounts(b, h, model.DefaultInfra)
+	if got == nil || got.Base != got.Head {
+		t.Fatalf("counts %+v, want equal: the varying-named skip is one test in every run on both sides", got)
+	}
+	res, err := Evaluate(Input{Tests: Join(b, h, nil), Collected: got}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict == VerdictBlock {
+		t.Errorf("a clean PR blocks: %s", strings.Join(res.Reasons, "\n"))
+	}
+}
