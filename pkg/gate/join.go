@@ -553,9 +553,9 @@ func UnreadFiles(base, head *history.History) (unread []Unread, notes []string) 
 // fewer in every head run; a base run that crashed lowers its own count
 // only; head runs that lost a shard do not lower head's (the tests missing
 // from them are evidence missing, said apart); a test base skipped in
-// most runs is not in base's median. A test that base runs skipped at run
-// time (a t.Skip on a missing service, now and then) counts on both sides
-// in the runs that skipped it too: with its skips left out, head's best
+// every run counts on neither side. A test that base runs skipped at run
+// time (a t.Skip on a missing service, now and then) and ran in others
+// counts on both sides in the runs that skipped it too: with its skips left out, head's best
 // run, where a crash took some tests from the others, fell below base's
 // median by chance (the audit: 2 of 38 clean Go PRs). nil when a side has
 // no run.
@@ -564,27 +564,43 @@ func CollectedCounts(base, head *history.History, infra model.InfraRule) *Counts
 		return nil
 	}
 	baseOut := runIndex(outages("base", base, infra))
-	// The tests base skipped at run time, by name and, for a name that
-	// may vary by run (a seed in it), by its key too: head's runs skip it
-	// under names of their own.
-	skipsOnBase, skipKeys := map[string]bool{}, map[string]bool{}
+	// The tests base skipped at run time now and then: skipped in some
+	// base runs and run (passed or failed) in others. A test base skipped
+	// in every run is counted on neither side, as before: its deletion is
+	// not a test fewer. By name and, for a name that may vary by run (a
+	// seed in it), by its key too: head's runs skip it under names of
+	// their own.
+	const wasSkipped, ran = 1, 2
+	byName, byKey := map[string]int{}, map[string]int{}
 	for _, t := range base.Tests {
+		b := bareID(t.ID)
+		k, varies := history.VaryingKey(b)
 		for _, c := range t.Cells {
-			if _, left := baseOut[c.Run]; !left && c.Skip > 0 && c.Pass+c.Fail == 0 {
-				b := bareID(t.ID)
-				skipsOnBase[b] = true
-				if k, ok := history.VaryingKey(b); ok {
-					skipKeys[k] = true
-				}
+			if _, left := baseOut[c.Run]; left {
+				continue
+			}
+			f := 0
+			switch {
+			case c.Pass+c.Fail > 0:
+				f = ran
+			case c.Skip > 0:
+				f = wasSkipped
+			}
+			byName[b] |= f
+			if varies {
+				byKey[k] |= f
 			}
 		}
 	}
 	skipped := func(b string) bool {
-		if skipsOnBase[b] || len(skipKeys) == 0 {
-			return skipsOnBase[b]
+		if byName[b] == wasSkipped|ran {
+			return true
+		}
+		if len(byKey) == 0 {
+			return false
 		}
 		k, ok := history.VaryingKey(b)
-		return ok && skipKeys[k]
+		return ok && byKey[k] == wasSkipped|ran
 	}
 	per := func(h *history.History, out map[int32]int) map[runKind][]int {
 		// Tests by their names without legs: the sides may tell a

@@ -186,31 +186,53 @@ func TestCountWithRuntimeSkipsAndCrashes(t *testing.T) {
 }
 
 // TestCountWithVaryingSkippedName: a test whose name varies by run (a seed
-// in it) and that is skipped at run time (a property test on a missing
-// service) is one test in each run on both sides, as a varying name with
-// results is. Base's skips counted it under each base run's name, and head's
-// skips, under names base never had, did not count: "collected tests drop"
-// by one, a block on a clean PR.
+// in it) and that is skipped at run time now and then (a property test on a
+// service that is sometimes missing) counts in the runs that skipped it on
+// both sides, as one with a stable name does. Base's skips counted it under
+// base's names only; head skipped it under names base never had, and its
+// other runs lost a test to a crash: "collected tests drop" by one, a block
+// on a clean PR.
 func TestCountWithVaryingSkippedName(t *testing.T) {
-	doc := func(seed int) string {
-		return suite(passA, passB,
-			fmt.Sprintf(`<testcase classname="c" name="prop[seed=%d]"><skipped message="no service"/></testcase>`, seed))
+	doc := func(seed int, skip, crashed bool) string {
+		cases := []string{passA}
+		if !crashed {
+			cases = append(cases, passB)
+		}
+		if skip {
+			cases = append(cases, fmt.Sprintf(`<testcase classname="c" name="prop[seed=%d]"><skipped message="no service"/></testcase>`, seed))
+		} else {
+			cases = append(cases, fmt.Sprintf(`<testcase classname="c" name="prop[seed=%d]"/>`, seed))
+		}
+		return suite(cases...)
 	}
 	var base, head []string
 	for i := range 5 {
-		base = append(base, doc(1000+17*i))
-		head = append(head, doc(5000+31*i))
+		base = append(base, doc(1000+17*i, i == 0, false))
+		head = append(head, doc(5000+31*i, i < 2, i >= 2))
 	}
 	b, h := load(t, "base", base...), load(t, "head", head...)
-	got := CollectedCounts(b, h, model.DefaultInfra)
-	if got == nil || got.Base != got.Head {
-		t.Fatalf("counts %+v, want equal: the varying-named skip is one test in every run on both sides", got)
+	if got := CollectedCounts(b, h, model.DefaultInfra); got == nil || got.Base != 3 || got.Head != 3 {
+		t.Errorf("counts %+v, want 3 and 3: the varying-named test skipped now and then is one test in the runs that skipped it, on both sides", got)
 	}
-	res, err := Evaluate(Input{Tests: Join(b, h, nil), Collected: got}, Options{})
+}
+
+// TestCountDeletedAlwaysSkipped: a test base skipped in every run (a
+// t.Skip("see #123") left behind) was never a collected test with results,
+// and the per-test check passes its deletion ("not run"); the count, which
+// a421e84 made count skips, dropped by one and blocked the clean-up.
+func TestCountDeletedAlwaysSkipped(t *testing.T) {
+	skipC := `<testcase classname="c" name="c"><skipped message="see #123"/></testcase>`
+	var base, head []string
+	for range 5 {
+		base = append(base, suite(passA, passB, skipC))
+		head = append(head, suite(passA, passB))
+	}
+	b, h := load(t, "base", base...), load(t, "head", head...)
+	res, err := Evaluate(Input{Tests: Join(b, h, nil), Collected: CollectedCounts(b, h, model.DefaultInfra)}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Verdict == VerdictBlock {
-		t.Errorf("a clean PR blocks: %s", strings.Join(res.Reasons, "\n"))
+		t.Errorf("deleting a test skipped in every base run blocks: %s", strings.Join(res.Reasons, "\n"))
 	}
 }
