@@ -763,6 +763,12 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 	}
 	dir := ""
 	for _, r := range base.Runs {
+		if !strings.EqualFold(filepath.Ext(r.Source), ".xml") {
+			// A run joined from the files of a directory (JoinParts) names
+			// the directory: its parent is no results directory of
+			// matrix's, and may be the workspace, which the PR writes.
+			return nil
+		}
 		d := filepath.Dir(r.Source)
 		if dir != "" && d != dir {
 			return nil // runs from several directories: not one matrix's
