@@ -94,11 +94,13 @@ func foldVarying(h *history.History, names map[string]int) *history.History {
 	}
 	runs := map[string]map[int32]bool{}
 	twice := map[string]bool{}
+	to := map[string]string{} // the names of a family, to its key
 	for _, t := range h.Tests {
 		key, ok := history.VaryingKey(t.ID)
 		if !ok || names[key] == 0 {
 			continue
 		}
+		to[t.ID] = key
 		if runs[key] == nil {
 			runs[key] = map[int32]bool{}
 		}
@@ -108,7 +110,7 @@ func foldVarying(h *history.History, names map[string]int) *history.History {
 		}
 	}
 	return history.Fold(h, func(id string) (string, bool) {
-		key, ok := history.VaryingKey(id)
-		return key, ok && names[key] > 0 && !twice[key]
+		key, ok := to[id]
+		return key, ok && !twice[key]
 	})
 }

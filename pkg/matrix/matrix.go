@@ -557,12 +557,7 @@ func (d *driver) roomForFirstHead() error {
 // timeStop is the reason the driver stopped after pairs pairs at the time
 // limit (stop says how), with what the gate's look at them left undecided.
 func timeStop(res gate.Result, pairs int, stop string) string {
-	var undecided []string
-	for _, t := range res.Tests {
-		if t.Decision == gate.Inconclusive {
-			undecided = append(undecided, t.Name)
-		}
-	}
+	undecided := res.Undecided()
 	if len(undecided) == 0 {
 		return fmt.Sprintf("%s; every test has a verdict after %d pairs", stop, pairs)
 	}
