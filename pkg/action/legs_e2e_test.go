@@ -627,17 +627,17 @@ func TestGateHeadRerunFailedJobs(t *testing.T) {
 
 // TestGateLegEntryAfterFold: a flake quarantined on one leg, with a base
 // ledger entry for "c::n [junit-windows]", fails on head's Windows leg in
-// 2 of 5 runs. When base is clean, its legs never differed and it names
+// 3 of 5 runs. When base is clean, its legs never differed and it names
 // the test "c::n", while head names it by leg: the gate compares it under
 // "c::n" (sameIdentities), and the leg's entry still exempts it, as it does
-// when both sides name the legs. Before, the folded test found no entry and
+// when both sides name the legs (base's other leg failed once). Before, the folded test found no entry and
 // blocked as a patch-induced flake. The Windows entry does not exempt
 // failures on Ubuntu, folded or not: the patch's, with the flake's message.
 func TestGateLegEntryAfterFold(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		entry    string
-		baseFail bool   // base's Windows leg failed once: base names the legs too
+		baseFail bool   // base's other leg failed once: base names the legs too
 		failOn   string // the head leg that fails
 		exempt   bool
 	}{
@@ -655,9 +655,8 @@ func TestGateLegEntryAfterFold(t *testing.T) {
 				b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, CreatedAt: now.Add(-time.Duration(10-i) * time.Hour)})
 				h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadRepo: "forker/shop", CreatedAt: now.Add(-time.Duration(5-i) * time.Hour)})
 				for _, leg := range []string{"ubuntu", "windows"} {
-					win := leg == "windows"
-					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), map[string]bool{"test_ws_reconnect": tc.baseFail && win && i == 0})}})
-					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_ws_reconnect": leg == tc.failOn && i%2 == 1})}})
+					repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(baseSHA, int(b.ID), map[string]bool{"test_ws_reconnect": tc.baseFail && leg != tc.failOn && i == 0})}})
+					repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-" + leg, Files: map[string][]byte{"junit.xml": junitRun(headSHA, int(h.ID), map[string]bool{"test_ws_reconnect": leg == tc.failOn && i >= 2})}})
 				}
 			}
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})

@@ -230,7 +230,7 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 	repo := t.TempDir()
 	script := func(side, crash string) string {
 		return "#!/bin/sh\nc=\"$COUNTER_DIR/" + side + "\"\nn=$(( $(cat \"$c\" 2>/dev/null || echo 0) + 1 ))\necho \"$n\" > \"$c\"\nmkdir -p out\n" + crash +
-			"ts=$(date -u +%Y-%m-%dT%H:%M:%S)\n" +
+			"ts=$(date -u +%Y-%m-%dT%H:%M:%S.%N)\n" + // the runs take milliseconds: order them by time as the matrix ran them
 			"printf '%s\\n' '<?xml version=\"1.0\" encoding=\"UTF-8\"?>' '<testsuites name=\"all\">' \"<testsuite name=\\\"s\\\" timestamp=\\\"$ts\\\">\" '<testcase classname=\"c\" name=\"a\"/>' '<testcase classname=\"c\" name=\"b\"/>' '</testsuite>' '</testsuites>' '<!-- written by run.sh -->' > out/junit.xml\n"
 	}
 	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("base", "")), 0o755)

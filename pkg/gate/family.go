@@ -55,6 +55,11 @@ type nullGroup struct {
 	seq   [][]float64 // seq[i][h]: ln P(one given head sequence with h failures in looks[i] runs)
 	seqP  [][]float64 // exp(seq)
 	tail  [][]float64 // tail[i][h]: P(H ≥ h) after looks[i] runs; h = 0..looks[i]+1
+	// least[i] is the fewest failures in looks[i] head runs that the test's
+	// own base-side runs make unlikely: Fisher's exact p-value at most
+	// alpha-pr (looks[i]+1 when none is).
+	least []int
+	base  Tally
 	cache map[float64]float64
 }
 
@@ -106,7 +111,7 @@ func (f *family) group(b Tally, n int) *nullGroup {
 	if g := f.groups[k]; g != nil {
 		return g
 	}
-	g := &nullGroup{post: f.prior.posterior(b), cache: map[float64]float64{}}
+	g := &nullGroup{post: f.prior.posterior(b), base: b, cache: map[float64]float64{}}
 	g.mean = g.post.mean()
 	for m := f.first; m <= f.last; m++ {
 		g.looks = append(g.looks, m)
@@ -130,6 +135,7 @@ func (f *family) group(b Tally, n int) *nullGroup {
 			seqP[h] = math.Exp(v)
 		}
 		g.seq, g.seqP, g.tail = append(g.seq, seq), append(g.seqP, seqP), append(g.tail, tail)
+		g.least = append(g.least, leastFailures(b, m, f.alpha))
 	}
 	f.groups[k] = g
 	f.order = append(f.order, g)
@@ -142,6 +148,59 @@ func (g *nullGroup) boundary(i int, tau float64) int {
 	m := g.looks[i]
 	for h := 1; h <= m; h++ {
 		if g.tail[i][h] <= tau {
+			return h
+		}
+	}
+	return m + 1
+}
+
+// blockAt is the fewest failures at look i that block: over the boundary,
+// and unlikely given the test's own base-side runs.
+func (g *nullGroup) blockAt(i int, tau float64) int {
+	return max(g.boundary(i, tau), g.least[i])
+}
+
+// The test's own evidence.
+//
+// The calibration borrows from the suite: a test clean in its base runs is
+// judged by what the suite's other tests say such a test is. That is what
+// lets one head failure of a test clean in 150 history runs block. But the
+// prior is fitted, and where it rests on few tests or few runs it can miss
+// the flakes that happened to pass every base run: in a project of 35 tests
+// without history, run pair after pair by the sequential driver, a flake at
+// 0.15 that passed its 10 base runs and failed 3 of 10 head runs was
+// judged against the never-failing majority and blocked (20% of clean PRs
+// failed the check). So a test blocks only where its own base-side runs
+// also make the head's failures unlikely: under the null hypothesis the
+// patch changed nothing, so its base-side and head runs are runs of one
+// test, and given how many of them failed, every split of the failures
+// between the sides is equally likely. Fisher's exact test (one-sided: the
+// head failed more) gives the chance of a split at least this lopsided; it
+// must be at most alpha-pr. It assumes nothing about the suite: 0/150
+// history runs against 1 of 5 head runs is 0.031, and blocks as before;
+// 0/10 against 3/10 is 0.11, and does not.
+
+// fisherTail is the one-sided p-value of Fisher's exact test: with f of
+// the base side's runs failing and h of the head's m, the chance that m
+// runs drawn from all of them hold h or more of the f+h failures.
+func fisherTail(b Tally, m, h int) float64 {
+	T, N := b.Failures+h, b.Runs+m
+	den := lnChoose(N, m)
+	p := 0.0
+	for x := h; x <= min(m, T); x++ {
+		if m-x > N-T {
+			continue
+		}
+		p += math.Exp(lnChoose(T, x) + lnChoose(N-T, m-x) - den)
+	}
+	return min(p, 1)
+}
+
+// leastFailures is the fewest of m head runs failing whose Fisher p-value
+// against the base side b is at most level, or m+1.
+func leastFailures(b Tally, m int, level float64) int {
+	for h := 1; h <= m; h++ {
+		if fisherTail(b, m, h) <= level {
 			return h
 		}
 	}
@@ -223,7 +282,14 @@ type evidence struct {
 	tail    float64 // P(H_n ≥ h) after all n head runs
 	best    float64 // the smallest tail at any look reached
 	bestAt  int     // the look where it was smallest
-	blocked bool    // best ≤ tau: crossed the boundary at some look
+	blocked bool    // crossed the boundary at some look
+	// held: the tail was within tau at some look, but the test's own
+	// base-side runs made the count likely at every such look: at the
+	// last of them, heldFails of heldAt head runs had failed, with
+	// Fisher's p-value fisher.
+	held              bool
+	heldAt, heldFails int
+	fisher            float64
 }
 
 // judge reads a test's head runs against its group's boundaries.
@@ -241,8 +307,17 @@ func (f *family) judge(g *nullGroup, head []bool) evidence {
 			li++
 		}
 		if li < len(g.looks) && g.looks[li] == m+1 {
-			if t := g.tail[li][fails]; t < ev.best {
+			t := g.tail[li][fails]
+			if t < ev.best {
 				ev.best, ev.bestAt = t, m+1
+			}
+			if fails == 0 || f.tau <= 0 || t > f.tau {
+				continue
+			}
+			if fails >= g.least[li] {
+				ev.blocked = true
+			} else {
+				ev.held, ev.heldAt, ev.heldFails, ev.fisher = true, m+1, fails, fisherTail(g.base, m+1, fails)
 			}
 		}
 	}
@@ -250,7 +325,7 @@ func (f *family) judge(g *nullGroup, head []bool) evidence {
 	if ev.bestAt == 0 {
 		ev.best, ev.bestAt = ev.tail, n
 	}
-	ev.blocked = fails > 0 && f.tau > 0 && ev.best <= f.tau
+	ev.held = ev.held && !ev.blocked
 	return ev
 }
 
@@ -288,7 +363,7 @@ func (f *family) toBlock(g *nullGroup, n, h int) (fails, within int, ok bool) {
 		if L <= n {
 			continue
 		}
-		need := g.boundary(i, f.tau) - h
+		need := g.blockAt(i, f.tau) - h
 		if f.tau > 0 && need <= L-n {
 			if !ok || need < fails {
 				fails, within, ok = need, L-n, true

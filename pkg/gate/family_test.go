@@ -1,8 +1,11 @@
 package gate
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -177,4 +180,221 @@ func TestGuaranteeUnderTheModel(t *testing.T) {
 		t.Errorf("clean PRs blocked: %d of %d, want at most %.3f", blocked, prs, limit)
 	}
 	t.Logf("clean PRs blocked: %d of %d with every look from 1 to 20 read", blocked, prs)
+}
+
+// TestPriorCarriesItsOwnUncertainty: the fitted prior is the NPMLE mixed
+// with Jeffreys' Beta(½, ½) at weight 1/(tests + 1) (prior.go), so that a
+// suite of a few dozen tests does not trust its fit as if it were the
+// truth.
+func TestPriorCarriesItsOwnUncertainty(t *testing.T) {
+	rates := rateGrid(5e-5)
+	h := jeffreysCells(rates)
+	sum, below := 0.0, 0.0
+	for j, m := range h {
+		if m <= 0 {
+			t.Fatalf("cell %d (rate %g) has mass %g", j, rates[j], m)
+		}
+		sum += m
+		if rates[j] < 0.01 {
+			below += m
+		}
+	}
+	if math.Abs(sum-1) > 1e-12 {
+		t.Errorf("Jeffreys cells sum to %.15f, want 1", sum)
+	}
+	// The cells below 0.01 end at the geometric midpoint of 10^-2.1 and
+	// 10^-2: 10^-2.05. Beta(½, ½) puts 2/π·asin(√x) below x: 0.0602 there.
+	if want := 2 / math.Pi * math.Asin(math.Sqrt(math.Pow(10, -2.05))); math.Abs(below-want) > 1e-12 || fmt.Sprintf("%.4f", below) != "0.0602" {
+		t.Errorf("Jeffreys mass below 0.01: %.6f, want %.6f", below, want)
+	}
+	for _, tc := range []struct {
+		counts map[Tally]int
+		ref    float64
+	}{
+		{map[Tally]int{{5, 0}: 1}, 1.0 / 2},
+		{map[Tally]int{{5, 0}: 30, {5, 1}: 2, {5, 2}: 2, {5, 3}: 1}, 1.0 / 36},
+		{map[Tally]int{{155, 0}: 2000, {155, 5}: 40}, 1.0 / 2041},
+	} {
+		pr := fitPrior(tc.counts)
+		total := 0.0
+		for _, w := range pr.weights {
+			total += w
+		}
+		if math.Abs(pr.reference-tc.ref) > 1e-15 || math.Abs(total-1) > 1e-9 {
+			t.Errorf("%v: reference weight %g (want %g), weights sum to %.12f", tc.counts, pr.reference, tc.ref, total)
+		}
+		// Every rate keeps at least the reference's share of its cell.
+		cells := jeffreysCells(pr.rates)
+		for j, w := range pr.weights {
+			if w < tc.ref*cells[j]*(1-1e-9) {
+				t.Errorf("%v: rate %g has weight %g, below the reference's %g", tc.counts, pr.rates[j], w, tc.ref*cells[j])
+			}
+		}
+	}
+}
+
+// TestSmallSuiteFlakeNotShrunk is the shape of the real-tool audit's Go
+// suite: 35 tests, K = 5, no history, and of its 5 flakes only one failed a
+// base run (1 of 5). That flake fails 3 of 5 head runs. The NPMLE alone,
+// fitted to 34 clean tallies and this one, shrinks its rate to 0.018 and
+// blocks the PR (P = 0.00019); 35 tests cannot pin their prior that
+// tightly, and with the reference prior mixed in its rate is 0.047 and 3 of
+// 5 is not news across 35 tests.
+func TestSmallSuiteFlakeNotShrunk(t *testing.T) {
+	var in Input
+	add := func(name string, base Tally, head string) {
+		in.Tests = append(in.Tests, TestInput{Name: name, Base: base, Head: runs(head)})
+	}
+	for i := range 30 {
+		add(fmt.Sprintf("pkg::TestStable%02d", i), Tally{5, 0}, "PPPPP")
+	}
+	add("pkg::TestFlakeA", Tally{5, 0}, "PPPPP")
+	add("pkg::TestFlakeB", Tally{5, 0}, "PPPPP")
+	add("pkg::TestFlakeC", Tally{5, 0}, "PPPPP")
+	add("pkg::TestFlakeD", Tally{5, 0}, "PPPPP")
+	add("pkg::TestFlakeE", Tally{5, 1}, "PPFFF")
+	res, err := Evaluate(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr TestResult
+	for _, x := range res.Tests {
+		if x.Name == "pkg::TestFlakeE" {
+			tr = x
+		}
+	}
+	if res.Verdict == VerdictBlock || tr.Decision == Block {
+		t.Errorf("verdict %s, TestFlakeE %s: %s", res.Verdict, tr.Decision, tr.Reason)
+	}
+	t.Logf("TestFlakeE: %s: %s", tr.Decision, tr.Reason)
+}
+
+// TestFisherTail pins the one-sided p-value of Fisher's exact test: given
+// the failures of both sides, the chance that the head's runs hold at
+// least the failures they did.
+func TestFisherTail(t *testing.T) {
+	for _, tc := range []struct {
+		base  Tally
+		m, h  int
+		want  string
+		exact float64
+	}{
+		{Tally{155, 0}, 5, 1, "0.031", 5.0 / 160},                   // 5 of the 160 runs
+		{Tally{155, 0}, 5, 2, "0.001", 10.0 / 12720},                // C(5,2)/C(160,2)
+		{Tally{10, 0}, 10, 3, "0.105", 120.0 / 1140},                // C(10,3)/C(20,3)
+		{Tally{10, 0}, 10, 4, "0.043", 210.0 / 4845},                // C(10,4)/C(20,4)
+		{Tally{5, 0}, 5, 5, "0.004", 1.0 / 252},                     // C(5,5)/C(10,5)
+		{Tally{5, 1}, 5, 3, "0.262", (10*5 + 5*1) / 210.0},          // T = 4: C(5,3)C(5,1) + C(5,4)C(5,0) over C(10,4)
+		{Tally{20, 6}, 20, 12, "0.055", fisherBrute(20, 6, 20, 12)}, // S: a 0.35 flake at 6/20 base, 12/20 head
+	} {
+		got := fisherTail(tc.base, tc.m, tc.h)
+		if math.Abs(got-tc.exact) > 1e-12 || fmt.Sprintf("%.3f", got) != tc.want {
+			t.Errorf("base %v, %d of %d head runs: %.6f, want %.6f (%s)", tc.base, tc.h, tc.m, got, tc.exact, tc.want)
+		}
+	}
+	// More head failures against the same base side never make it likelier,
+	// so leastFailures' first count is a threshold.
+	for _, b := range []Tally{{5, 0}, {5, 2}, {20, 0}, {20, 7}, {155, 0}, {155, 30}} {
+		for m := 1; m <= 20; m++ {
+			prev := 1.0
+			for h := 1; h <= m; h++ {
+				p := fisherTail(b, m, h)
+				if p > prev+1e-12 {
+					t.Errorf("base %v, m %d: p(%d) = %g above p(%d) = %g", b, m, h, p, h-1, prev)
+				}
+				prev = p
+			}
+			least := leastFailures(b, m, 0.05)
+			if least <= m && fisherTail(b, m, least) > 0.05 || least > 1 && fisherTail(b, m, least-1) <= 0.05 {
+				t.Errorf("base %v, m %d: leastFailures %d is not the first count at 0.05", b, m, least)
+			}
+		}
+	}
+}
+
+// fisherBrute sums the tail the other way round: every choice of which
+// f+h of the n+m runs failed is equally likely, and x of them among the m
+// head runs is C(m, x)·C(n, f+h−x) of the C(n+m, f+h) choices.
+func fisherBrute(n, f, m, h int) float64 {
+	T, N := f+h, n+m
+	choose := func(a, b int) float64 {
+		if b < 0 || b > a {
+			return 0
+		}
+		r := 1.0
+		for i := 1; i <= b; i++ {
+			r = r * float64(a-b+i) / float64(i)
+		}
+		return r
+	}
+	p := 0.0
+	for x := h; x <= min(T, m); x++ {
+		p += choose(m, x) * choose(n, T-x)
+	}
+	return p / choose(N, T)
+}
+
+// TestOwnRunsHoldABlock: a small project without history, 10 pairs. A
+// flake that passed its 10 base runs fails 3 of 10 head runs. The suite
+// prior, fitted to 30 tests never failing and 4 flakes, calls that rare,
+// but under the null hypothesis its 20 runs are runs of one test, and 3
+// failures all landing on head has probability 0.105: the test is
+// undecided, not blocked. At 6 of 10 against 0 of 10 (0.005) it blocks.
+func TestOwnRunsHoldABlock(t *testing.T) {
+	suite := func(target string) Input {
+		var in Input
+		add := func(name string, base Tally, head string) {
+			in.Tests = append(in.Tests, TestInput{Name: name, Base: base, Head: runs(head)})
+		}
+		for i := range 30 {
+			add(fmt.Sprintf("pkg::TestStable%02d", i), Tally{10, 0}, "PPPPPPPPPP")
+		}
+		add("pkg::TestFlakeA", Tally{10, 3}, "PFPPFPPPFP")
+		add("pkg::TestFlakeB", Tally{10, 4}, "FPFPPFPPPP")
+		add("pkg::TestFlakeC", Tally{10, 5}, "PPFPFFPFPF")
+		add("pkg::TestFlakeD", Tally{10, 4}, "PPPFPPFPPF")
+		add("pkg::TestHidden", Tally{10, 0}, target)
+		return in
+	}
+	for _, tc := range []struct {
+		head   string
+		want   Decision
+		reason string
+	}{
+		{"PPFPFPPFPP", Inconclusive, "3 of 10 head runs failing against 0 of 10 base-side runs has probability 0.11"},
+		{"FFPFFPPFFP", Block, "patch-induced flake: 6 of 10 head runs failed"},
+	} {
+		res, err := Evaluate(suite(tc.head), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tr TestResult
+		for _, x := range res.Tests {
+			if x.Name == "pkg::TestHidden" {
+				tr = x
+			}
+		}
+		if tr.Decision != tc.want || !strings.Contains(tr.Reason, tc.reason) {
+			t.Errorf("head %s: %s: %s\nwant %s, reason containing %q", tc.head, tr.Decision, tr.Reason, tc.want, tc.reason)
+		}
+	}
+}
+
+func TestSequentialLooks(t *testing.T) {
+	for _, tc := range []struct {
+		initial, budget int
+		want            []int
+	}{
+		{5, 20, []int{5, 10, 20}},
+		{5, 5, []int{5}},
+		{5, 6, []int{5, 6}},
+		{5, 12, []int{5, 10, 12}},
+		{5, 100, []int{5, 10, 20, 40, 80, 100}},
+		{3, 2, []int{2}},
+		{0, 4, []int{1, 2, 4}},
+	} {
+		if got := SequentialLooks(tc.initial, tc.budget); !slices.Equal(got, tc.want) {
+			t.Errorf("SequentialLooks(%d, %d) = %v, want %v", tc.initial, tc.budget, got, tc.want)
+		}
+	}
 }

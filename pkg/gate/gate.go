@@ -403,6 +403,9 @@ type Family struct {
 	// baseline failure rate.
 	Prior []Band  `json:"prior"`
 	Floor float64 `json:"prior_floor"`
+	// Reference is the weight of Jeffreys' prior mixed into the fit,
+	// 1/(tests + 1): the fit's own uncertainty (prior.go).
+	Reference float64 `json:"prior_reference"`
 }
 
 // Band is a range of failure rates and the prior's share of tests in it.
@@ -546,7 +549,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	res.Family.Tests, res.Family.Failing, res.Family.Threshold = fam.members, failing, fam.tau
 	if fam.prior != nil {
 		res.Family.Cost = fam.cost(fam.tau)
-		res.Family.Prior, res.Family.Floor = fam.prior.bands(), fam.prior.floor
+		res.Family.Prior, res.Family.Floor, res.Family.Reference = fam.prior.bands(), fam.prior.floor, fam.prior.reference
 	}
 	for i, ti := range in.Tests {
 		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy)
@@ -799,6 +802,10 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
 	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
 		headStr, ev.best, at, rate, fam.members, min(prp, 1), opt.AlphaPR)
+	if ev.held {
+		stat = fmt.Sprintf("%s; P = %.2g%s for %s, rare enough for the suite's calibration, but not against the test's own base-side runs: %d of %d head runs failing against %d of %d base-side runs has probability %.2g if both sides fail at one rate (Fisher's exact test), above alpha-pr %.2g",
+			headStr, ev.best, at, rate, ev.heldFails, ev.heldAt, c.baseSide.Failures, c.baseSide.Runs, ev.fisher, opt.AlphaPR)
+	}
 	decide := ""
 	if tr.Pending {
 		decide = fmt.Sprintf("; more head runs decide: it blocks if %d of the next %d fail", more, within)
@@ -861,7 +868,7 @@ func unblockable(fam *family, g *nullGroup) bool {
 		return true
 	}
 	for i, L := range g.looks {
-		if g.boundary(i, fam.tau) <= L {
+		if g.blockAt(i, fam.tau) <= L {
 			return false
 		}
 	}

@@ -136,7 +136,7 @@ func TestEvaluateDecisions(t *testing.T) {
 			bucket: PatchInducedFlake, decision: Block, reason: "0/150 history runs failed"},
 		{name: "regression", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("FFFFF")},
 			bucket: Regression, decision: Block},
-		{name: "rare pre-existing flake: history, not the patch", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FPPPP")},
+		{name: "rare pre-existing flake: history, not the patch", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("PPFPP")},
 			bucket: PreExistingFlake, decision: Pass, sprt: sprt.Flake, reason: "failed 4 of 150 history runs"},
 		{name: "rare pre-existing flake, two early reds: the look after 2 runs convicts", in: TestInput{Base: Tally{5, 0}, History: Tally{150, 4}, Head: runs("FFPPP")},
 			bucket: PreExistingFlake, decision: Block, sprt: sprt.Continue, reason: "at the look after 2 head runs"},

@@ -21,6 +21,8 @@ import (
 //     0.1–0.5), 20 rare flakes (p = 0.03), 2 tests red on base that the PR
 //     fixes, and 5 new tests that pass.
 //   - B: A plus a tail of 300 near-stable tests (p uniform in 0.001–0.005).
+//   - S: a small project, 30 stable tests and 5 flakes (p uniform in
+//     0.1–0.5), with A's 2 fixed and 5 new tests.
 //
 // PRs: clean (nothing changes); one patch-induced flake (a stable test now
 // fails with p uniform in 0.2–0.6); one regression (a stable test now fails
@@ -30,8 +32,9 @@ import (
 //
 // Settings: 150 base-branch history runs per existing test, or none; a
 // single look at K = 5 interleaved base/head pairs (`flakegate gate` on a
-// batch), or the sequential driver (`flakegate matrix`): 5 pairs, then one
-// more pair of the whole suite while any test is pending, up to 20.
+// batch), or the sequential driver (`flakegate matrix`): 5 pairs, then, while
+// any test is pending, up to 10 and then 20, each look at a third of
+// alpha-pr.
 //
 // Default options throughout (alpha-pr 0.05, on-inconclusive neutral).
 // "Blocked" is the PR verdict block; for the must-block PRs the rate is over
@@ -202,14 +205,24 @@ func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequenti
 	for _, t := range in.Tests {
 		plain = plain || plainBlocks(t, first)
 	}
+	// The sequential driver looks after 5, 10 and 20 pairs, each look at
+	// a third of alpha-pr, as `flakegate matrix` does.
+	looks := SequentialLooks(first, budget)
+	opt := Options{AlphaPR: DefaultAlphaPR / float64(len(looks))}
+	if !sequential {
+		opt = Options{}
+	}
 	for {
-		res, err := Evaluate(in, Options{})
+		res, err := Evaluate(in, opt)
 		if err != nil {
 			panic(err) // a bad synthetic input is a bug in the experiment
 		}
 		if sequential && len(res.Pending()) > 0 && pairs < budget {
-			addPair()
-			pairs++
+			next := looks[slices.IndexFunc(looks, func(n int) bool { return n > pairs })]
+			for pairs < next {
+				addPair()
+				pairs++
+			}
 			continue
 		}
 		out := prOutcome{verdict: res.Verdict, pairs: pairs, plain: plain}
@@ -359,6 +372,11 @@ var prCases = []prCase{
 	{popS, prClean, 0, false, 0, 0, 200, 1000},
 	{popS, prClean, 30, false, 0, 0, 200, 1000},
 	{popS, prClean, 150, false, 0, 0, 200, 1000},
+	{popS, prClean, 0, true, 0, 0, 60, 1000},
+	{popS, prClean, 30, true, 0, 0, 60, 1000},
+	{popS, prInducedFlake, 0, false, 0, 0, 100, 500},
+	{popS, prInducedFlake, 30, false, 0, 0, 100, 500},
+	{popS, prInducedFlake, 0, true, 0, 0, 40, 500},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500},
 	{popB, prRedBase, 0, false, 1, 1, 100, 500},
 }

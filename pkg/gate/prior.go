@@ -25,6 +25,20 @@ import (
 //     for their common rate. With 2,000 tests × 150 clean runs it is 1.7e-6;
 //     with no history, 2,000 × 5 base runs, it is 5e-5, so that a suite
 //     with little history cannot claim its clean tests never fail.
+//   - Uncertainty of the fit. An NPMLE fitted to 35 tests of 5 runs each
+//     is itself a guess: which of the 30 tests never seen failing hide a
+//     flake, and at what rate, rests on the few that did fail, and the
+//     NPMLE, a maximum-likelihood fit, puts its mass on exactly the rates
+//     they showed. The calibration then trusts it as if it were the
+//     suite's true distribution, and a small project without history had
+//     8.1% of its clean PRs blocked against a bound of 5%. So the prior is
+//     the NPMLE mixed with a reference prior, Jeffreys' Beta(½, ½), at
+//     weight 1/(tests + 1): the predictive of a Dirichlet process with
+//     concentration 1 and that base measure, given the fitted rates (the
+//     next test is new to the fit with probability 1/(tests + 1)). With 35
+//     tests the reference carries 2.8% of the mass, with 2,000 tests 0.05%:
+//     the guarantee costs a large suite one test's worth of budget, and a
+//     small one stops overrating its own fit (4.8% of the same PRs).
 //   - Posterior. A test's rate given its own tally is G reweighted by the
 //     tally's likelihood. Its predictive is what the null hypothesis "the
 //     patch changed nothing" says about the head runs.
@@ -47,7 +61,14 @@ type prior struct {
 	floor   float64
 	tests   int // tallies fitted
 	runs    int // base-side runs over them
+	// reference is the weight of the Jeffreys reference prior in the
+	// mixture: 1/(tests+1).
+	reference float64
 }
+
+// referenceConcentration is the Dirichlet process's concentration: the
+// reference prior counts as this many tests.
+const referenceConcentration = 1
 
 // rateGrid returns the grid above floor: the floor itself, ten points a
 // decade from 1e-6 to 0.5, then steps of 0.05 to 0.95 and 0.975, 0.99, 0.999.
@@ -175,8 +196,38 @@ func fitPrior(counts map[Tally]int) *prior {
 			break
 		}
 	}
+	// The fit's own uncertainty: mix in the reference prior at weight
+	// 1/(tests+1).
+	pr.reference = referenceConcentration / (float64(total) + referenceConcentration)
+	for j, h := range jeffreysCells(pr.rates) {
+		w[j] = (1-pr.reference)*w[j] + pr.reference*h
+	}
 	pr.weights = w
 	return pr
+}
+
+// jeffreysCells returns the Beta(½, ½) mass of each grid cell: the rates
+// between the midpoints of it and its neighbours (geometric midpoints below
+// 0.1, where the grid is logarithmic; arithmetic above), the floor's cell
+// reaching down to 0 and the top's up to 1. The masses sum to 1.
+func jeffreysCells(rates []float64) []float64 {
+	cdf := func(p float64) float64 { return 2 / math.Pi * math.Asin(math.Sqrt(p)) }
+	h := make([]float64, len(rates))
+	prev := 0.0
+	for j := range rates {
+		edge := 1.0
+		if j+1 < len(rates) {
+			a, b := rates[j], rates[j+1]
+			edge = (a + b) / 2
+			if b < 0.1 {
+				edge = math.Sqrt(a * b)
+			}
+		}
+		c := cdf(edge)
+		h[j] = c - prev
+		prev = c
+	}
+	return h
 }
 
 // posterior is one test's rate distribution given its base-side tally:

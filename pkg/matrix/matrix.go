@@ -306,7 +306,9 @@ type driver struct {
 	root    string // temporary: worktrees and per-run TMPDIRs
 	dirs    map[Side]string
 	shas    map[Side]string
-	width   int // digits of run numbers in file names
+	width   int     // digits of run numbers in file names
+	looks   []int   // the pairs after which the gate may look
+	alpha   float64 // alpha-pr over all the looks
 	hist    *history.History
 	rep     *Report
 	cleanup []func(context.Context) error
@@ -334,6 +336,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	d := &driver{opt: opt.withDefaults(), rep: &Report{}, dirs: map[Side]string{}, shas: map[Side]string{}}
 	d.width = len(strconv.Itoa(d.opt.K))
+	// Each look gets an equal share of alpha-pr (gate.SequentialLooks).
+	d.looks = gate.SequentialLooks(d.opt.Initial, d.opt.K)
+	d.alpha = d.opt.Gate.AlphaPR
+	if d.alpha == 0 {
+		d.alpha = gate.DefaultAlphaPR
+	}
+	d.opt.Gate.AlphaPR = d.alpha / float64(len(d.looks))
 	err := d.run(ctx)
 	// Clean up even when ctx is done, but not forever.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -457,6 +466,7 @@ func (d *driver) run(ctx context.Context) error {
 	}
 
 	looked := 0 // the pairs the gate last looked at
+	next := 0   // the pairs of the next look
 	for pair := 1; ; pair++ {
 		if stop := d.noRoomFor(pair); stop != "" {
 			if looked < pair-1 {
@@ -491,7 +501,7 @@ func (d *driver) run(ctx context.Context) error {
 			return fmt.Errorf("neither side's first run left a usable JUnit file: check the JUnit path %s, and that the command runs in a fresh checkout of each side (%s: %s)",
 				filepath.ToSlash(opt.JUnit), h.Name(), h.Failure)
 		}
-		if pair < opt.Initial {
+		if pair < opt.Initial || pair < next {
 			continue
 		}
 		res, err := d.evaluate(ctx)
@@ -500,13 +510,34 @@ func (d *driver) run(ctx context.Context) error {
 		}
 		d.rep.Result, looked = res, pair
 		if pending := res.Pending(); len(pending) > 0 && pair < opt.K {
-			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running another pair\n",
-				pair, len(pending), render.Plain(strings.Join(pending, ", ")))
+			next = d.looks[slices.IndexFunc(d.looks, func(n int) bool { return n > pair })]
+			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running %s before the next look\n",
+				pair, len(pending), render.Plain(strings.Join(pending, ", ")), pairsUpTo(pair, next))
 			continue
 		}
 		d.stop(pair, stopReason(res, pair, opt.K))
 		return nil
 	}
+}
+
+// pairsUpTo says which pairs come after pair, up to next.
+func pairsUpTo(pair, next int) string {
+	if next == pair+1 {
+		return fmt.Sprintf("pair %d", next)
+	}
+	return fmt.Sprintf("pairs %d-%d", pair+1, next)
+}
+
+// joinInts writes 5, 10 and 20.
+func joinInts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 // stop ends the matrix after pairs pairs, for reason.
@@ -712,6 +743,10 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 	res, err := gate.Evaluate(in, d.opt.Gate)
 	if err != nil {
 		return gate.Result{}, err
+	}
+	if len(d.looks) > 1 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending), each at alpha-pr %.3g/%d = %.3g, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
+			len(d.looks), joinInts(d.looks), d.alpha, len(d.looks), d.opt.Gate.AlphaPR, d.alpha))
 	}
 	return res, nil
 }

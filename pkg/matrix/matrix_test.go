@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,7 +178,7 @@ type want struct {
 	verdict   gate.Verdict
 	decisions map[string]string // test → "decision/bucket"
 	stop      string            // substring of Report.Stop
-	looks     int               // "running another pair" lines in the log
+	looks     int               // "before the next look" lines in the log
 }
 
 func TestRun(t *testing.T) {
@@ -221,30 +222,42 @@ func TestRun(t *testing.T) {
 		want: want{pairs: 3, verdict: gate.VerdictPass, stop: "no test failed on either side in 3 pairs",
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "pass/ok", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
+		// With 30 clean history runs, 2 of 5 head runs decide at the
+		// first look.
 		name: "patch-induced flake blocks without extra pairs",
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "[ $((n % 2)) -eq 0 ]"}},
+		opt: func(o *Options) {
+			for i := range 30 {
+				o.History = append(o.History, junitSource(fmt.Sprintf("hist-%d", i), "suite", "b", false))
+			}
+		},
 		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "has a verdict after 5 pairs",
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
-		name: "pre-existing flake: one more pair, then it passes",
+		name: "pre-existing flake: more pairs, then it passes",
 		base: baseFlaky,
 		head: headFlaky,
-		want: want{pairs: 6, verdict: gate.VerdictPass, stop: "every test failing on either side (1) has a verdict after 6 pairs", looks: 1,
+		want: want{pairs: 10, verdict: gate.VerdictPass, stop: "every test failing on either side (1) has a verdict after 10 pairs", looks: 1,
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "pass/pre-existing flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
-		name: "one head failure without history: extra pairs until it blocks",
+		// Without history 2 of 5 head runs against 0 of 5 base runs are
+		// undecided; at the next look, 7 of 10 against 0 of 10 block.
+		name: "head failures without history: more pairs until it blocks",
 		base: clean,
-		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ] || [ $n -eq 6 ]"}},
-		want: want{pairs: 6, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 6 pairs", looks: 1,
+		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ] || [ $n -eq 4 ] || [ $n -ge 6 ]"}},
+		want: want{pairs: 10, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 10 pairs", looks: 1,
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
-		name: "one head failure without history: budget spent, undecided",
-		base: clean,
-		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ]"}},
-		opt:  func(o *Options) { o.K = 6 },
-		want: want{pairs: 6, verdict: gate.VerdictInconclusive, stop: "the budget of 6 pairs is spent with 1 test(s) still undecided: suite::b", looks: 1,
-			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "inconclusive/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
+		// Looks after 5 and 8 pairs: 3 of 5 head runs could still block
+		// at 6 of 8, but the next three pass.
+		name: "head failures without history: budget spent, undecided",
+		base: []tcase{{"a", ""}, {"b", ""}, {"c", ""}, {"d", ""}, {"e", ""}, {"f", ""}},
+		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ] || [ $n -eq 3 ] || [ $n -eq 5 ]"}, {"c", ""}, {"d", ""}, {"e", ""}, {"f", ""}},
+		opt:  func(o *Options) { o.K = 8 },
+		want: want{pairs: 8, verdict: gate.VerdictInconclusive, stop: "the budget of 8 pairs is spent with 1 test(s) still undecided: suite::b", looks: 1,
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "inconclusive/patch-induced flake", "suite::c": "pass/ok",
+				"suite::d": "pass/ok", "suite::e": "pass/ok", "suite::f": "pass/ok", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "history makes a clean base flaky",
 		base: clean,
@@ -288,7 +301,7 @@ func TestRun(t *testing.T) {
 			if !strings.Contains(rep.Stop, tc.want.stop) {
 				t.Errorf("stop = %q, want it to contain %q", rep.Stop, tc.want.stop)
 			}
-			if n := strings.Count(log.String(), "running another pair"); n != tc.want.looks {
+			if n := strings.Count(log.String(), "before the next look"); n != tc.want.looks {
 				t.Errorf("extra pairs announced %d times, want %d; log:\n%s", n, tc.want.looks, log.String())
 			}
 
@@ -439,13 +452,13 @@ func TestRunCrashes(t *testing.T) {
 			"head run 1": "was killed by signal 11 (segmentation fault) and wrote no JUnit file",
 			"head run 2": "signal 11", "head run 3": "signal 11", "head run 4": "signal 11", "head run 5": "signal 11"},
 	}, {
-		name:      "head exits 3 after passing tests in 3 of 5 runs: blocks",
-		head:      passesButFails("[ $n -ne 2 ] && [ $n -ne 4 ]"),
+		name:      "head exits 3 after passing tests in 4 of 5 runs: blocks",
+		head:      passesButFails("[ $n -ne 2 ]"),
 		verdict:   gate.VerdictBlock,
-		decisions: map[string]string{RunTest: "block/patch-induced flake 3/5", "suite::a": "pass/ok 0/5"},
+		decisions: map[string]string{RunTest: "block/patch-induced flake 4/5", "suite::a": "pass/ok 0/5"},
 		failures: map[string]string{
 			"head run 1": "exited with status 3, but no test failed in its JUnit file (3 test cases)",
-			"head run 3": "status 3", "head run 5": "status 3"},
+			"head run 3": "status 3", "head run 4": "status 3", "head run 5": "status 3"},
 	}, {
 		name:      "a failing test with exit status 1 is no failure of the run",
 		headCases: []tcase{{"a", ""}, {"b", "true"}},
@@ -747,12 +760,12 @@ func TestRunInAGitHook(t *testing.T) {
 	}
 }
 
-// TestRunTimeout: a patch that makes the suite hang in head runs 2 and 3.
+// TestRunTimeout: a patch that makes the suite hang in head runs 2 to 5.
 // With a run timeout each hung run is killed and counted as a failed run
 // (its test case fails, naming the timeout), the matrix goes on, and the
 // gate blocks, where the matrix once waited until CI killed the job.
 func TestRunTimeout(t *testing.T) {
-	hang := `if [ $n -ge 2 ] && [ $n -le 3 ]; then sleep 30; fi`
+	hang := `if [ $n -ge 2 ]; then sleep 30; fi`
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, hang))
 	opt := r.options(t)
 	opt.K, opt.Initial, opt.RunTimeout = 5, 5, 500*time.Millisecond
@@ -770,8 +783,8 @@ func TestRunTimeout(t *testing.T) {
 			cut = append(cut, rr.Name())
 		}
 	}
-	if len(cut) != 2 || rep.Result.Verdict != gate.VerdictBlock {
-		t.Errorf("runs cut %v, verdict %s; want head runs 2 and 3 cut and a block", cut, rep.Result.Verdict)
+	if len(cut) != 4 || rep.Result.Verdict != gate.VerdictBlock {
+		t.Errorf("runs cut %v, verdict %s; want head runs 2 to 5 cut and a block", cut, rep.Result.Verdict)
 	}
 }
 
@@ -1096,4 +1109,35 @@ func TestRunTimeLimit(t *testing.T) {
 			t.Errorf("err %v", err)
 		}
 	})
+}
+
+// TestLooksShareAlphaPR: the driver looks after 5, 10 and 20 pairs at
+// most, each look at a third of alpha-pr, and says so; with k = 5 it looks
+// once, at alpha-pr.
+func TestLooksShareAlphaPR(t *testing.T) {
+	for _, tc := range []struct {
+		k      int
+		alpha  float64
+		reason string
+	}{
+		{20, 0.05 / 3, "flakegate matrix looks at most 3 times (after 5, 10 and 20 pairs, fewer when nothing is pending), each at alpha-pr 0.05/3 = 0.0167"},
+		{12, 0.05 / 3, "(after 5, 10 and 12 pairs"},
+		{5, 0.05, ""},
+	} {
+		r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", "true"}}, ""))
+		opt := r.options(t)
+		opt.K = tc.k
+		rep, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reasons := strings.Join(rep.Result.Reasons, "\n")
+		if math.Abs(rep.Result.Params.AlphaPR-tc.alpha) > 1e-15 || tc.reason != "" && !strings.Contains(reasons, tc.reason) ||
+			tc.reason == "" && strings.Contains(reasons, "looks at most") {
+			t.Errorf("k %d: alpha-pr %g, want %g; reasons:\n%s", tc.k, rep.Result.Params.AlphaPR, tc.alpha, reasons)
+		}
+		if rep.Result.Verdict != gate.VerdictBlock || rep.Pairs != 5 {
+			t.Errorf("k %d: %s after %d pairs, want a block after 5", tc.k, rep.Result.Verdict, rep.Pairs)
+		}
+	}
 }
