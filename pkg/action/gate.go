@@ -87,7 +87,19 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return outcome{}, err // cancelled: no verdict, no files
 	}
-	res, err := gate.Evaluate(in, a.cfg.GateOptions())
+	opts := a.cfg.GateOptions()
+	if t := ev.Tested; t != nil && t.Looks > 1 {
+		// How many pairs matrix ran depended on its earlier looks: this
+		// look takes the share of alpha-pr each of them had.
+		alpha := opts.AlphaPR
+		if alpha == 0 {
+			alpha = gate.DefaultAlphaPR
+		}
+		opts.AlphaPR = alpha / float64(t.Looks)
+		in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times, each at alpha-pr %.3g/%d; so does this look: %.3g",
+			t.Looks, alpha, t.Looks, opts.AlphaPR))
+	}
+	res, err := gate.Evaluate(in, opts)
 	if err != nil {
 		return outcome{}, err
 	}

@@ -32,7 +32,7 @@ func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string) string {
 	for _, f := range []struct {
 		name      string
 		v, preset float64
-	}{{"alpha-pr", g.AlphaPR, gate.DefaultAlphaPR}, {"p1", g.P1, sprt.DefaultP1}, {"alpha", g.Alpha, sprt.DefaultAlpha}, {"beta", g.Beta, sprt.DefaultBeta}} {
+	}{{"alpha-pr", rep.Result.Params.AlphaPR, gate.DefaultAlphaPR}, {"p1", g.P1, sprt.DefaultP1}, {"alpha", g.Alpha, sprt.DefaultAlpha}, {"beta", g.Beta, sprt.DefaultBeta}} {
 		if f.v != 0 && f.v != f.preset {
 			cmd += fmt.Sprintf(" --%s %s", f.name, strconv.FormatFloat(f.v, 'g', -1, 64))
 		}

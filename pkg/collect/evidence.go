@@ -795,6 +795,9 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 				break
 			}
 		}
+		if err == nil && (m.Looks < 0 || m.Looks > maxLooks) {
+			err = fmt.Errorf("looks %d: want 0 to %d", m.Looks, maxLooks)
+		}
 	}
 	if err != nil {
 		log.Warningf("base-results: %s not used: %v", filepath.ToSlash(name), err)
@@ -811,6 +814,10 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 
 // maxRev bounds a revision's name as a matrix manifest gives it.
 const maxRev = 100
+
+// maxLooks bounds a matrix manifest's looks: pairs at most 100
+// (gate.MaxMaxRuns), looks doubling from 1.
+const maxLooks = 8
 
 // TestedNotes say where the commits flakegate matrix ran (Tested) differ
 // from the event's, baseSHA and headSHA: the base side at the merge base of

@@ -335,10 +335,15 @@ func TestRun(t *testing.T) {
 			}
 			// The manifest names the commits the runs were of, which the
 			// runs' files do not.
+			k := opt.K
+			if k == 0 {
+				k = gate.DefaultMaxRuns
+			}
+			looks := len(gate.SequentialLooks(5, k))
 			var m model.MatrixManifest
 			if b, err := os.ReadFile(filepath.Join(rep.ResultsDir, model.MatrixManifestFile)); err != nil || json.Unmarshal(b, &m) != nil ||
-				m.Base.SHA != r.base || m.Head.SHA != r.head || m.Base.Rev != opt.Base {
-				t.Errorf("manifest %+v (%v): want base %s and head %s", m, err, r.base, r.head)
+				m.Base.SHA != r.base || m.Head.SHA != r.head || m.Base.Rev != opt.Base || m.Looks != looks {
+				t.Errorf("manifest %+v (%v): want base %s, head %s and %d looks", m, err, r.base, r.head, looks)
 			}
 			if !strings.Contains(out.String(), "run head 1\n") {
 				t.Errorf("command output not passed on: %q", out.String())
