@@ -509,7 +509,9 @@ func (d *driver) run(ctx context.Context) error {
 			return err
 		}
 		d.rep.Result, looked = res, pair
-		if pending := res.Pending(); len(pending) > 0 && pair < opt.K {
+		// A block is the verdict once any look finds it (the looks share
+		// alpha-pr): more pairs for the tests still pending cannot undo it.
+		if pending := res.Pending(); len(pending) > 0 && pair < opt.K && res.Verdict != gate.VerdictBlock {
 			next = d.looks[slices.IndexFunc(d.looks, func(n int) bool { return n > pair })]
 			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running %s before the next look\n",
 				pair, len(pending), render.Plain(strings.Join(pending, ", ")), pairsUpTo(pair, next))
@@ -626,9 +628,12 @@ func stopReason(res gate.Result, pair, k int) string {
 			undecided = append(undecided, t.Name)
 		}
 	}
+	pending := res.Pending()
 	switch {
 	case failing == 0:
 		return fmt.Sprintf("no test failed on either side in %d pairs", pair)
+	case res.Verdict == gate.VerdictBlock && len(pending) > 0 && pair < k:
+		return fmt.Sprintf("a test blocks after %d pairs, which more pairs cannot undo; %d test(s) left pending: %s", pair, len(pending), strings.Join(pending, ", "))
 	case len(undecided) == 0:
 		return fmt.Sprintf("every test failing on either side (%d) has a verdict after %d pairs", failing, pair)
 	case pair >= k:

@@ -208,6 +208,13 @@ func TestRun(t *testing.T) {
 		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 5 pairs",
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/regression", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
+		// A block is final: the pending flake gets no more pairs.
+		name: "regression stops the matrix though another test is pending",
+		base: []tcase{{"a", ""}, {"b", ""}, {"c", ""}},
+		head: []tcase{{"a", ""}, {"b", "true"}, {"c", "[ $n -eq 2 ]"}},
+		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "a test blocks after 5 pairs, which more pairs cannot undo; 1 test(s) left pending: suite::c",
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/regression", "suite::c": "inconclusive/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
+	}, {
 		name: "clean head passes at the initial pairs",
 		base: clean,
 		head: append(clean, tcase{"c", ""}),
