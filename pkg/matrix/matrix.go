@@ -8,10 +8,12 @@
 // and the command runs base run 1, head run 1, base run 2, head run 2, … on
 // this host, in a pinned environment, each run a fresh process tree with a
 // fresh temporary directory. After an initial batch of pairs the gate
-// evaluates; the driver then adds one pair at a time while the gate reports
-// tests pending (article C's SPRT says CONTINUE with budget left), up to K
-// pairs, and stops as soon as every test that failed on either side has a
-// verdict.
+// evaluates; while it reports tests pending (more head runs could decide
+// them) and none blocks, the driver runs pairs up to its next look, twice
+// as many pairs (5, 10, 20, up to K), and stops at the first look where
+// every test that failed on either side has a verdict or one blocks. Each
+// look gets an equal share of alpha-pr (gate.SequentialLooks): evaluated
+// after every pair, the looks together failed up to a fifth of clean PRs.
 package matrix
 
 import (
