@@ -237,36 +237,51 @@ func TestPriorCarriesItsOwnUncertainty(t *testing.T) {
 // suite: 35 tests, K = 5, no history, and of its 5 flakes only one failed a
 // base run (1 of 5). That flake fails 3 of 5 head runs. The NPMLE alone,
 // fitted to 34 clean tallies and this one, shrinks its rate to 0.018 and
-// blocks the PR (P = 0.00019); 35 tests cannot pin their prior that
-// tightly, and with the reference prior mixed in its rate is 0.047 and 3 of
-// 5 is not news across 35 tests.
+// blocked the PR (P = 0.00019); 35 tests cannot pin their prior that
+// tightly, and with the reference prior mixed in its rate is 0.047, so
+// that the suite's calibration does not call 3 of 5 rare. (Its own runs
+// would hold it back too, TestOwnRunsHoldABlock: 1 of 5 against 3 of 5 is
+// 0.26.)
 func TestSmallSuiteFlakeNotShrunk(t *testing.T) {
-	var in Input
-	add := func(name string, base Tally, head string) {
-		in.Tests = append(in.Tests, TestInput{Name: name, Base: base, Head: runs(head)})
+	tallies := map[string]Tally{"pkg::TestFlakeE": {5, 1}}
+	for i := range 34 {
+		tallies[fmt.Sprintf("pkg::Test%02d", i)] = Tally{5, 0}
 	}
-	for i := range 30 {
-		add(fmt.Sprintf("pkg::TestStable%02d", i), Tally{5, 0}, "PPPPP")
-	}
-	add("pkg::TestFlakeA", Tally{5, 0}, "PPPPP")
-	add("pkg::TestFlakeB", Tally{5, 0}, "PPPPP")
-	add("pkg::TestFlakeC", Tally{5, 0}, "PPPPP")
-	add("pkg::TestFlakeD", Tally{5, 0}, "PPPPP")
-	add("pkg::TestFlakeE", Tally{5, 1}, "PPFFF")
+	in := suiteOf(tallies, map[string]string{"pkg::TestFlakeE": "PPFFF"})
 	res, err := Evaluate(in, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tr TestResult
-	for _, x := range res.Tests {
-		if x.Name == "pkg::TestFlakeE" {
-			tr = x
+	tr := resultOf(res, "pkg::TestFlakeE")
+	if got := fmt.Sprintf("%.3f", tr.P0.Estimate); got != "0.047" || res.Verdict == VerdictBlock || tr.Stat == nil || tr.Stat.PRLevel <= DefaultAlphaPR {
+		t.Errorf("rate %s (want 0.047), verdict %s, %s: %s", got, res.Verdict, tr.Decision, tr.Reason)
+	}
+}
+
+// suiteOf makes an input of tests with the given base tallies, passing
+// every head run unless heads gives them (P pass, F fail), one head run
+// per base run.
+func suiteOf(base map[string]Tally, heads map[string]string) Input {
+	var in Input
+	for name, b := range base {
+		h := heads[name]
+		if h == "" {
+			h = strings.Repeat("P", b.Runs)
+		}
+		in.Tests = append(in.Tests, TestInput{Name: name, Base: b, Head: runs(h)})
+	}
+	slices.SortFunc(in.Tests, func(a, b TestInput) int { return strings.Compare(a.Name, b.Name) })
+	return in
+}
+
+// resultOf is the named test's result.
+func resultOf(res Result, name string) TestResult {
+	for _, tr := range res.Tests {
+		if tr.Name == name {
+			return tr
 		}
 	}
-	if res.Verdict == VerdictBlock || tr.Decision == Block {
-		t.Errorf("verdict %s, TestFlakeE %s: %s", res.Verdict, tr.Decision, tr.Reason)
-	}
-	t.Logf("TestFlakeE: %s: %s", tr.Decision, tr.Reason)
+	return TestResult{}
 }
 
 // TestFisherTail pins the one-sided p-value of Fisher's exact test: given
@@ -341,21 +356,11 @@ func fisherBrute(n, f, m, h int) float64 {
 // failures all landing on head has probability 0.105: the test is
 // undecided, not blocked. At 6 of 10 against 0 of 10 (0.005) it blocks.
 func TestOwnRunsHoldABlock(t *testing.T) {
-	suite := func(target string) Input {
-		var in Input
-		add := func(name string, base Tally, head string) {
-			in.Tests = append(in.Tests, TestInput{Name: name, Base: base, Head: runs(head)})
-		}
-		for i := range 30 {
-			add(fmt.Sprintf("pkg::TestStable%02d", i), Tally{10, 0}, "PPPPPPPPPP")
-		}
-		add("pkg::TestFlakeA", Tally{10, 3}, "PFPPFPPPFP")
-		add("pkg::TestFlakeB", Tally{10, 4}, "FPFPPFPPPP")
-		add("pkg::TestFlakeC", Tally{10, 5}, "PPFPFFPFPF")
-		add("pkg::TestFlakeD", Tally{10, 4}, "PPPFPPFPPF")
-		add("pkg::TestHidden", Tally{10, 0}, target)
-		return in
+	tallies := map[string]Tally{"pkg::TestFlakeA": {10, 3}, "pkg::TestFlakeB": {10, 4}, "pkg::TestFlakeC": {10, 5}, "pkg::TestFlakeD": {10, 4}, "pkg::TestHidden": {10, 0}}
+	for i := range 30 {
+		tallies[fmt.Sprintf("pkg::TestStable%02d", i)] = Tally{10, 0}
 	}
+	flakes := map[string]string{"pkg::TestFlakeA": "PFPPFPPPFP", "pkg::TestFlakeB": "FPFPPFPPPP", "pkg::TestFlakeC": "PPFPFFPFPF", "pkg::TestFlakeD": "PPPFPPFPPF"}
 	for _, tc := range []struct {
 		head   string
 		want   Decision
@@ -364,16 +369,12 @@ func TestOwnRunsHoldABlock(t *testing.T) {
 		{"PPFPFPPFPP", Inconclusive, "3 of 10 head runs failing against 0 of 10 base-side runs has probability 0.11"},
 		{"FFPFFPPFFP", Block, "patch-induced flake: 6 of 10 head runs failed"},
 	} {
-		res, err := Evaluate(suite(tc.head), Options{})
+		flakes["pkg::TestHidden"] = tc.head
+		res, err := Evaluate(suiteOf(tallies, flakes), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var tr TestResult
-		for _, x := range res.Tests {
-			if x.Name == "pkg::TestHidden" {
-				tr = x
-			}
-		}
+		tr := resultOf(res, "pkg::TestHidden")
 		if tr.Decision != tc.want || !strings.Contains(tr.Reason, tc.reason) {
 			t.Errorf("head %s: %s: %s\nwant %s, reason containing %q", tc.head, tr.Decision, tr.Reason, tc.want, tc.reason)
 		}
