@@ -188,13 +188,25 @@ func (g *nullGroup) blockAt(i int, tau float64) int {
 // runs drawn from all of them hold h or more of the f+h failures.
 func fisherTail(b Tally, m, h int) float64 {
 	T, N := b.Failures+h, b.Runs+m
+	lo, hi := max(h, m-(N-T)), min(m, T)
+	if lo > hi {
+		return 0
+	}
 	den := lnChoose(N, m)
-	p := 0.0
-	for x := h; x <= min(m, T); x++ {
-		if m-x > N-T {
-			continue
+	term := math.Exp(lnChoose(T, lo) + lnChoose(N-T, m-lo) - den)
+	if term == 0 {
+		// Too small to start the recurrence from: term by term.
+		p := 0.0
+		for x := lo; x <= hi; x++ {
+			p += math.Exp(lnChoose(T, x) + lnChoose(N-T, m-x) - den)
 		}
-		p += math.Exp(lnChoose(T, x) + lnChoose(N-T, m-x) - den)
+		return min(p, 1)
+	}
+	// P(x+1)/P(x) = (T−x)(m−x) / ((x+1)(N−T−m+x+1)).
+	p := term
+	for x := lo; x < hi; x++ {
+		term *= float64(T-x) * float64(m-x) / (float64(x+1) * float64(N-T-m+x+1))
+		p += term
 	}
 	return min(p, 1)
 }
