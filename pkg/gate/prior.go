@@ -39,8 +39,8 @@ import (
 //     tests the reference carries 2.8% of the mass, with 2,000 tests 0.05%:
 //     the guarantee costs a large suite one test's worth of budget, and a
 //     small one stops overrating its own fit (the same clean PRs, K = 5:
-//     4.8% blocked; on the same draws of suites of 2,000 tests and more it
-//     changed no verdict).
+//     4.8% blocked; in suites of 2,000 tests and more it changed no verdict
+//     on 300 paired draws of each kind of PR).
 //   - Posterior. A test's rate given its own tally is G reweighted by the
 //     tally's likelihood. Its predictive is what the null hypothesis "the
 //     patch changed nothing" says about the head runs.
