@@ -301,7 +301,8 @@ type evidence struct {
 	// held: the tail was within tau at some look, but the test's own
 	// base-side runs made the count likely at every such look: at the
 	// last of them, heldFails of heldAt head runs had failed, with
-	// Fisher's p-value fisher.
+	// Fisher's p-value fisher. Blocked, fisher is the p-value at the first
+	// look that blocked.
 	held              bool
 	heldAt, heldFails int
 	fisher            float64
@@ -330,8 +331,11 @@ func (f *family) judge(g *nullGroup, head []bool) evidence {
 				continue
 			}
 			if fails >= g.least[li] {
+				if !ev.blocked {
+					ev.fisher = fisherTail(g.base, m+1, fails)
+				}
 				ev.blocked = true
-			} else {
+			} else if !ev.blocked {
 				ev.held, ev.heldAt, ev.heldFails, ev.fisher = true, m+1, fails, fisherTail(g.base, m+1, fails)
 			}
 		}

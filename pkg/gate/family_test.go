@@ -378,6 +378,11 @@ func TestOwnRunsHoldABlock(t *testing.T) {
 		if tr.Decision != tc.want || !strings.Contains(tr.Reason, tc.reason) {
 			t.Errorf("head %s: %s: %s\nwant %s, reason containing %q", tc.head, tr.Decision, tr.Reason, tc.want, tc.reason)
 		}
+		// The p-value the rule read: 3 of 10 against 0 of 10 held back at
+		// 0.105; blocked, the first look that blocked, within alpha-pr.
+		if own := tr.Stat.OwnRuns; tc.want == Inconclusive && fmt.Sprintf("%.3f", own) != "0.105" || tc.want == Block && (own <= 0 || own > DefaultAlphaPR) {
+			t.Errorf("head %s: own runs %g", tc.head, own)
+		}
 	}
 }
 

@@ -372,8 +372,14 @@ type Stat struct {
 	BestAt int     `json:"best_at"`
 	// PRLevel is the chance, if the patch changed nothing, that any compared
 	// test at any look shows a tail as small as Best: the PR-level p-value.
-	// The test blocks when it is at most alpha-pr.
+	// The test blocks when it is at most alpha-pr, and OwnRuns is too.
 	PRLevel float64 `json:"pr_level"`
+	// OwnRuns is Fisher's exact p-value of the head's failures against the
+	// test's own base-side runs (family.go), at the first look where the
+	// tail crossed the boundary and it was at most alpha-pr (the test
+	// blocks), or else at the last look where the tail crossed (the test
+	// is held back); 0 when the tail never crossed.
+	OwnRuns float64 `json:"own_runs,omitempty"`
 }
 
 // Params echoes the statistical parameters in force.
@@ -770,7 +776,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	rate := "its base rate " + rateStr(g.mean, ti)
 	ev := fam.judge(g, ti.Head)
 	prp := fam.cost(ev.best)
-	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1)}
+	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1), OwnRuns: ev.fisher}
 	what := map[Bucket]string{PatchInducedFlake: "patch-induced flake", Regression: "regression",
 		PreExistingFlake: "flaky test made flakier", FlakyToBroken: "regression of a flaky test"}[tr.Bucket]
 	// The most extreme look's probability, as the PR-level figure and the

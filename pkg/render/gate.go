@@ -237,6 +237,10 @@ func section(b *strings.Builder, title string, tests []gate.TestResult, lv gateL
 		p := "–"
 		if t.Stat != nil {
 			p = fmt.Sprintf("%.2g (PR-level %.2g)", t.Stat.Best, t.Stat.PRLevel)
+			if t.Decision != gate.Block && t.Stat.OwnRuns != 0 {
+				// Held back by its own base-side runs (the reason says so).
+				p = fmt.Sprintf("%.2g (PR-level %.2g; own runs %.2g)", t.Stat.Best, t.Stat.PRLevel, t.Stat.OwnRuns)
+			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %d/%d | %d/%d | %s | %s |\n", cell(t.Name, 120), EscapeMarkdown(string(t.Bucket)),
 			t.Base.Failures, t.Base.Runs, t.Head.Failures, t.Head.Runs, p0Cell(t), p)

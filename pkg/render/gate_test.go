@@ -167,3 +167,23 @@ func TestGateMarkdownUnread(t *testing.T) {
 		t.Errorf("markup in an unread file's path or error is live:\n%s", out)
 	}
 }
+
+// TestHeldCellNamesOwnRuns: a test the suite's calibration would block and
+// its own base-side runs hold back shows both p-values in its table row;
+// a blocking test shows the calibration's alone.
+func TestHeldCellNamesOwnRuns(t *testing.T) {
+	stat := &gate.Stat{Tail: 0.0007, Best: 0.0007, BestAt: 10, PRLevel: 0.03, OwnRuns: 0.105}
+	r := gate.Result{Verdict: gate.VerdictInconclusive, Tests: []gate.TestResult{
+		{Name: "pkg::TestHidden", Bucket: gate.PatchInducedFlake, Decision: gate.Inconclusive, Stat: stat,
+			Base: gate.Side{Runs: 10}, Head: gate.Side{Runs: 10, Failures: 3}, Reason: "undecided"},
+		{Name: "pkg::TestBroken", Bucket: gate.PatchInducedFlake, Decision: gate.Block, Stat: &gate.Stat{Best: 1e-5, PRLevel: 0.001, OwnRuns: 0.004},
+			Base: gate.Side{Runs: 10}, Head: gate.Side{Runs: 10, Failures: 7}, Reason: "blocked"},
+	}}
+	var b strings.Builder
+	if err := GateMarkdown(&b, r, GateMeta{}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "| 0.0007 (PR-level 0.03; own runs 0.1) |") || !strings.Contains(b.String(), "| 1e-05 (PR-level 0.001) |") {
+		t.Errorf("table rows:\n%s", b.String())
+	}
+}
