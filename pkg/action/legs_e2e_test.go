@@ -630,8 +630,8 @@ func TestGateHeadRerunFailedJobs(t *testing.T) {
 // 3 of 5 runs. When base is clean, its legs never differed and it names
 // the test "c::n", while head names it by leg: the gate compares it under
 // "c::n" (sameIdentities), and the leg's entry still exempts it, as it does
-// when both sides name the legs (base's other leg failed once). Before, the folded test found no entry and
-// blocked as a patch-induced flake. The Windows entry does not exempt
+// when both sides name the legs (base's other leg failed once). Before,
+// the folded test found no entry and blocked as a patch-induced flake. The Windows entry does not exempt
 // failures on Ubuntu, folded or not: the patch's, with the flake's message.
 func TestGateLegEntryAfterFold(t *testing.T) {
 	for _, tc := range []struct {
