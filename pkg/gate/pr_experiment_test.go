@@ -373,13 +373,13 @@ var prCases = []prCase{
 	{popA, prClean, 0, true, 0.05, 0.05, 20, 300},
 	{popA, prClean, 10, true, 0.05, 0.05, 20, 300},
 	// A small project (S): the suite prior rests on 35 tests.
-	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000},
+	{popS, prClean, 0, false, 0.05, 0.05, 600, 1000},
 	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000},
 	{popS, prClean, 150, false, 0.05, 0.05, 200, 1000},
 	// Evaluated after every pair, the sequential driver failed 20% of
 	// these without history: each look is another chance to block.
-	{popS, prClean, 0, true, 0.05, 0.05, 60, 1000},
-	{popS, prClean, 30, true, 0.05, 0.05, 60, 1000},
+	{popS, prClean, 0, true, 0.05, 0.05, 300, 1000},
+	{popS, prClean, 30, true, 0.05, 0.05, 300, 1000},
 	{popS, prInducedFlake, 0, false, 0, 0, 100, 500},
 	{popS, prInducedFlake, 30, false, 0, 0, 100, 500},
 	{popS, prInducedFlake, 0, true, 0, 0, 40, 500},
@@ -393,6 +393,11 @@ func TestPRExperiment(t *testing.T) {
 		switch {
 		case *experimentFull:
 			n = c.full
+		case raceEnabled && c.pop.name == popS.name && c.kind == prClean:
+			// A suite of 42 tests is cheap even under the race detector,
+			// and these rows are the ones that broke the bound: CI holds
+			// them to it at sizes that would catch 8% or 20% again.
+			n = c.short
 		case raceEnabled && c.sequential:
 			// No goroutines here: the race detector only slows it down, and
 			// CI runs the suite under it. The full sizes run without it.
