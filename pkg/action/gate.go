@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -89,21 +88,16 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		return outcome{}, err // cancelled: no verdict, no files
 	}
 	opts := a.cfg.GateOptions()
-	if t := ev.Tested; t != nil && len(t.Looks) > 1 {
+	if t := ev.Tested; t != nil && t.Looks > 1 {
 		// How many pairs matrix ran depended on its earlier looks: this
-		// look takes the share of alpha-pr of the one it stands in for.
+		// look takes the share of alpha-pr each of them had.
 		alpha := opts.AlphaPR
 		if alpha == 0 {
 			alpha = gate.DefaultAlphaPR
 		}
-		pairs := headRuns(in.Tests)
-		opts.AlphaPR = gate.LookAlpha(alpha, t.Looks, pairs)
-		looks := make([]string, len(t.Looks))
-		for i, n := range t.Looks {
-			looks[i] = strconv.Itoa(n)
-		}
-		in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which could look at them after %s pairs, spending alpha-pr %.3g in proportion to the pairs; this look, after %d, spends what its look did: %.3g",
-			strings.Join(looks, ", "), alpha, pairs, opts.AlphaPR))
+		opts.AlphaPR = alpha / float64(t.Looks)
+		in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times, each at alpha-pr %.3g/%d; so does this look: %.3g",
+			t.Looks, alpha, t.Looks, opts.AlphaPR))
 	}
 	res, err := gate.Evaluate(in, opts)
 	if err != nil {
@@ -391,16 +385,6 @@ func headTests(tests []gate.TestInput) int {
 		if len(t.Head) > 0 {
 			n++
 		}
-	}
-	return n
-}
-
-// headRuns is the most head runs any test ran in: the pairs of a matrix's
-// results.
-func headRuns(tests []gate.TestInput) int {
-	n := 0
-	for _, t := range tests {
-		n = max(n, len(t.Head))
 	}
 	return n
 }

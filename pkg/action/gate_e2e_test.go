@@ -534,36 +534,32 @@ func TestGateNamesTheCommitsRun(t *testing.T) {
 	}
 }
 
-// TestGateTakesMatrixLooksShare: matrix's manifest says it could look at
-// the runs after 5, 10 and 20 pairs (-k 20), spending alpha-pr in
-// proportion to the pairs; how many pairs it ran depended on those looks,
-// so the action's look spends what the look it stands in for did (a
-// quarter of it after 5 or 10 pairs, a half after 20), and says so. Looks
-// no matrix writes leave the manifest unused.
+// TestGateTakesMatrixLooksShare: matrix's manifest says it looked at the
+// runs up to 3 times (-k 20: after 5, 10 and 20 pairs), each at a third of
+// alpha-pr; how many pairs it ran depended on those looks, so the action's
+// look takes the same share, and says so. A count of looks no matrix writes
+// leaves the manifest unused.
 func TestGateTakesMatrixLooksShare(t *testing.T) {
 	for _, tc := range []struct {
-		looks   string
-		pairs   int
+		looks   int
 		alpha   string
 		note    string
 		wantLog string
 	}{
-		{"[5,10,20]", 5, "within alpha-pr 0.0125", "the runs are flakegate matrix's, which could look at them after 5, 10, 20 pairs, spending alpha-pr 0.05 in proportion to the pairs; this look, after 5, spends what its look did: 0.0125", ""},
-		{"[5,10,20]", 20, "within alpha-pr 0.025", "this look, after 20, spends what its look did: 0.025", ""},
-		{"[5]", 5, "within alpha-pr 0.05", "", ""},
-		{"[5,10,20,40,80,100,120,140,160]", 5, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks [5 10 20 40 80 100 120 140 160]: want at most 8 pair counts, rising, from 1 to 100"},
-		{"[10,5]", 5, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks [10 5]"},
+		{3, "within alpha-pr 0.01667", "the runs are flakegate matrix's, which looked at them up to 3 times, each at alpha-pr 0.05/3; so does this look: 0.0167", ""},
+		{1, "within alpha-pr 0.05", "", ""},
+		{99, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks 99: want 0 to 8"},
 	} {
-		t.Run(tc.looks, func(t *testing.T) {
+		t.Run(fmt.Sprint(tc.looks), func(t *testing.T) {
 			s := newFake(t)
 			repo := gateRepo(t, s, "")
 			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
 			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
 				map[string]string{"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "upload-artifact": "false"})
 			dir := filepath.Join(r.env["GITHUB_WORKSPACE"], "results")
-			writeSide(t, dir, "base", "", tc.pairs, nil)
-			writeSide(t, dir, "head", "", tc.pairs, map[string]int{"test_login": tc.pairs})
-			manifest := fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":%s}`, baseSHA, headSHA, tc.looks)
+			writeSide(t, dir, "base", "", 5, nil)
+			writeSide(t, dir, "head", "", 5, map[string]int{"test_login": 5})
+			manifest := fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":%d}`, baseSHA, headSHA, tc.looks)
 			if err := os.WriteFile(filepath.Join(dir, "flakegate-matrix.json"), []byte(manifest), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -571,7 +567,7 @@ func TestGateTakesMatrixLooksShare(t *testing.T) {
 				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
 			}
 			sum := r.summary()
-			if !strings.Contains(sum, tc.alpha) || tc.note != "" && !strings.Contains(sum, tc.note) || tc.note == "" && strings.Contains(sum, "could look at them") {
+			if !strings.Contains(sum, tc.alpha) || tc.note != "" && !strings.Contains(sum, tc.note) || tc.note == "" && strings.Contains(sum, "looked at them up to") {
 				t.Errorf("summary lacks %q or the note %q:\n%s", tc.alpha, tc.note, sum)
 			}
 			if tc.wantLog != "" && !strings.Contains(r.stdout.String(), tc.wantLog) {

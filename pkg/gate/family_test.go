@@ -404,32 +404,3 @@ func TestSequentialLooks(t *testing.T) {
 		}
 	}
 }
-
-// TestLookAlpha: the looks spend alpha in proportion to the pairs each adds
-// (the linear spending function); a look between two stands in for the
-// next.
-func TestLookAlpha(t *testing.T) {
-	looks := SequentialLooks(5, 20)
-	sum := 0.0
-	for _, tc := range []struct {
-		pairs int
-		want  float64
-	}{{5, 0.0125}, {10, 0.0125}, {20, 0.025}, {3, 0.0125}, {7, 0.0125}, {16, 0.025}, {25, 0.025}} {
-		got := LookAlpha(0.05, looks, tc.pairs)
-		if math.Abs(got-tc.want) > 1e-15 {
-			t.Errorf("LookAlpha(0.05, %v, %d) = %g, want %g", looks, tc.pairs, got, tc.want)
-		}
-	}
-	for _, n := range looks {
-		sum += LookAlpha(0.05, looks, n)
-	}
-	if math.Abs(sum-0.05) > 1e-15 {
-		t.Errorf("the looks spend %g, want 0.05", sum)
-	}
-	if got := LookAlpha(0.05, []int{5}, 5); got != 0.05 {
-		t.Errorf("one look: %g, want 0.05", got)
-	}
-	if got := LookAlpha(0.05, nil, 5); got != 0.05 {
-		t.Errorf("no schedule: %g, want 0.05", got)
-	}
-}

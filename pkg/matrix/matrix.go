@@ -12,9 +12,8 @@
 // them) and none blocks, the driver runs pairs up to its next look, twice
 // as many pairs (5, 10, 20, up to K), and stops at the first look where
 // every test that failed on either side has a verdict or one blocks. Each
-// look spends a share of alpha-pr in proportion to its pairs
-// (gate.SequentialLooks, gate.LookAlpha): evaluated after every pair at
-// the whole of it, the looks together failed up to a fifth of clean PRs.
+// look gets an equal share of alpha-pr (gate.SequentialLooks): evaluated
+// after every pair, the looks together failed up to a fifth of clean PRs.
 package matrix
 
 import (
@@ -339,13 +338,13 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	d := &driver{opt: opt.withDefaults(), rep: &Report{}, dirs: map[Side]string{}, shas: map[Side]string{}}
 	d.width = len(strconv.Itoa(d.opt.K))
-	// The looks spend alpha-pr in proportion to their pairs
-	// (gate.SequentialLooks, gate.LookAlpha).
+	// Each look gets an equal share of alpha-pr (gate.SequentialLooks).
 	d.looks = gate.SequentialLooks(d.opt.Initial, d.opt.K)
 	d.alpha = d.opt.Gate.AlphaPR
 	if d.alpha == 0 {
 		d.alpha = gate.DefaultAlphaPR
 	}
+	d.opt.Gate.AlphaPR = d.alpha / float64(len(d.looks))
 	err := d.run(ctx)
 	// Clean up even when ctx is done, but not forever.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -651,7 +650,7 @@ func stopReason(res gate.Result, pair, k int) string {
 // of (model.MatrixManifestFile), for the action to name them: the runs'
 // files do not.
 func (d *driver) writeManifest() error {
-	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: d.looks}, "", "  ")
+	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks)}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
@@ -748,15 +747,13 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 	if in.Now.IsZero() {
 		in.Now = d.opt.Now()
 	}
-	opt := d.opt.Gate
-	opt.AlphaPR = gate.LookAlpha(d.alpha, d.looks, d.rep.Pairs)
-	res, err := gate.Evaluate(in, opt)
+	res, err := gate.Evaluate(in, d.opt.Gate)
 	if err != nil {
 		return gate.Result{}, err
 	}
 	if len(d.looks) > 1 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending) and spends alpha-pr %.3g over them in proportion to their pairs: %.3g at this look, after %d pairs, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
-			len(d.looks), joinInts(d.looks), d.alpha, opt.AlphaPR, d.rep.Pairs, d.alpha))
+		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending), each at alpha-pr %.3g/%d = %.3g, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
+			len(d.looks), joinInts(d.looks), d.alpha, len(d.looks), d.opt.Gate.AlphaPR, d.alpha))
 	}
 	return res, nil
 }

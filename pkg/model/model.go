@@ -224,12 +224,11 @@ const MatrixManifestFile = "flakegate-matrix.json"
 type MatrixManifest struct {
 	Base MatrixRevision `json:"base"`
 	Head MatrixRevision `json:"head"`
-	// Looks are the pair counts after which matrix may look at the runs
-	// (5, 10 and 20), each spending a share of alpha-pr in proportion to
-	// its pairs (gate.LookAlpha). How many pairs ran depended on what the
-	// earlier looks saw, so a gate that reads the runs again takes the
-	// share of the look it stands in for, to keep the bound.
-	Looks []int `json:"looks,omitempty"`
+	// Looks is the most times matrix looked at the runs (after 5, 10 and
+	// 20 pairs: 3), each at that share of alpha-pr. How many pairs ran
+	// depended on what the earlier looks saw, so a gate that reads the
+	// runs again takes the same share to keep the bound.
+	Looks int `json:"looks,omitempty"`
 }
 
 // MatrixRevision is one side of a MatrixManifest: the revision as given,
