@@ -374,6 +374,7 @@ var prCases = []prCase{
 	{popA, prClean, 10, true, 0.05, 0.05, 20, 300},
 	// A small project (S): the suite prior rests on 35 tests.
 	{popS, prClean, 0, false, 0.05, 0.05, 600, 1000},
+	{popS, prClean, 10, false, 0.05, 0.05, 200, 1000},
 	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000},
 	{popS, prClean, 150, false, 0.05, 0.05, 200, 1000},
 	// Evaluated after every pair, the sequential driver failed 20% of
@@ -381,6 +382,7 @@ var prCases = []prCase{
 	{popS, prClean, 0, true, 0.05, 0.05, 300, 1000},
 	{popS, prClean, 30, true, 0.05, 0.05, 300, 1000},
 	{popS, prInducedFlake, 0, false, 0, 0, 100, 500},
+	{popS, prInducedFlake, 10, false, 0, 0, 100, 500},
 	{popS, prInducedFlake, 30, false, 0, 0, 100, 500},
 	{popS, prInducedFlake, 0, true, 0, 0, 40, 500},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500},
