@@ -34,6 +34,13 @@ import (
 //     Σ F(τ) ≤ alpha-pr over all compared tests. The union bound then gives
 //     P(any test blocks | nothing changed) ≤ alpha-pr, under optional
 //     stopping too, since every look is counted.
+//   - Own runs. A test that crosses blocks only if its own base-side runs
+//     make the count unlikely too (Fisher's exact test, below): a filter
+//     that holds tests back where the fitted prior misleads, and so leaves
+//     the bound standing.
+//   - Evaluations. The bound is for one evaluation of a PR. A driver that
+//     evaluates again once more base runs are in splits alpha-pr over its
+//     evaluations (sequential.go).
 //
 // Why exact costs and not e-values with Bonferroni (Markov's 1/threshold):
 // counts are discrete, and most tests almost never fail. A stable test's
