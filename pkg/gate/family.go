@@ -21,12 +21,12 @@ import (
 //     P(H_m ≥ h) under that predictive: small when the head fails more often
 //     than the test's base rate allows. Any rate increase counts, so a test
 //     made flakier (3% → 30%) is caught as well as a regression (→ 100%).
-//   - Looks. The matrix driver looks after every pair from the first look to
-//     the head-run budget and stops when it likes; `gate` looks once at a
-//     batch. Both use the same schedule, the first look through the budget,
-//     and a test blocks when the statistic crossed its boundary at any look
-//     it reached: so one procedure serves both, and the same runs give the
-//     same verdict.
+//   - Looks. Every head run from the first look to the head-run budget is
+//     a look at the head: the matrix driver evaluates after 5, 10 and 20
+//     pairs and reads the looks its runs reached, `gate` reads a batch the
+//     same way. A test blocks when the statistic crossed its boundary at
+//     any look reached: so one procedure serves both, and the same runs
+//     give the same verdict.
 //   - Calibration (discrete Bonferroni). For a threshold τ, a test's
 //     boundary at look m is the fewest failures whose tail is ≤ τ, and its
 //     cost F(τ) is the exact null probability of crossing at any look, by
