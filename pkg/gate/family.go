@@ -64,9 +64,11 @@ type nullGroup struct {
 	tail  [][]float64 // tail[i][h]: P(H ≥ h) after looks[i] runs; h = 0..looks[i]+1
 	// least[i] is the fewest failures in looks[i] head runs that the test's
 	// own base-side runs make unlikely: Fisher's exact p-value at most
-	// alpha-pr (looks[i]+1 when none is).
+	// alpha (looks[i]+1 when none is). The calibration does not read it:
+	// it is made on first use (leastAt), for groups with head failures.
 	least []int
 	base  Tally
+	alpha float64
 	cache map[float64]float64
 }
 
@@ -118,7 +120,7 @@ func (f *family) group(b Tally, n int) *nullGroup {
 	if g := f.groups[k]; g != nil {
 		return g
 	}
-	g := &nullGroup{post: f.prior.posterior(b), base: b, cache: map[float64]float64{}}
+	g := &nullGroup{post: f.prior.posterior(b), base: b, alpha: f.alpha, cache: map[float64]float64{}}
 	g.mean = g.post.mean()
 	for m := f.first; m <= f.last; m++ {
 		g.looks = append(g.looks, m)
@@ -142,7 +144,6 @@ func (f *family) group(b Tally, n int) *nullGroup {
 			seqP[h] = math.Exp(v)
 		}
 		g.seq, g.seqP, g.tail = append(g.seq, seq), append(g.seqP, seqP), append(g.tail, tail)
-		g.least = append(g.least, leastFailures(b, m, f.alpha))
 	}
 	f.groups[k] = g
 	f.order = append(f.order, g)
@@ -164,7 +165,18 @@ func (g *nullGroup) boundary(i int, tau float64) int {
 // blockAt is the fewest failures at look i that block: over the boundary,
 // and unlikely given the test's own base-side runs.
 func (g *nullGroup) blockAt(i int, tau float64) int {
-	return max(g.boundary(i, tau), g.least[i])
+	return max(g.boundary(i, tau), g.leastAt(i))
+}
+
+// leastAt is least[i], making least on first use.
+func (g *nullGroup) leastAt(i int) int {
+	if g.least == nil {
+		g.least = make([]int, len(g.looks))
+		for j, m := range g.looks {
+			g.least[j] = leastFailures(g.base, m, g.alpha)
+		}
+	}
+	return g.least[i]
 }
 
 // The test's own evidence.
@@ -337,7 +349,7 @@ func (f *family) judge(g *nullGroup, head []bool) evidence {
 			if fails == 0 || f.tau <= 0 || t > f.tau {
 				continue
 			}
-			if fails >= g.least[li] {
+			if fails >= g.leastAt(li) {
 				if !ev.blocked {
 					ev.fisher = fisherTail(g.base, m+1, fails)
 				}
