@@ -492,17 +492,7 @@ func TestGateNamesTheCommitsRun(t *testing.T) {
 			mergeBase, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newFake(t)
-			repo := gateRepo(t, s, "")
-			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
-			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
-				map[string]string{"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "upload-artifact": "false"})
-			dir := filepath.Join(r.env["GITHUB_WORKSPACE"], "results")
-			writeSide(t, dir, "base", "", 5, nil)
-			writeSide(t, dir, "head", "", 5, map[string]int{"test_login": 3})
-			if err := os.WriteFile(filepath.Join(dir, "flakegate-matrix.json"), []byte(tc.manifest), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			repo, r := matrixResults(t, 5, 3, tc.manifest)
 			if code := r.run(); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
 			}
@@ -551,18 +541,7 @@ func TestGateTakesMatrixLooksShare(t *testing.T) {
 		{99, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks 99: want 0 to 8"},
 	} {
 		t.Run(fmt.Sprint(tc.looks), func(t *testing.T) {
-			s := newFake(t)
-			repo := gateRepo(t, s, "")
-			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
-			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
-				map[string]string{"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "upload-artifact": "false"})
-			dir := filepath.Join(r.env["GITHUB_WORKSPACE"], "results")
-			writeSide(t, dir, "base", "", 5, nil)
-			writeSide(t, dir, "head", "", 5, map[string]int{"test_login": 5})
-			manifest := fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":%d}`, baseSHA, headSHA, tc.looks)
-			if err := os.WriteFile(filepath.Join(dir, "flakegate-matrix.json"), []byte(manifest), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			_, r := matrixResults(t, 5, 5, fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":%d}`, baseSHA, headSHA, tc.looks))
 			if code := r.run(); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
 			}
@@ -575,4 +554,23 @@ func TestGateTakesMatrixLooksShare(t *testing.T) {
 			}
 		})
 	}
+}
+
+// matrixResults is a pull_request run of the action on flakegate matrix's
+// files in the workspace: pairs runs a side, test_login failing in fails
+// head runs, and matrix's manifest beside them.
+func matrixResults(t *testing.T, pairs, fails int, manifest string) (*ghfake.Repo, *runner) {
+	t.Helper()
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+		map[string]string{"base-results": "results/base-*.xml", "head-results": "results/head-*.xml", "upload-artifact": "false"})
+	dir := filepath.Join(r.env["GITHUB_WORKSPACE"], "results")
+	writeSide(t, dir, "base", "", pairs, nil)
+	writeSide(t, dir, "head", "", pairs, map[string]int{"test_login": fails})
+	if err := os.WriteFile(filepath.Join(dir, model.MatrixManifestFile), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return repo, r
 }
