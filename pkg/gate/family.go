@@ -70,6 +70,16 @@ type nullGroup struct {
 	base  Tally
 	alpha float64
 	cache map[float64]float64
+	// altP[i][h]: P(one given head sequence with h failures in looks[i]
+	// runs) if the patch made the test fail more (alternative.go).
+	altP [][]float64
+	// tau is the group's calibrated tail threshold (0: it never blocks),
+	// and steps the thresholds the allocation gives it as the budget grows,
+	// each with the family's cost when it is reached.
+	tau    float64
+	steps  []step
+	points []point
+	hullAt map[float64]bool
 }
 
 type groupKey struct {
@@ -85,6 +95,7 @@ type family struct {
 	order       []*nullGroup // deterministic iteration
 	alpha       float64
 	tau         float64 // calibrated tail threshold; 0 when nothing can block
+	spent       float64 // the family's cost at the groups' thresholds
 	members     int
 	sources     map[[2]Tally]string
 }
@@ -249,6 +260,14 @@ func (g *nullGroup) crossing(tau float64) float64 {
 	if v, ok := g.cache[tau]; ok {
 		return v
 	}
+	p := g.crossingUnder(tau, g.seqP)
+	g.cache[tau] = p
+	return p
+}
+
+// crossingUnder is the probability of crossing at some look when one head
+// sequence of h failures in looks[i] runs has probability seqP[i][h].
+func (g *nullGroup) crossingUnder(tau float64, seqP [][]float64) float64 {
 	last := g.looks[len(g.looks)-1]
 	cnt := make([]float64, last+2)
 	cnt[0] = 1
@@ -261,54 +280,12 @@ func (g *nullGroup) crossing(tau float64) float64 {
 		}
 		for h := g.boundary(i, tau); h <= L; h++ {
 			if cnt[h] > 0 {
-				p += cnt[h] * g.seqP[i][h]
+				p += cnt[h] * seqP[i][h]
 				cnt[h] = 0
 			}
 		}
 	}
-	g.cache[tau] = p
 	return p
-}
-
-// cost is the family's chance of any crossing at threshold tau when the
-// patch changed nothing: Σ size × crossing.
-func (f *family) cost(tau float64) float64 {
-	c := 0.0
-	for _, g := range f.order {
-		c += float64(g.size) * g.crossing(tau)
-	}
-	return c
-}
-
-// calibrate finds the largest tail threshold whose cost is within alpha.
-// Candidates are the tail values themselves, the only places the cost
-// changes.
-func (f *family) calibrate() {
-	var cands []float64
-	for _, g := range f.order {
-		for i := range g.looks {
-			for _, t := range g.tail[i][1:] {
-				if t > 0 && t <= f.alpha {
-					cands = append(cands, t)
-				}
-			}
-		}
-	}
-	slices.Sort(cands)
-	cands = slices.Compact(cands)
-	// cost is non-decreasing in tau: the largest feasible candidate.
-	lo, hi := 0, len(cands) // cands[:lo] feasible, cands[hi:] not
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if f.cost(cands[mid]) <= f.alpha {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	if lo > 0 {
-		f.tau = cands[lo-1]
-	}
 }
 
 // evidence is what the statistic says of one test's head runs.
@@ -346,7 +323,7 @@ func (f *family) judge(g *nullGroup, head []bool) evidence {
 			if t < ev.best {
 				ev.best, ev.bestAt = t, m+1
 			}
-			if fails == 0 || f.tau <= 0 || t > f.tau {
+			if fails == 0 || g.tau <= 0 || t > g.tau {
 				continue
 			}
 			if fails >= g.leastAt(li) {
@@ -401,8 +378,8 @@ func (f *family) toBlock(g *nullGroup, n, h int) (fails, within int, ok bool) {
 		if L <= n {
 			continue
 		}
-		need := g.blockAt(i, f.tau) - h
-		if f.tau > 0 && need <= L-n {
+		need := g.blockAt(i, g.tau) - h
+		if g.tau > 0 && need <= L-n {
 			if !ok || need < fails {
 				fails, within, ok = need, L-n, true
 			}

@@ -554,7 +554,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	fam.calibrate()
 	res.Family.Tests, res.Family.Failing, res.Family.Threshold = fam.members, failing, fam.tau
 	if fam.prior != nil {
-		res.Family.Cost = fam.cost(fam.tau)
+		res.Family.Cost = fam.spent
 		res.Family.Prior, res.Family.Floor, res.Family.Reference = fam.prior.bands(), fam.prior.floor, fam.prior.reference
 	}
 	for i, ti := range in.Tests {
@@ -775,7 +775,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 
 	rate := "its base rate " + rateStr(g.mean, ti)
 	ev := fam.judge(g, ti.Head)
-	prp := fam.cost(ev.best)
+	prp := fam.prLevel(c.group, ev.best)
 	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1), OwnRuns: ev.fisher}
 	what := map[Bucket]string{PatchInducedFlake: "patch-induced flake", Regression: "regression",
 		PreExistingFlake: "flaky test made flakier", FlakyToBroken: "regression of a flaky test"}[tr.Bucket]
@@ -789,7 +789,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 		}
 	}
 	if ev.blocked {
-		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, the chance of any block this strong is %.2g, within alpha-pr %.2g",
+		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, thresholds that block this count give a chance of any block of %.2g, within alpha-pr %.2g",
 			what, headStr, ev.best, at, rate, fam.members, prp, opt.AlphaPR)
 	}
 
@@ -806,7 +806,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	cleanNoHistory := ti.History.Runs == 0 && ti.Base.Failures == 0
 	more, within, reachable := fam.toBlock(g, head.Runs, head.Failures)
 	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
-	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests the chance of a count this rare is %.2g, above alpha-pr %.2g",
+	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests, thresholds that would block this count give a chance of any block of %.2g, above alpha-pr %.2g",
 		headStr, ev.best, at, rate, fam.members, min(prp, 1), opt.AlphaPR)
 	if ev.held {
 		stat = fmt.Sprintf("%s; P = %.2g%s for %s, rare enough for the suite's calibration, but not against the test's own base-side runs: %d of %d head runs failing against %d of %d base-side runs has probability %.2g if both sides fail at one rate (Fisher's exact test), above alpha-pr %.2g",
@@ -870,11 +870,11 @@ func clearsAfter(g *nullGroup, n, h int, level float64) int {
 // unblockable reports that no look of the schedule has a boundary within
 // reach: the test is too flaky for any number of failures to stand out.
 func unblockable(fam *family, g *nullGroup) bool {
-	if fam.tau <= 0 {
+	if g.tau <= 0 {
 		return true
 	}
 	for i, L := range g.looks {
-		if g.blockAt(i, fam.tau) <= L {
+		if g.blockAt(i, g.tau) <= L {
 			return false
 		}
 	}
