@@ -10,8 +10,8 @@ import (
 //
 // One threshold τ for every test spends the budget where tests are many:
 // 2,000 stable tests blocking on one early failure use nearly all of it,
-// and a rare flake made ten times flakier gets the leftover, a boundary of
-// 6 failures in 20 runs. Any allocation fixed before the head runs are
+// and a rare flake made ten times flakier gets what is left, a boundary of
+// 7 failures in 20 runs. Any allocation fixed before the head runs are
 // seen keeps the bound, as long as the costs sum to at most alpha-pr: a
 // test's threshold may depend on its base side, which the head's null
 // distribution is conditioned on. So each group of tests gets its own
@@ -19,19 +19,30 @@ import (
 //
 // Power is measured against a stated alternative: the patch adds failures
 // at a rate δ on top of the test's own, q = p + (1 − p)δ, with δ spread
-// evenly over altDeltas. For each group, every threshold its tails offer
-// gives a (cost, power) point; the upper concave hull of those points,
-// from (0, 0), is what a group can buy, segment by segment, each at its
-// price Δpower/Δcost (the likelihood ratio of the region it adds). The
-// segments of all groups are bought in order of price, best first, while
-// the summed cost, size × Δcost, stays within alpha-pr: the greedy
-// solution of the knapsack, optimal for its relaxation. A group's
-// threshold is the end of the last segment bought.
+// evenly over altDeltas (induced flakes, tests made flakier, and
+// regressions). For each group, every threshold its tails offer gives a
+// (cost, power) point; the upper concave hull of those points, from
+// (0, 0), is what a group can buy, segment by segment, each at its price
+// Δpower/Δcost (the likelihood ratio of the region it adds). The segments
+// of all groups are bought in order of price, best first, while the summed
+// cost, size × Δcost, stays within alpha-pr: the greedy solution of the
+// knapsack. A group whose next segment does not fit takes the largest of
+// its points that does, and stops there, so that the budget is spent.
 //
-// The order does not depend on alpha-pr, so a test's PR-level p-value is
-// well defined: the summed cost at the segment that first makes its
-// threshold reach its smallest tail. It blocks at alpha-pr exactly when
-// that is at most alpha-pr.
+// Every prefix of the purchases is itself an allocation, within its summed
+// cost; so a test's PR-level p-value is the summed cost at the purchase
+// that first makes its threshold reach its smallest tail, and it blocks at
+// alpha-pr exactly when that is at most alpha-pr. Past alpha-pr the
+// purchases go on in the same order, for the PR-level p-values of tests
+// that do not block.
+//
+// On the PR experiment's seeded PRs (README), against one threshold: a
+// rare flake made flakier (0.03 → 0.3) blocked 39.3% → 51.3% of the time,
+// every other row of A and B within 0.4 points, clean PRs within the bound.
+// A first version, without the regressions' 0.95 in altDeltas (and
+// without taking the points short of a segment), thought a stable test's
+// boundary at 5 failures in 5 runs worth little: it blocked 73% of
+// regressions without history, against 90%.
 
 // altDeltas are the alternative's added failure rates.
 var altDeltas = []float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.95}

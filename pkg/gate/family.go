@@ -30,10 +30,12 @@ import (
 //   - Calibration (discrete Bonferroni). For a threshold τ, a test's
 //     boundary at look m is the fewest failures whose tail is ≤ τ, and its
 //     cost F(τ) is the exact null probability of crossing at any look, by
-//     counting paths through the schedule. The gate takes the largest τ with
-//     Σ F(τ) ≤ alpha-pr over all compared tests. The union bound then gives
-//     P(any test blocks | nothing changed) ≤ alpha-pr, under optional
-//     stopping too, since every look is counted.
+//     counting paths through the schedule. Each group of tests gets its
+//     own τ, chosen from its base side alone to buy the most power per
+//     unit of cost, with Σ F(τ) ≤ alpha-pr over all compared tests
+//     (allocate.go). The union bound then gives P(any test blocks |
+//     nothing changed) ≤ alpha-pr, under optional stopping too, since
+//     every look is counted.
 //   - Own runs. A test that crosses blocks only if its own base-side runs
 //     make the count unlikely too (Fisher's exact test, below): a filter
 //     that holds tests back where the fitted prior misleads, and so leaves

@@ -367,12 +367,18 @@ type Stat struct {
 	// after all the head runs.
 	Tail float64 `json:"tail"`
 	// Best is the smallest tail at any look of the schedule, at BestAt head
-	// runs: the test blocks when it is at or below Family.Threshold.
+	// runs: the test blocks when it is at or below Threshold.
 	Best   float64 `json:"best"`
 	BestAt int     `json:"best_at"`
-	// PRLevel is the chance, if the patch changed nothing, that any compared
-	// test at any look shows a tail as small as Best: the PR-level p-value.
-	// The test blocks when it is at most alpha-pr, and OwnRuns is too.
+	// Threshold is the test's calibrated tail threshold (0: nothing it
+	// could show blocks), its group's share of alpha-pr (family.go).
+	Threshold float64 `json:"threshold"`
+	// PRLevel is the PR-level p-value: the chance, if the patch changed
+	// nothing, that any compared test blocks at any look, under the
+	// thresholds the calibration gives as it spends the budget, at the
+	// point where they first block this test's count (1 when they do not
+	// within 4 × alpha-pr). The test blocks when it is at most alpha-pr,
+	// and OwnRuns is too.
 	PRLevel float64 `json:"pr_level"`
 	// OwnRuns is Fisher's exact p-value of the head's failures against the
 	// test's own base-side runs (family.go), at the first look where the
@@ -399,8 +405,8 @@ type Params struct {
 type Family struct {
 	Tests     int     `json:"tests"`     // compared tests: a base that is not red and head runs
 	Failing   int     `json:"failing"`   // of them, with head failures
-	Threshold float64 `json:"threshold"` // calibrated tail threshold; 0 when nothing can block
-	Cost      float64 `json:"cost"`      // P(any block | nothing changed) at the threshold, at most alpha_pr
+	Threshold float64 `json:"threshold"` // the largest test's threshold (Stat.Threshold); 0 when nothing can block
+	Cost      float64 `json:"cost"`      // P(any block | nothing changed) at the tests' thresholds, at most alpha_pr
 	// HistoryTests counts compared tests with base-branch history, and
 	// HistoryRuns their history runs.
 	HistoryTests int `json:"history_tests"`
@@ -776,7 +782,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	rate := "its base rate " + rateStr(g.mean, ti)
 	ev := fam.judge(g, ti.Head)
 	prp := fam.prLevel(c.group, ev.best)
-	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, PRLevel: min(prp, 1), OwnRuns: ev.fisher}
+	tr.Stat = &Stat{Tail: ev.tail, Best: ev.best, BestAt: ev.bestAt, Threshold: g.tau, PRLevel: min(prp, 1), OwnRuns: ev.fisher}
 	what := map[Bucket]string{PatchInducedFlake: "patch-induced flake", Regression: "regression",
 		PreExistingFlake: "flaky test made flakier", FlakyToBroken: "regression of a flaky test"}[tr.Bucket]
 	// The most extreme look's probability, as the PR-level figure and the

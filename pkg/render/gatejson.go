@@ -80,7 +80,7 @@ func appendGateTest(b []byte, t *gate.TestResult) ([]byte, error) {
 	b = append(b, in1...)
 	b = append(b, '}')
 	if s := t.Stat; s != nil {
-		for _, f := range []float64{s.Tail, s.Best, s.PRLevel, s.OwnRuns} {
+		for _, f := range []float64{s.Tail, s.Best, s.Threshold, s.PRLevel, s.OwnRuns} {
 			if math.IsNaN(f) || math.IsInf(f, 0) {
 				return b, fmt.Errorf("json: unsupported value: %v", f)
 			}
@@ -93,6 +93,8 @@ func appendGateTest(b []byte, t *gate.TestResult) ([]byte, error) {
 		b = appendFloat(b, s.Best)
 		b = appendKey(b, ","+in2, "best_at")
 		b = strconv.AppendInt(b, int64(s.BestAt), 10)
+		b = appendKey(b, ","+in2, "threshold")
+		b = appendFloat(b, s.Threshold)
 		b = appendKey(b, ","+in2, "pr_level")
 		b = appendFloat(b, s.PRLevel)
 		if s.OwnRuns != 0 {
