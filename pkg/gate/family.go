@@ -93,6 +93,7 @@ type groupKey struct {
 type family struct {
 	prior       *prior
 	first, last int // the common schedule: looks first..last
+	budget      int // the head-run budget (≤ last): looks past it never come
 	groups      map[groupKey]*nullGroup
 	order       []*nullGroup // deterministic iteration
 	alpha       float64
@@ -109,7 +110,7 @@ func newFamily(base []Tally, first, last int, alpha float64) *family {
 	for _, t := range base {
 		counts[t]++
 	}
-	return &family{prior: fitPrior(counts), first: first, last: last, alpha: alpha,
+	return &family{prior: fitPrior(counts), first: first, last: last, budget: last, alpha: alpha,
 		groups: map[groupKey]*nullGroup{}, sources: map[[2]Tally]string{}}
 }
 
@@ -377,7 +378,7 @@ func (g *nullGroup) tailAt(m, h int) float64 {
 // budget (and in how many runs), or ok = false when none do.
 func (f *family) toBlock(g *nullGroup, n, h int) (fails, within int, ok bool) {
 	for i, L := range g.looks {
-		if L <= n {
+		if L <= n || L > f.budget {
 			continue
 		}
 		need := g.blockAt(i, g.tau) - h
