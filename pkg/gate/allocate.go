@@ -130,7 +130,9 @@ func (g *nullGroup) hull(floor, limit float64, order int) []segment {
 	}
 	g.alternative()
 	for _, t := range taus {
-		g.points = append(g.points, point{c: g.crossing(t), p: g.crossingUnder(t, g.altP), tau: t})
+		c, p := g.crossings(t, true)
+		g.cache[t] = c
+		g.points = append(g.points, point{c: c, p: p, tau: t})
 	}
 	h := []point{{}}
 	for _, q := range g.points {

@@ -263,18 +263,19 @@ func (g *nullGroup) crossing(tau float64) float64 {
 	if v, ok := g.cache[tau]; ok {
 		return v
 	}
-	p := g.crossingUnder(tau, g.seqP)
+	p, _ := g.crossings(tau, false)
 	g.cache[tau] = p
 	return p
 }
 
-// crossingUnder is the probability of crossing at some look when one head
-// sequence of h failures in looks[i] runs has probability seqP[i][h].
-func (g *nullGroup) crossingUnder(tau float64, seqP [][]float64) float64 {
+// crossings is the probability of crossing at some look under the null
+// model and, when alt is set, under the alternative (altP): one pass over
+// the paths serves both.
+func (g *nullGroup) crossings(tau float64, alt bool) (null, power float64) {
 	last := g.looks[len(g.looks)-1]
 	cnt := make([]float64, last+2)
 	cnt[0] = 1
-	m, p := 0, 0.0
+	m := 0
 	for i, L := range g.looks {
 		for ; m < L; m++ {
 			for h := m + 1; h >= 1; h-- {
@@ -283,12 +284,15 @@ func (g *nullGroup) crossingUnder(tau float64, seqP [][]float64) float64 {
 		}
 		for h := g.boundary(i, tau); h <= L; h++ {
 			if cnt[h] > 0 {
-				p += cnt[h] * seqP[i][h]
+				null += cnt[h] * g.seqP[i][h]
+				if alt {
+					power += cnt[h] * g.altP[i][h]
+				}
 				cnt[h] = 0
 			}
 		}
 	}
-	return p
+	return null, power
 }
 
 // evidence is what the statistic says of one test's head runs.
