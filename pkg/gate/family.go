@@ -73,7 +73,7 @@ type nullGroup struct {
 	alpha float64
 	cache map[float64]float64
 	// altP[i][h]: P(one given head sequence with h failures in looks[i]
-	// runs) if the patch made the test fail more (alternative.go).
+	// runs) if the patch made the test fail more (allocate.go).
 	altP [][]float64
 	// tau is the group's calibrated tail threshold (0: it never blocks),
 	// and steps the thresholds the allocation gives it as the budget grows,
