@@ -99,6 +99,12 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times, each at alpha-pr %.3g/%d; so does this look: %.3g",
 			t.Looks, alpha, t.Looks, opts.AlphaPR))
 	}
+	if t := ev.Tested; t != nil && t.K > 0 {
+		// No more pairs come: matrix's budget is this look's. The
+		// calibration covers 20 runs whatever the budget, so the same
+		// tests block; an undecided test says the budget is spent.
+		opts.MaxRuns = t.K
+	}
 	res, err := gate.Evaluate(in, opts)
 	if err != nil {
 		return outcome{}, err

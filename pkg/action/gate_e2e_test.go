@@ -556,6 +556,36 @@ func TestGateTakesMatrixLooksShare(t *testing.T) {
 	}
 }
 
+// TestGateTakesMatrixBudget: matrix's manifest gives the pairs it would run
+// at most (-k); no more come, so the action's head-run budget is the same
+// (gate.json's params), and the same test blocks. A k no matrix writes
+// leaves the manifest unused.
+func TestGateTakesMatrixBudget(t *testing.T) {
+	for _, tc := range []struct {
+		k       int
+		want    string
+		wantLog string
+	}{
+		{5, `"max_runs": 5,`, ""},
+		{0, `"max_runs": 20,`, ""},
+		{500, `"max_runs": 20,`, "flakegate-matrix.json not used: k 500: want 0 to 100"},
+	} {
+		t.Run(fmt.Sprint(tc.k), func(t *testing.T) {
+			_, r := matrixResults(t, 5, 5, fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":1,"k":%d}`, baseSHA, headSHA, tc.k))
+			if code := r.run(); code != 1 {
+				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
+			}
+			b, err := os.ReadFile(filepath.Join(r.env["GITHUB_WORKSPACE"], "flakegate-report", "gate.json"))
+			if err != nil || !strings.Contains(string(b), tc.want) {
+				t.Errorf("gate.json lacks %s (%v)", tc.want, err)
+			}
+			if tc.wantLog != "" && !strings.Contains(r.stdout.String(), tc.wantLog) {
+				t.Errorf("log lacks %q:\n%s", tc.wantLog, r.stdout.String())
+			}
+		})
+	}
+}
+
 // matrixResults is a pull_request run of the action on flakegate matrix's
 // files in the workspace: pairs runs a side, test_login failing in fails
 // head runs, and matrix's manifest beside them.

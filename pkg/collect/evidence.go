@@ -798,6 +798,9 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 		if err == nil && (m.Looks < 0 || m.Looks > maxLooks) {
 			err = fmt.Errorf("looks %d: want 0 to %d", m.Looks, maxLooks)
 		}
+		if err == nil && (m.K < 0 || m.K > maxK) {
+			err = fmt.Errorf("k %d: want 0 to %d", m.K, maxK)
+		}
 	}
 	if err != nil {
 		log.Warningf("base-results: %s not used: %v", filepath.ToSlash(name), err)
@@ -818,6 +821,10 @@ const maxRev = 100
 // maxLooks bounds a matrix manifest's looks: pairs at most 100
 // (gate.MaxMaxRuns), looks doubling from 1.
 const maxLooks = 8
+
+// maxK bounds a matrix manifest's k, the pairs matrix would run at most
+// (gate.MaxMaxRuns).
+const maxK = 100
 
 // TestedNotes say where the commits flakegate matrix ran (Tested) differ
 // from the event's, baseSHA and headSHA: the base side at the merge base of

@@ -650,7 +650,7 @@ func stopReason(res gate.Result, pair, k int) string {
 // of (model.MatrixManifestFile), for the action to name them: the runs'
 // files do not.
 func (d *driver) writeManifest() error {
-	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks)}, "", "  ")
+	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks), K: d.opt.K}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}

@@ -349,8 +349,8 @@ func TestRun(t *testing.T) {
 			looks := len(gate.SequentialLooks(5, k))
 			var m model.MatrixManifest
 			if b, err := os.ReadFile(filepath.Join(rep.ResultsDir, model.MatrixManifestFile)); err != nil || json.Unmarshal(b, &m) != nil ||
-				m.Base.SHA != r.base || m.Head.SHA != r.head || m.Base.Rev != opt.Base || m.Looks != looks {
-				t.Errorf("manifest %+v (%v): want base %s, head %s and %d looks", m, err, r.base, r.head, looks)
+				m.Base.SHA != r.base || m.Head.SHA != r.head || m.Base.Rev != opt.Base || m.Looks != looks || m.K != k {
+				t.Errorf("manifest %+v (%v): want base %s, head %s, %d looks and k %d", m, err, r.base, r.head, looks, k)
 			}
 			if !strings.Contains(out.String(), "run head 1\n") {
 				t.Errorf("command output not passed on: %q", out.String())

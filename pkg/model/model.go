@@ -229,6 +229,10 @@ type MatrixManifest struct {
 	// depended on what the earlier looks saw, so a gate that reads the
 	// runs again takes the same share to keep the bound.
 	Looks int `json:"looks,omitempty"`
+	// K is the most pairs matrix would run (its -k), the head-run budget
+	// its looks had: a gate that reads the runs again has no more pairs
+	// coming, and takes the same budget.
+	K int `json:"k,omitempty"`
 }
 
 // MatrixRevision is one side of a MatrixManifest: the revision as given,
