@@ -220,25 +220,7 @@ func TestBudgetKeepsTheSchedule(t *testing.T) {
 	r := rand.New(rand.NewPCG(77, 0))
 	differ, blocks := 0, 0
 	for range 200 {
-		suite := drawSuite(r, popS, prClean)
-		var in Input
-		for _, st := range suite {
-			ti := TestInput{Name: st.name}
-			if st.base >= 0 {
-				ti.Base.Runs = 5
-				for range 5 {
-					if bernoulli(r, st.base) {
-						ti.Base.Failures++
-					}
-				}
-			}
-			if st.head >= 0 {
-				for range 5 {
-					ti.Head = append(ti.Head, !bernoulli(r, st.head))
-				}
-			}
-			in.Tests = append(in.Tests, ti)
-		}
+		in := drawPR(r, drawSuite(r, popS, prClean), 0, 5)
 		short, err := Evaluate(in, Options{MaxRuns: 5})
 		if err != nil {
 			t.Fatal(err)

@@ -12,19 +12,30 @@ import (
 //	go test -run '^$' -bench Evaluate -benchmem ./pkg/gate/
 func BenchmarkEvaluate(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
-	suite := drawSuite(r, popB, prClean)
+	in := drawPR(r, drawSuite(r, popB, prClean), 150, 20)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Evaluate(in, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// drawPR draws the input of one PR of a suite: history runs, then pairs of
+// interleaved base and head runs, test by test.
+func drawPR(r *rand.Rand, suite []simTest, history, pairs int) Input {
 	in := Input{Tests: make([]TestInput, len(suite))}
 	for i, st := range suite {
 		ti := TestInput{Name: st.name}
 		if st.base >= 0 {
-			ti.History.Runs = 150
-			for range 150 {
+			ti.History.Runs = history
+			for range history {
 				if bernoulli(r, st.base) {
 					ti.History.Failures++
 				}
 			}
 		}
-		for range 20 {
+		for range pairs {
 			if st.base >= 0 {
 				ti.Base.Runs++
 				if bernoulli(r, st.base) {
@@ -37,10 +48,5 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 		in.Tests[i] = ti
 	}
-	b.ResetTimer()
-	for range b.N {
-		if _, err := Evaluate(in, Options{}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	return in
 }
