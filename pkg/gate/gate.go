@@ -827,8 +827,13 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 	cleanNoHistory := ti.History.Runs == 0 && ti.Base.Failures == 0
 	more, within, reachable := fam.toBlock(g, head.Runs, head.Failures)
 	tr.Pending = head.Runs < opt.MaxRuns && reachable && (worth || cleanNoHistory)
-	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests, thresholds that would block this count give a chance of any block of %.2g, above alpha-pr %.2g",
-		headStr, ev.best, at, rate, fam.members, min(prp, 1), opt.AlphaPR)
+	// prLevel stops at undecidedFactor × alpha-pr: past it, say so.
+	prStr := fmt.Sprintf("%.2g", prp)
+	if prp >= 1 && undecidedFactor*opt.AlphaPR < 1 {
+		prStr = fmt.Sprintf("more than %.2g (%d × alpha-pr)", undecidedFactor*opt.AlphaPR, undecidedFactor)
+	}
+	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests, thresholds that would block this count give a chance of any block of %s, above alpha-pr %.2g",
+		headStr, ev.best, at, rate, fam.members, prStr, opt.AlphaPR)
 	if ev.held {
 		stat = fmt.Sprintf("%s; P = %.2g%s for %s, rare enough for the suite's calibration, but not against the test's own base-side runs: %d of %d head runs failing against %d of %d base-side runs has probability %.2g if both sides fail at one rate (Fisher's exact test), above alpha-pr %.2g",
 			headStr, ev.best, at, rate, ev.heldFails, ev.heldAt, c.baseSide.Failures, c.baseSide.Runs, ev.fisher, opt.AlphaPR)
