@@ -149,15 +149,9 @@ func (g *nullGroup) hull(floor, limit float64, order int) []segment {
 		}
 		h = append(h, q)
 	}
-	g.hullAt = map[float64]bool{}
-	for _, q := range h[1:] {
-		g.hullAt[q.tau] = true
-	}
+	g.vertices = h[1:]
 	return g.segments(h, order)
 }
-
-// onHull reports whether p is a vertex of the group's hull.
-func (g *nullGroup) onHull(p point) bool { return g.hullAt[p.tau] }
 
 // segments are the pieces of the path through pts, from its first point,
 // each priced no higher than the one before, so that a sort by price keeps
@@ -233,8 +227,8 @@ func (f *family) calibrate() {
 			continue
 		}
 		pts := []point{at[g]}
-		for _, p := range g.points {
-			if p.tau > g.tau && g.onHull(p) {
+		for _, p := range g.vertices {
+			if p.tau > g.tau {
 				pts = append(pts, p)
 			}
 		}

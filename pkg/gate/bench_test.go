@@ -36,17 +36,23 @@ func drawPR(r *rand.Rand, suite []simTest, history, pairs int) Input {
 			}
 		}
 		for range pairs {
-			if st.base >= 0 {
-				ti.Base.Runs++
-				if bernoulli(r, st.base) {
-					ti.Base.Failures++
-				}
-			}
-			if st.head >= 0 {
-				ti.Head = append(ti.Head, !bernoulli(r, st.head))
-			}
+			addRuns(r, st, &ti)
 		}
 		in.Tests[i] = ti
 	}
 	return in
+}
+
+// addRuns draws one base run and one head run of a test, on the sides it
+// has.
+func addRuns(r *rand.Rand, st simTest, ti *TestInput) {
+	if st.base >= 0 {
+		ti.Base.Runs++
+		if bernoulli(r, st.base) {
+			ti.Base.Failures++
+		}
+	}
+	if st.head >= 0 {
+		ti.Head = append(ti.Head, !bernoulli(r, st.head))
+	}
 }

@@ -78,10 +78,10 @@ type nullGroup struct {
 	// tau is the group's calibrated tail threshold (0: it never blocks),
 	// and steps the thresholds the allocation gives it as the budget grows,
 	// each with the family's cost when it is reached.
-	tau    float64
-	steps  []step
-	points []point
-	hullAt map[float64]bool
+	tau      float64
+	steps    []step
+	points   []point // every threshold it can take (allocate.go)
+	vertices []point // of them, its hull's
 }
 
 type groupKey struct {

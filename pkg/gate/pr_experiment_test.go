@@ -184,16 +184,7 @@ func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequenti
 	}
 	addPair := func() {
 		for i, st := range suite {
-			t := &in.Tests[i]
-			if st.base >= 0 {
-				t.Base.Runs++
-				if bernoulli(r, st.base) {
-					t.Base.Failures++
-				}
-			}
-			if st.head >= 0 {
-				t.Head = append(t.Head, !bernoulli(r, st.head))
-			}
+			addRuns(r, st, &in.Tests[i])
 		}
 	}
 	const first, budget = 5, 20
