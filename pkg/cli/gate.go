@@ -13,6 +13,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/history"
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/render"
@@ -21,17 +22,14 @@ import (
 )
 
 // list is a repeatable flag; each value may also hold comma- or
-// newline-separated items.
+// newline-separated items (glob.SplitList: a comma inside "{a,b}" is the
+// pattern's).
 type list []string
 
 func (l *list) String() string { return strings.Join(*l, ",") }
 
 func (l *list) Set(s string) error {
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' }) {
-		if f = strings.TrimSpace(f); f != "" {
-			*l = append(*l, f)
-		}
-	}
+	*l = append(*l, glob.SplitList(s)...)
 	return nil
 }
 

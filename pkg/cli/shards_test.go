@@ -149,6 +149,12 @@ func TestGateCLIOneFilePerRepetition(t *testing.T) {
 	if strings.Contains(r.stdout+r.stderr, "files read as") || strings.Contains(r.stdout+r.stderr, "have no result in some head runs") || strings.Contains(r.stderr, "warning") {
 		t.Errorf("files joined, or runs said missing, in the documented layout:\n%s%s", r.stdout, r.stderr)
 	}
+	// The same files named by "{a,b}" patterns: the comma inside braces
+	// belongs to the pattern, not to the flag's list.
+	braces := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base-{1,2,3,4,5}.xml"), "--head", filepath.Join(dir, "head-{1,2,3}.xml")+","+filepath.Join(dir, "head-{4,5}.xml"))
+	if braces.stdout != r.stdout {
+		t.Errorf("the same files named by brace patterns read differently:\n%s%s\nwant:\n%s", braces.stdout, braces.stderr, r.stdout)
+	}
 }
 
 // TestGateCLIRandomIDs: a suite of one property test whose name holds its

@@ -80,6 +80,9 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 		slices.SortFunc(files, byPath)
 	}
 	files = slices.CompactFunc(files, func(a, b found) bool { return a.path == b.path })
+	if len(paths) > 1 {
+		files = oneNameEach(files)
+	}
 	srcs := make([]history.Source, 0, len(files))
 	// Per directory: its files' leg, the workspace's real path when it is
 	// in the workspace (so are its files), and then why its files are not
@@ -189,6 +192,27 @@ func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{") }
 
 // found is a file a path named, and whether the walk saw a regular file
 // (a link, a FIFO or a device is looked at again before it is read).
+// oneNameEach leaves out a file that two paths given name two ways
+// ("reports" and "$PWD/reports", "r/1.xml" and "./r/1.xml"): read twice,
+// its results would count twice. The first name in order is kept.
+func oneNameEach(files []found) []found {
+	wd, err := os.Getwd()
+	if err != nil {
+		return files
+	}
+	seen := make(map[string]bool, len(files))
+	return slices.DeleteFunc(files, func(f found) bool {
+		p := f.path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(wd, p)
+		}
+		p = filepath.Clean(p)
+		dup := seen[p]
+		seen[p] = true
+		return dup
+	})
+}
+
 type found struct {
 	path    string
 	regular bool
@@ -201,7 +225,13 @@ func nothingIn(p string) string {
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return "no such file or directory"
-		case err == nil && fi.IsDir():
+		case err != nil:
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				return pe.Err.Error()
+			}
+			return err.Error()
+		case fi.IsDir():
 			return "no .xml file in this directory or below it (JUnit files are read from *.xml)"
 		}
 	}
@@ -216,11 +246,10 @@ func expand(p string) ([]found, error) {
 		if err != nil && strings.Contains(p, "{") {
 			return expandGlob(p)
 		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
 		if err != nil {
-			return nil, err
+			// Missing, a loop of links, a directory above it not
+			// searchable: nothing to read, and nothingIn says why.
+			return nil, nil
 		}
 		if !fi.IsDir() {
 			return []found{{p, fi.Mode().IsRegular()}}, nil

@@ -3,6 +3,7 @@ package collect
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,51 @@ func TestLocal(t *testing.T) {
 	}
 	if _, _, err := Local([]string{filepath.Join(dir, "a/[x.xml")}); err == nil || !strings.Contains(err.Error(), "malformed glob") {
 		t.Errorf("malformed glob: err = %v", err)
+	}
+}
+
+// TestLocalSameFileTwoWays: a file that two paths name two ways, relative
+// and absolute or with "./", is read once, under the name first in order.
+func TestLocalSameFileTwoWays(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"a/x.xml", "a/b/y.xml"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	t.Chdir(dir)
+	srcs, missing, err := Local([]string{"a", filepath.Join(dir, "a"), "./a/x.xml", "a/b/../x.xml"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range srcs {
+		p, _ := filepath.Abs(s.Name)
+		got = append(got, filepath.ToSlash(p))
+	}
+	slices.Sort(got)
+	want := []string{filepath.ToSlash(filepath.Join(dir, "a/b/y.xml")), filepath.ToSlash(filepath.Join(dir, "a/x.xml"))}
+	if diff := cmp.Diff(want, got); diff != "" || len(missing) != 0 {
+		t.Errorf("(-want +got):\n%s missing=%v", diff, missing)
+	}
+}
+
+// TestLocalLinkLoop: a path given that is a loop of symbolic links is
+// skipped with the reason, as a missing file is, not the end of the read.
+func TestLocalLinkLoop(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.xml")
+	os.WriteFile(good, []byte("<testsuite/>"), 0o644)
+	loop := filepath.Join(dir, "loop")
+	if err := os.Symlink(loop, loop); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	srcs, missing, err := Local([]string{good, loop})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != 1 || len(missing) != 1 || missing[0].Path != loop || !strings.Contains(missing[0].Error, "symbolic links") {
+		t.Errorf("sources %d, skipped %+v; want good.xml read and the loop skipped as a loop of links", len(srcs), missing)
 	}
 }
 

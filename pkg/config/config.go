@@ -581,7 +581,7 @@ func splitList(s string) []string {
 // globs checks every pattern's syntax (pkg/internal/glob): an unclosed '['
 // or '{', or a trailing '\', is refused.
 func (v *validator) globs(input, s string) []string {
-	list := splitList(s)
+	list := glob.SplitList(s)
 	for _, p := range list {
 		if err := glob.Validate(p); err != nil {
 			v.fail(input, p, "malformed glob: want * ? [a-z] {a,b} and ** for any directories, one pattern per line or comma")

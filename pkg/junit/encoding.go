@@ -26,6 +26,18 @@ func (r *Reader) prolog() error {
 	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}), bytes.HasPrefix(b, []byte{0xFE, 0xFF}):
 		r.decodeRest(unicode.UTF16(unicode.BigEndian, unicode.ExpectBOM))
 		return nil // the declaration, if any, now reads as UTF-8 and is skipped
+	case bytes.HasPrefix(b, []byte{'<', 0}), bytes.HasPrefix(b, []byte{0, '<'}):
+		// UTF-16 without the byte-order mark XML asks for: a document
+		// starts with "<", and NUL is no XML character, so the order
+		// of the first two bytes tells the byte order.
+		order := unicode.LittleEndian
+		if b[0] == 0 {
+			order = unicode.BigEndian
+		}
+		r.decodeRest(unicode.UTF16(order, unicode.IgnoreBOM))
+		return nil
+	case bytes.HasPrefix(b, []byte{0x1F, 0x8B}):
+		return r.errf(r.pos, "a gzip-compressed file: decompress it first (gunzip) and read the XML")
 	}
 	if !bytes.HasPrefix(r.buf[r.pos:r.end], []byte("<?xml")) {
 		return nil

@@ -232,6 +232,38 @@ func TestUTF16WithBOM(t *testing.T) {
 	}
 }
 
+// TestUTF16WithoutBOM: UTF-16 without the byte-order mark XML asks for
+// (a writer that leaves it out, the declaration saying UTF-16LE) reads as
+// UTF-16 in the byte order its first "<" shows, with or without the
+// declaration; read as UTF-8 it was "malformed start tag" or "not an XML
+// document". A gzip-compressed file says so.
+func TestUTF16WithoutBOM(t *testing.T) {
+	for _, doc := range []string{
+		`<?xml version="1.0" encoding="UTF-16LE"?><testsuite name="s"><testcase name="ü"/></testsuite>`,
+		`<testsuite name="s"><testcase name="ü"/></testsuite>`,
+	} {
+		for _, big := range []bool{false, true} {
+			var u16 bytes.Buffer
+			for _, r := range doc {
+				lo, hi := byte(r), byte(r>>8)
+				if big {
+					lo, hi = hi, lo
+				}
+				u16.WriteByte(lo)
+				u16.WriteByte(hi)
+			}
+			got, _, err := parseAll(t, "u16", iotest.HalfReader(&u16))
+			if err != nil || len(got) != 1 || got[0].ID != "s::ü" {
+				t.Errorf("big endian %v, %.40q: got %+v, %v", big, doc, got, err)
+			}
+		}
+	}
+	gz := []byte{0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0, 0x03}
+	if _, _, err := parseAll(t, "report.xml.gz", bytes.NewReader(gz)); err == nil || !strings.Contains(err.Error(), "gzip-compressed") {
+		t.Errorf("gzip: err = %v, want it to say gzip-compressed", err)
+	}
+}
+
 func mustOpen(t *testing.T, path string) io.Reader {
 	t.Helper()
 	b, err := os.ReadFile(path)

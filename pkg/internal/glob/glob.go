@@ -74,3 +74,35 @@ func (o Repo) MatchRepo(pattern, p string) bool {
 	}
 	return Match(pattern, p)
 }
+
+// SplitList splits a list of patterns on newlines and on commas outside
+// "{…}" and "[…]", trims each and drops blank ones: "a/{x,y}.xml, b/*.xml"
+// is two patterns. A "\" escapes the character after it, as in a pattern.
+func SplitList(s string) []string {
+	var out []string
+	add := func(f string) {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	braces, class, start := 0, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '{':
+			braces++
+		case c == '}' && braces > 0:
+			braces--
+		case c == '\n', c == ',' && braces == 0:
+			add(s[start:i])
+			start, braces = i+1, 0
+		}
+	}
+	add(s[start:])
+	return out
+}

@@ -1,6 +1,9 @@
 package glob
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestMatchRepo(t *testing.T) {
 	tests := []struct {
@@ -56,6 +59,27 @@ func TestValidate(t *testing.T) {
 	for _, bad := range []string{"", "  ", "a/[b", "{a"} {
 		if err := Validate(bad); err == nil {
 			t.Errorf("Validate(%q) = nil, want an error", bad)
+		}
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"a.xml,b.xml", []string{"a.xml", "b.xml"}},
+		{"base-{1,2,3}.xml", []string{"base-{1,2,3}.xml"}},
+		{"h/run-0{0,1}-*.xml, x/{a,{b,c}}/*.xml\nlast", []string{"h/run-0{0,1}-*.xml", "x/{a,{b,c}}/*.xml", "last"}},
+		{"[,]x,y", []string{"[,]x", "y"}},
+		{`a\,b,c`, []string{`a\,b`, "c"}},
+		{" , \n ,", nil},
+		// An unclosed brace does not swallow the next line: Validate
+		// reports the pattern.
+		{"a{b,c\nd", []string{"a{b,c", "d"}},
+	} {
+		if got := SplitList(c.in); !slices.Equal(got, c.want) {
+			t.Errorf("SplitList(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
