@@ -2,6 +2,7 @@ package gate
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 )
@@ -244,13 +245,29 @@ func (f *family) calibrate() {
 
 // prLevel is the PR-level p-value of a test of group g whose smallest tail
 // was best: the family's cost when the allocation first makes the group's
-// threshold reach best, 1 when it never does. The allocation blocks the
-// test exactly when it is at most alpha-pr.
+// threshold reach best, over the margin; 1 when it never does. The
+// allocation blocks the test exactly when it is at most alpha-pr.
 func (f *family) prLevel(g *nullGroup, best float64) float64 {
 	for _, s := range g.steps {
 		if s.tau >= best {
-			return s.cum
+			return min(1, s.cum/f.marginOr1())
 		}
 	}
 	return 1
+}
+
+func (f *family) marginOr1() float64 {
+	if f.margin <= 0 {
+		return 1
+	}
+	return f.margin
+}
+
+// withMargin writes a PR-level p-value, with the cost it comes from when
+// the margin is less than 1.
+func (f *family) withMargin(p float64) string {
+	if m := f.marginOr1(); m < 1 && p < 1 {
+		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior: the head runs read reach the end of the %d-run schedule)", p, p*m, m, f.last)
+	}
+	return fmt.Sprintf("%.2g", p)
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -327,16 +328,22 @@ func TestRedBaseOfAFlake(t *testing.T) {
 func TestNewSkipOnHead(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
+		base      Tally
 		skipped   int
 		want      Decision
 		wantWords string
+		violation string
 	}{
-		{"skipped in every head run", 5, Block, "newly skipped"},
-		{"gone from head", 0, Pass, "removed: no results on head"},
+		{"skipped in every head run", Tally{5, 0}, 5, Block, "newly skipped", ""},
+		{"gone from head", Tally{5, 0}, 0, Pass, "removed: no results on head", ""},
+		// Red on base: a skip on head is no more a removal than above.
+		{"red on base, skipped in every head run", Tally{5, 5}, 5, Block, "newly skipped: red on base (5 of 5 runs failed) and skipped in every head run it was collected in (5)",
+			"red on base (5 of 5 runs failed) and skipped in every head run it was collected in (5)"},
+		{"red on base, gone from head", Tally{5, 5}, 0, Block, "removed: red on base", "no longer runs on head"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{PRBody: "Tidy up.\n\nTest-Changes: tidy up fixtures\n", Tests: []TestInput{
-				{Name: "pkg::t", Base: Tally{5, 0}, HeadSkipped: tc.skipped},
+				{Name: "pkg::t", Base: tc.base, HeadSkipped: tc.skipped},
 				{Name: "pkg::other", Base: Tally{5, 0}, Head: []bool{true, true, true, true, true}},
 			}}
 			res, err := Evaluate(in, Options{})
@@ -345,6 +352,11 @@ func TestNewSkipOnHead(t *testing.T) {
 			}
 			if got := res.Tests[1]; got.Name != "pkg::t" || got.Decision != tc.want || !strings.Contains(got.Reason, tc.wantWords) {
 				t.Errorf("%s: %s, %q; want %s with %q", got.Name, got.Decision, got.Reason, tc.want, tc.wantWords)
+			}
+			if tc.violation != "" && !slices.ContainsFunc(res.Properties, func(v Violation) bool {
+				return v.Check == CheckRedTestRemoved && strings.Contains(v.Message, tc.violation)
+			}) {
+				t.Errorf("properties %+v; want %s saying %q", res.Properties, CheckRedTestRemoved, tc.violation)
 			}
 		})
 	}

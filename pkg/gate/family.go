@@ -92,8 +92,9 @@ type groupKey struct {
 // family is the set of compared tests with the calibration over them.
 type family struct {
 	prior       *prior
-	first, last int // the common schedule: looks first..last
-	budget      int // the head-run budget (≤ last): looks past it never come
+	first, last int     // the common schedule: looks first..last
+	budget      int     // the head-run budget (≤ last): looks past it never come
+	margin      float64 // alpha over alpha-pr (fitMargin); 0 means 1
 	groups      map[groupKey]*nullGroup
 	order       []*nullGroup // deterministic iteration
 	alpha       float64
