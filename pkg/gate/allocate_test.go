@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -240,4 +241,51 @@ func TestBudgetKeepsTheSchedule(t *testing.T) {
 		t.Errorf("%d of 200 PRs: a budget of 5 blocked other tests than the default budget", differ)
 	}
 	t.Logf("clean PRs blocked: %d of 200", blocks)
+}
+
+// TestFitMargin: all of alpha-pr while the runs read are at most half the
+// schedule, half of it at the end, and in a PR read to the end the
+// PR-level p-value is the cost over the margin: a test blocks only where
+// it is at most alpha-pr, and the family's cost stays within the half.
+func TestFitMargin(t *testing.T) {
+	for _, c := range []struct {
+		read, last int
+		want       float64
+	}{{5, 20, 1}, {10, 20, 1}, {15, 20, 0.75}, {20, 20, 0.5}, {30, 20, 0.5}, {20, 40, 1}, {1, 1, 0.5}} {
+		if got := fitMargin(c.read, c.last); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("fitMargin(%d, %d) = %v, want %v", c.read, c.last, got, c.want)
+		}
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	blocks := 0
+	for range 20 {
+		in := drawPR(r, drawSuite(r, popA, prInducedFlake), 150, 20)
+		res, err := Evaluate(in, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Family.Margin != 0.5 || res.Family.Cost > 0.5*DefaultAlphaPR+1e-12 || res.Family.Cost < 0.4*DefaultAlphaPR {
+			t.Fatalf("family margin %v, cost %v; want 0.5 and a cost within and near half of alpha-pr", res.Family.Margin, res.Family.Cost)
+		}
+		for _, tr := range res.Tests {
+			if tr.Stat == nil {
+				continue
+			}
+			if tr.Decision == Block {
+				blocks++
+				if tr.Stat.PRLevel > DefaultAlphaPR || !strings.Contains(tr.Reason, "over a margin of 0.5") {
+					t.Errorf("%s blocks at PR-level p %v: %s", tr.Name, tr.Stat.PRLevel, tr.Reason)
+				}
+			} else if tr.Stat.PRLevel <= DefaultAlphaPR && !strings.Contains(tr.Reason, "Fisher") {
+				t.Errorf("%s has PR-level p %v within alpha-pr and does not block: %s", tr.Name, tr.Stat.PRLevel, tr.Reason)
+			}
+		}
+	}
+	if blocks < 15 {
+		t.Errorf("%d blocks in 20 PRs with an induced flake; want most of them blocked", blocks)
+	}
+	in := drawPR(r, drawSuite(r, popA, prClean), 150, 5)
+	if res, err := Evaluate(in, Options{}); err != nil || res.Family.Margin != 1 {
+		t.Errorf("5 pairs of a 20-run schedule: margin %v, %v; want 1", res.Family.Margin, err)
+	}
 }
