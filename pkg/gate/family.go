@@ -135,7 +135,9 @@ func (f *family) group(b Tally, n int) *nullGroup {
 	if g := f.groups[k]; g != nil {
 		return g
 	}
-	g := &nullGroup{post: f.prior.posterior(b), base: b, alpha: f.alpha, cache: map[float64]float64{}}
+	// Fisher's test (leastAt) holds a test back at alpha-pr itself: it only
+	// ever vetoes a block, so the margin is not needed there.
+	g := &nullGroup{post: f.prior.posterior(b), base: b, alpha: f.alpha / f.marginOr1(), cache: map[float64]float64{}}
 	g.mean = g.post.mean()
 	for m := f.first; m <= f.last; m++ {
 		g.looks = append(g.looks, m)

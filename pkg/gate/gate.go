@@ -113,7 +113,7 @@ const (
 // to the end of the schedule there is nothing left over: one look at 20
 // pairs failed 8.4% of S's clean PRs with 30 history runs, 6.3% without,
 // 6.0% of B's with 150 and 5.2% without (the PR experiment, 400–1,000
-// seeded PRs each); at half the budget, 4.7%, 2.7%, 3.8% and 2.8%.
+// seeded PRs each); at half the budget, 4.9%, 3.1%, 3.8% and 2.8%.
 func fitMargin(read, last int) float64 {
 	return max(minMargin, min(1, 1.5-float64(read)/float64(last)))
 }
