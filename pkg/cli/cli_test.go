@@ -115,6 +115,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "min-commits = 0: min_commits must be at least 1"},
 		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},
 		{"malformed glob", []string{"analyze", dir + "/[.xml"}, 2, "malformed glob"},
+		{"gate: malformed glob", []string{"gate", "--base", dir + "/[.xml", "--head", dir}, 2, "--base " + dir + "/[.xml: malformed glob"},
 		{"unknown command", []string{"analyse", dir}, 2, `unknown command "analyse": accepted commands are analyze, gate, matrix, ledger, demo, version`},
 	}
 	for _, tc := range tests {

@@ -96,6 +96,9 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 			continue
 		}
 		h, err := loadSide(ctx, env, s.flag, s.globs)
+		if errors.Is(err, collect.ErrPaths) {
+			return usagef("%v", err)
+		}
 		if err != nil {
 			return fmt.Errorf("%v", err)
 		}
@@ -232,8 +235,12 @@ func printGate(w io.Writer, r gate.Result) {
 		fmt.Fprintf(w, "  - %s\n", render.Plain(s))
 	}
 	f := r.Family
-	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(any block | nothing changed) %.3g <= alpha-pr %.3g\n",
-		f.Tests, f.HistoryTests, f.HistoryRuns, f.Failing, f.Cost, r.Params.AlphaPR)
+	margin := ""
+	if f.Margin > 0 && f.Margin < 1 {
+		margin = fmt.Sprintf(" × margin %.3g", f.Margin)
+	}
+	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(any block | nothing changed) %.3g <= alpha-pr %.3g%s\n",
+		f.Tests, f.HistoryTests, f.HistoryRuns, f.Failing, f.Cost, r.Params.AlphaPR, margin)
 	for _, t := range r.Tests {
 		if t.Decision == gate.Pass && (t.Bucket == gate.OK || t.Bucket == gate.NewOK) {
 			continue
