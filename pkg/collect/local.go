@@ -83,6 +83,8 @@ func LocalIn(root string, paths []string) ([]history.Source, []history.Skipped, 
 	if len(paths) > 1 {
 		files = oneNameEach(files)
 	}
+	files, dups := linkedTwice(files)
+	missing = append(missing, dups...)
 	srcs := make([]history.Source, 0, len(files))
 	// Per directory: its files' leg, the workspace's real path when it is
 	// in the workspace (so are its files), and then why its files are not
@@ -190,8 +192,6 @@ const sepChars = string(filepath.Separator) + "/"
 // hasMeta reports whether p holds a wildcard or a {a,b} alternation.
 func hasMeta(p string) bool { return strings.ContainsAny(p, "*?[{") }
 
-// found is a file a path named, and whether the walk saw a regular file
-// (a link, a FIFO or a device is looked at again before it is read).
 // oneNameEach leaves out a file that two paths given name two ways
 // ("reports" and "$PWD/reports", "r/1.xml" and "./r/1.xml"): read twice,
 // its results would count twice. The first name in order is kept.
@@ -213,6 +213,49 @@ func oneNameEach(files []found) []found {
 	})
 }
 
+// linkedTwice leaves out a symbolic link to a file that files also name
+// directly, or through another link before it (a "latest.xml" beside the
+// run it points at): read twice, its results would count twice. Each is
+// reported, with the name it is read under. It looks at the files only
+// when some are links, which a walk rarely finds.
+func linkedTwice(files []found) ([]found, []history.Skipped) {
+	if !slices.ContainsFunc(files, func(f found) bool { return !f.regular }) {
+		return files, nil
+	}
+	seen := map[[2]uint64]string{}
+	note := func(f found) {
+		if fi, err := os.Stat(f.path); err == nil {
+			if id, ok := fileID(fi); ok && seen[id] == "" {
+				seen[id] = f.path
+			}
+		}
+	}
+	for _, f := range files {
+		if f.regular {
+			note(f)
+		}
+	}
+	var dups []history.Skipped
+	kept := files[:0]
+	for _, f := range files {
+		if !f.regular {
+			if fi, err := os.Stat(f.path); err == nil {
+				if id, ok := fileID(fi); ok {
+					if other := seen[id]; other != "" && other != f.path {
+						dups = append(dups, history.Skipped{Path: f.path, Error: "a symbolic link to a file read as " + other + ": read once, under that name"})
+						continue
+					}
+					seen[id] = f.path
+				}
+			}
+		}
+		kept = append(kept, f)
+	}
+	return kept, dups
+}
+
+// found is a file a path named, and whether the walk saw a regular file
+// (a link, a FIFO or a device is looked at again before it is read).
 type found struct {
 	path    string
 	regular bool

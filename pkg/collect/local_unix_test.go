@@ -191,3 +191,48 @@ type readsOf struct {
 }
 
 func (l readsOf) Read(p []byte) (int, error) { return l.r.Read(p[:min(len(p), l.n)]) }
+
+// TestLocalLinkedTwice: a symbolic link to a file the walk also finds
+// directly ("latest.xml" beside the run it points at) is read once, under
+// the file's own name, and the link is reported; so is a second link to
+// one target. A link to a file found nowhere else is read.
+func TestLocalLinkedTwice(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"run-1/r.xml", "run-2/r.xml", "elsewhere/e.txt"} {
+		p := filepath.Join(dir, f)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("<testsuite/>"), 0o644)
+	}
+	for link, target := range map[string]string{
+		"reports/latest.xml": "../run-2/r.xml",
+		"reports/e1.xml":     "../elsewhere/e.txt",
+		"reports/e2.xml":     "../elsewhere/e.txt",
+	} {
+		os.MkdirAll(filepath.Join(dir, "reports"), 0o755)
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srcs, skipped, err := Local([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range srcs {
+		got = append(got, strings.TrimPrefix(s.Name, dir+"/"))
+	}
+	if want := []string{"reports/e1.xml", "run-1/r.xml", "run-2/r.xml"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("read %q, want %q", got, want)
+	}
+	var why []string
+	for _, s := range skipped {
+		why = append(why, strings.TrimPrefix(s.Path, dir+"/")+": "+strings.ReplaceAll(s.Error, dir+"/", ""))
+	}
+	want := []string{
+		"reports/e2.xml: a symbolic link to a file read as reports/e1.xml: read once, under that name",
+		"reports/latest.xml: a symbolic link to a file read as run-2/r.xml: read once, under that name",
+	}
+	if strings.Join(why, "\n") != strings.Join(want, "\n") {
+		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(why, "\n"), strings.Join(want, "\n"))
+	}
+}

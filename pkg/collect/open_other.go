@@ -31,3 +31,6 @@ type sizedFile struct {
 }
 
 func (f sizedFile) Size() int64 { return f.size }
+
+// fileID is what tells one file from another; not known here.
+func fileID(os.FileInfo) ([2]uint64, bool) { return [2]uint64{}, false }

@@ -104,3 +104,13 @@ func (r *fdFile) Close() error {
 	}
 	return nil
 }
+
+// fileID is what tells one file from another here, its device and inode.
+func fileID(fi os.FileInfo) ([2]uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return [2]uint64{}, false
+	}
+	// Dev and Ino are of other types on some systems.
+	return [2]uint64{uint64(st.Dev), uint64(st.Ino)}, true
+}
