@@ -41,6 +41,26 @@ func (n number) Set(s string) error {
 	return nil
 }
 
+// integer is a flag.Value for a whole number whose parse error says what
+// is accepted, as number's does.
+type integer struct{ v *int }
+
+func (n integer) String() string {
+	if n.v == nil {
+		return "0" // the zero value's, so that the usage leaves out a default of 0
+	}
+	return strconv.Itoa(*n.v)
+}
+
+func (n integer) Set(s string) error {
+	i, err := strconv.ParseInt(s, 10, 0)
+	if err != nil {
+		return errors.New("want a whole number")
+	}
+	*n.v = int(i)
+	return nil
+}
+
 // formats maps --format values to renderers and report file names.
 var formats = []struct {
 	name, file string
@@ -60,12 +80,13 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	fs := newFlags("analyze", env, args)
 	format := &choice{value: "text", allowed: []string{"text", "json", "csv", "md", "html"}}
 	fs.Var(number{&opts.Threshold}, "threshold", "flag tests whose flaky-commit score reaches this `NUMBER` (0 to 1)")
-	fs.IntVar(&opts.MinCommits, "min-commits", opts.MinCommits, "consider tests seen on at least `N` commits")
+	fs.Var(integer{&opts.MinCommits}, "min-commits", "consider tests seen on at least `N` commits")
 	fs.Var(number{&opts.InfraThreshold}, "infra-threshold", "fraction of failing tests (`NUMBER`, above 0, at most 1) that marks a run as an infrastructure failure")
 	fs.Var(format, "format", "stdout `FORMAT`: text, json, csv, md or html")
 	out := fs.String("out", "", "also write report.json, report.csv, report.md and report.html into `DIR`")
 	jsonFile := fs.String("json", "", "also write the JSON report to `FILE`")
-	workers := fs.Int("workers", 0, "`N` files parsed at once; 0 means one per CPU")
+	workers := new(int)
+	fs.Var(integer{workers}, "workers", "`N` files parsed at once; 0 means one per CPU")
 	codeowners := fs.String("codeowners", "", "CODEOWNERS `FILE` for test owners (default: .github/CODEOWNERS, CODEOWNERS or docs/CODEOWNERS here)")
 	commitSHA := fs.String("commit-sha", "", "the commit `SHA` of files whose suites state no commit_sha property, e.g. $(git rev-parse HEAD)")
 	runID := fs.String("run-id", "", "the run `ID` of files whose suites state no run_id property (files of one run share it; without it each file is a run)")

@@ -113,6 +113,8 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"bad format", []string{"analyze", "--format", "xml", dir}, 2, `invalid value "xml" for flag -format: accepted values are text, json, csv, md, html`},
 		{"bad threshold", []string{"analyze", "--threshold", "1.5", dir}, 2, `threshold = 1.5: threshold must be between 0 and 1`},
 		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "min-commits = 0: min_commits must be at least 1"},
+		{"min commits not whole", []string{"analyze", "--min-commits", "1.5", dir}, 2, `invalid value "1.5" for flag -min-commits: want a whole number`},
+		{"gate: max runs not whole", []string{"gate", "--max-runs", "x", "--base", dir, "--head", dir}, 2, `invalid value "x" for flag -max-runs: want a whole number`},
 		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},
 		{"malformed glob", []string{"analyze", dir + "/[.xml"}, 2, "malformed glob"},
 		{"gate: malformed glob", []string{"gate", "--base", dir + "/[.xml", "--head", dir}, 2, "--base " + dir + "/[.xml: malformed glob"},

@@ -51,8 +51,8 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	applyPolicy := statFlags(flags, &opt)
 	opt.MaxRuns, opt.FirstLook = gate.DefaultMaxRuns, gate.DefaultFirstLook
-	flags.IntVar(&opt.MaxRuns, "max-runs", opt.MaxRuns, "head-run budget per test, `N`, the last look (matrix's -k)")
-	flags.IntVar(&opt.FirstLook, "first-look", opt.FirstLook, "`N` head runs at the first look of the schedule")
+	flags.Var(integer{&opt.MaxRuns}, "max-runs", "head-run budget per test, `N`, the last look (matrix's -k)")
+	flags.Var(integer{&opt.FirstLook}, "first-look", "`N` head runs at the first look of the schedule")
 	expired := &choice{value: "fail", allowed: []string{"fail", "warn"}}
 	flags.Var(expired, "expired-ledger", "what an expired ledger entry does: `fail or warn`")
 	flags.Usage = func() {

@@ -69,7 +69,9 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	flags.DurationVar(&opt.RunTimeout, "run-timeout", 0, "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
-	blockExit := flags.Int("block-exit-code", 1, "exit status `N` on a block (0: leave the verdict to a later step, such as the action, which reads the base branch's history)")
+	blockExit := new(int)
+	*blockExit = 1
+	flags.Var(integer{blockExit}, "block-exit-code", "exit status `N` on a block (0: leave the verdict to a later step, such as the action, which reads the base branch's history)")
 	flags.DurationVar(&opt.TimeLimit, "time-limit", 0, "start no pair that would end more than `DURATION` (e.g. 45m, below the CI job's timeout) after the start, and gate the pairs done; 0: no limit")
 	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
