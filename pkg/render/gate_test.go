@@ -53,6 +53,26 @@ func TestGateMarkdownGolden(t *testing.T) {
 	}
 }
 
+// TestGateMarkdownMargin: with part of alpha-pr kept back for the fitted
+// prior's error (20 head runs of a 20-run schedule), the footer says so,
+// and without it says nothing of a margin.
+func TestGateMarkdownMargin(t *testing.T) {
+	r := gateResult(t)
+	for _, c := range []struct {
+		margin float64
+		want   bool
+	}{{1, false}, {0.5, true}} {
+		r.Family.Margin = c.margin
+		var b bytes.Buffer
+		if err := GateMarkdown(&b, r, meta, 0); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(b.String(), "within alpha-pr 0.05 × a margin of 0.5 for the fitted prior's error;"); got != c.want {
+			t.Errorf("margin %v: footer names the margin %v, want %v", c.margin, got, c.want)
+		}
+	}
+}
+
 // TestGateMarkdownBudget: a comment is never over GitHub's 65,536
 // characters, opens with the verdict, and says where the rest is.
 func TestGateMarkdownBudget(t *testing.T) {
