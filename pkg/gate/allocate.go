@@ -267,7 +267,7 @@ func (f *family) marginOr1() float64 {
 // the margin is less than 1.
 func (f *family) withMargin(p float64) string {
 	if m := f.marginOr1(); m < 1 && p < 1 {
-		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior: the head runs read reach the end of the %d-run schedule)", p, p*m, m, f.last)
+		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior, at %d head runs of a %d-run schedule)", p, p*m, m, f.read, f.last)
 	}
 	return fmt.Sprintf("%.2g", p)
 }

@@ -243,15 +243,15 @@ func TestBudgetKeepsTheSchedule(t *testing.T) {
 	t.Logf("clean PRs blocked: %d of 200", blocks)
 }
 
-// TestFitMargin: all of alpha-pr while the runs read are at most half the
-// schedule, half of it at the end, and in a PR read to the end the
+// TestFitMargin: all of alpha-pr while the runs read are at most a quarter
+// of the schedule, half of it from half on, and in a PR read to the end the
 // PR-level p-value is the cost over the margin: a test blocks only where
 // it is at most alpha-pr, and the family's cost stays within the half.
 func TestFitMargin(t *testing.T) {
 	for _, c := range []struct {
 		read, last int
 		want       float64
-	}{{5, 20, 1}, {10, 20, 1}, {15, 20, 0.75}, {20, 20, 0.5}, {30, 20, 0.5}, {20, 40, 1}, {1, 1, 0.5}} {
+	}{{1, 20, 1}, {5, 20, 1}, {6, 20, 0.9}, {8, 20, 0.7}, {10, 20, 0.5}, {15, 20, 0.5}, {20, 20, 0.5}, {30, 20, 0.5}, {10, 40, 1}, {20, 40, 0.5}, {1, 1, 0.5}} {
 		if got := fitMargin(c.read, c.last); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("fitMargin(%d, %d) = %v, want %v", c.read, c.last, got, c.want)
 		}

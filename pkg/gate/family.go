@@ -95,6 +95,7 @@ type family struct {
 	first, last int     // the common schedule: looks first..last
 	budget      int     // the head-run budget (≤ last): looks past it never come
 	margin      float64 // alpha over alpha-pr (fitMargin); 0 means 1
+	read        int     // the most head runs a member has, which set the margin
 	groups      map[groupKey]*nullGroup
 	order       []*nullGroup // deterministic iteration
 	alpha       float64

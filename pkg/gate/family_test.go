@@ -370,7 +370,9 @@ func TestOwnRunsHoldABlock(t *testing.T) {
 		{"FFPFFPPFFP", Block, "patch-induced flake: 6 of 10 head runs failed"},
 	} {
 		flakes["pkg::TestHidden"] = tc.head
-		res, err := Evaluate(suiteOf(tallies, flakes), Options{})
+		// A budget of 40 head runs: 10 are a quarter of the schedule,
+		// where the calibration spends all of alpha-pr (fitMargin).
+		res, err := Evaluate(suiteOf(tallies, flakes), Options{MaxRuns: 40})
 		if err != nil {
 			t.Fatal(err)
 		}

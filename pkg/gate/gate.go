@@ -97,8 +97,8 @@ const (
 
 // fitMargin is the share of alpha-pr that the calibration spends when the
 // most head runs a compared test has is read, in a schedule of last runs:
-// all of it up to half the schedule, then less, down to minMargin when
-// the runs read reach its end.
+// all of it up to a quarter of the schedule (5 of 20 runs, the
+// quickstarts' batch), then less, down to minMargin from half of it on.
 //
 // The calibration trusts the fitted prior, and the fit is biased low
 // where it is weakest: the flakes hidden among the tests never seen
@@ -108,14 +108,16 @@ const (
 // what the fitted prior gave for A's tests never seen failing in 10
 // history and 20 base runs, and 1.8 times for S's flakes with 30 history
 // runs. A batch shorter than the schedule leaves part of the budget on
-// looks it never reaches, and that has absorbed the error: at 5 and at 10
-// pairs in a schedule of 20 every population stayed within alpha-pr. Read
-// to the end of the schedule there is nothing left over: one look at 20
-// pairs failed 8.4% of S's clean PRs with 30 history runs, 6.3% without,
-// 6.0% of B's with 150 and 5.2% without (the PR experiment, 400–1,000
-// seeded PRs each); at half the budget, 4.9%, 3.1%, 3.8% and 2.8%.
+// looks it never reaches, which absorbs part of the error, the more the
+// shorter the batch. In the PR experiment (400–1,000 seeded PRs a row),
+// with all of alpha-pr, the worst population's clean PRs failed 4.2% at 5
+// pairs (S without history; 4.67% over three more seeds), 6.3% at 10
+// (S without history), 8.4% at 20 (S with 30 history runs), and B's with
+// 150 history runs 2.1%, 4.8% and 6.0%. A margin of 0.75 at 15 pairs
+// left S at 4.9%; half from 10 pairs on keeps every row within the bound
+// (the experiment's K=10, 15 and 20 rows).
 func fitMargin(read, last int) float64 {
-	return max(minMargin, min(1, 1.5-float64(read)/float64(last)))
+	return max(minMargin, min(1, 1.5-2*float64(read)/float64(last)))
 }
 
 // DefaultProtectedPaths are the seed's protected paths (article C): the test
@@ -448,7 +450,7 @@ type Family struct {
 	Threshold float64 `json:"threshold"` // the largest test's threshold (Stat.Threshold); 0 when nothing can block
 	Cost      float64 `json:"cost"`      // P(any block | nothing changed) at the tests' thresholds, at most alpha_pr × margin
 	// Margin is the share of alpha_pr the calibration spends: 1, or less
-	// when the head runs read reach the end of the schedule (fitMargin).
+	// when the head runs read are more than a quarter of the schedule (fitMargin).
 	// A test's PR-level p-value is its cost over the margin, so that it
 	// blocks exactly when that is at most alpha_pr.
 	Margin float64 `json:"margin"`
@@ -593,7 +595,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	last := max(opt.MaxRuns, minScheduleRuns)
 	margin := fitMargin(read, last)
 	fam := newFamily(sides, min(opt.FirstLook, opt.MaxRuns), last, opt.AlphaPR*margin)
-	fam.budget, fam.margin = opt.MaxRuns, margin
+	fam.budget, fam.margin, fam.read = opt.MaxRuns, margin, read
 	failing := 0
 	for i, ti := range in.Tests {
 		if member(cls[i].tr.Bucket) {

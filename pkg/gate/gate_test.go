@@ -154,7 +154,7 @@ func TestEvaluateDecisions(t *testing.T) {
 			opt: Options{MaxRuns: 20, FirstLook: 20}, bucket: PreExistingFlake, decision: Block, sprt: sprt.Continue, reason: "over a margin of 0.5 for the error of the fitted prior"},
 		{name: "11 of 20 at a base rate of 0.3, P 0.026: above half its alpha", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFFFFPPFPFPFFPFPFPFP")},
 			opt: Options{MaxRuns: 20, FirstLook: 20}, bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Flake, reason: "chance of any block of 0.051 (a cost of 0.026 over a margin of 0.5"},
-		{name: "11 of 20 at a base rate of 0.3, a budget of 40: all of alpha, spread over 21 looks", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFFFFPPFPFPFFPFPFPFP")},
+		{name: "11 of 20 at a base rate of 0.3, a budget of 40: more head runs decide", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFFFFPPFPFPFFPFPFPFP")},
 			opt: Options{MaxRuns: 40, FirstLook: 20}, bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Flake, pending: true, reason: "more head runs decide"},
 		{name: "4 of 5 at a base rate of 0.3, a budget of 5: the calibration still covers 20 runs", in: TestInput{Base: Tally{5, 2}, History: Tally{150, 45}, Head: runs("PFFFF")},
 			opt: Options{MaxRuns: 5, FirstLook: 5}, bucket: PreExistingFlake, decision: Inconclusive, sprt: sprt.Continue, reason: "undecided with the budget of 5 head runs spent"},

@@ -384,9 +384,9 @@ var prCases = []prCase{
 	{popS, prInducedFlake, 0, true, 0, 0, 40, 500, 0},
 	{popA, prRedBase, 150, false, 1, 1, 100, 500, 0},
 	{popB, prRedBase, 0, false, 1, 1, 100, 500, 0},
-	// One look at 20 pairs: the runs read reach the end of the schedule,
-	// where the calibration spends half of alpha-pr (fitMargin). With all
-	// of it, the clean rows failed 6.0%, 4.5%, 8.4%, 6.3%, 5.2% and 3.5%.
+	// One look at 20 pairs: the calibration spends half of alpha-pr
+	// (fitMargin). With all of it, the clean rows failed 6.0%, 4.5%, 8.4%,
+	// 6.3%, 5.2% and 3.5%.
 	{popB, prClean, 150, false, 0.05, 0.05, 40, 400, 20},
 	{popA, prClean, 10, false, 0.05, 0.05, 40, 400, 20},
 	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 20},
@@ -395,6 +395,17 @@ var prCases = []prCase{
 	{popA, prClean, 150, false, 0.05, 0.05, 40, 400, 20},
 	{popA, prFlakier03, 150, false, 0, 0, 40, 400, 20},
 	{popA, prInducedFlake, 150, false, 0, 0, 40, 400, 20},
+	// 10 and 15 pairs, a margin of 0.5 too. With all of alpha-pr, S
+	// without history failed 6.3% at 10 pairs; at a margin of 0.75, 4.9%
+	// at 15.
+	{popB, prClean, 150, false, 0.05, 0.05, 40, 400, 10},
+	{popA, prClean, 10, false, 0.05, 0.05, 40, 400, 10},
+	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 10},
+	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000, 10},
+	{popB, prClean, 150, false, 0.05, 0.05, 40, 400, 15},
+	{popA, prClean, 10, false, 0.05, 0.05, 40, 400, 15},
+	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 15},
+	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000, 15},
 }
 
 func TestPRExperiment(t *testing.T) {

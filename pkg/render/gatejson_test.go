@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -189,4 +191,41 @@ func BenchmarkGateJSON(b *testing.B) {
 			io.Discard.Write(append(j, '\n'))
 		}
 	})
+}
+
+// TestWriteWithTestsInOrder: with more workers than cores and chunks that
+// take uneven time, every chunk still lands in its place. Workers that
+// took chunk numbers and then waited for a free buffer could take one out
+// of turn when preempted in between.
+func TestWriteWithTestsInOrder(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(8))
+	tests := make([]int, 40*256+17)
+	for i := range tests {
+		tests[i] = i
+	}
+	appendTest := func(b []byte, v *int) ([]byte, error) {
+		if *v%256 == 0 && *v/256%3 == 0 {
+			runtime.Gosched() // uneven chunks: let the scheduler move workers around
+		}
+		return strconv.AppendInt(b, int64(*v), 10), nil
+	}
+	name := func(v *int) string { return strconv.Itoa(*v) }
+	want, err := json.MarshalIndent(struct {
+		Tests []int `json:"tests"`
+	}{tests}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = append(want, '\n')
+	for i := range 200 {
+		var got bytes.Buffer
+		if err := writeWithTests(&got, struct {
+			Tests []int `json:"tests"`
+		}{[]int{}}, tests, appendTest, name); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("round %d: the tests came out of order", i)
+		}
+	}
 }

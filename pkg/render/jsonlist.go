@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"sync/atomic"
 )
 
 // testsKey is the tests list of an indented document with no tests. JSON
@@ -21,39 +20,42 @@ var testsKey = []byte("\n  \"tests\": []")
 // element of a top-level list). name names a test in an error.
 //
 // The tests are encoded in chunks on every core while the chunks already
-// encoded are written in order, and the shell is encoded meanwhile: a
-// chunk waits for a buffer that a written chunk frees, so at most
-// 2 × GOMAXPROCS chunks are held however long the list.
+// encoded are written in order, and the shell is encoded meanwhile. Chunk
+// c is encoded into slot c mod len(slots), and is handed to a worker only
+// once chunk c − len(slots) has been written from that slot, so at most
+// 2 × GOMAXPROCS chunks are held however long the list, and a slot never
+// holds any chunk but the one the writer waits for there. (Workers that
+// took chunk numbers themselves and then waited for the slot to be free
+// could take it out of turn: a worker preempted between the two let the
+// one holding the chunk after it take the slot, and the report came out
+// with its tests out of order; seen under load in
+// TestGateJSONMatchesEncodingJSON.)
 func writeWithTests[T any](w io.Writer, shell any, tests []T, appendTest func([]byte, *T) ([]byte, error), name func(*T) string) error {
 	const chunk = 256
 	chunks := (len(tests) + chunk - 1) / chunk
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	slots := make([]slot, min(2*workers, chunks))
 	for i := range slots {
-		slots[i] = slot{ready: make(chan struct{}, 1), free: make(chan struct{}, 1)}
-		slots[i].free <- struct{}{}
+		slots[i] = slot{ready: make(chan struct{}, 1)}
 	}
-	var next atomic.Int64
+	// jobs holds the chunks handed out and not yet taken: at most one a
+	// slot.
+	jobs := make(chan int, len(slots))
+	for c := range slots {
+		jobs <- c
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
 			for {
-				c := int(next.Add(1) - 1)
+				var c int
 				select {
+				case c = <-jobs:
 				case <-stop:
-					return
-				default:
-				}
-				if c >= chunks {
 					return
 				}
 				s := &slots[c%len(slots)]
-				select {
-				case <-s.free:
-				case <-stop:
-					return
-				}
 				s.buf, s.err = s.buf[:0], nil
 				if s.buf == nil {
 					s.buf = make([]byte, 0, chunk<<10) // about a kilobyte a test
@@ -73,24 +75,24 @@ func writeWithTests[T any](w io.Writer, shell any, tests []T, appendTest func([]
 			}
 		})
 	}
-	err := writeInOrder(w, shell, slots, chunks)
+	err := writeInOrder(w, shell, slots, chunks, func(next int) { jobs <- next })
 	close(stop)
 	wg.Wait()
 	return err
 }
 
-// slot is a buffer of writeWithTests: a chunk is encoded into it once it
-// is free and written once it is ready.
+// slot is a buffer of writeWithTests: a chunk is encoded into it, then
+// written once it is ready.
 type slot struct {
-	buf         []byte
-	err         error
-	ready, free chan struct{}
+	buf   []byte
+	err   error
+	ready chan struct{}
 }
 
 // writeInOrder writes shell with the chunks encoded into slots in place of
-// its empty tests list, chunk c from slot c mod len(slots), freeing each
-// slot once written.
-func writeInOrder(w io.Writer, shell any, slots []slot, chunks int) error {
+// its empty tests list, chunk c from slot c mod len(slots); once a slot is
+// written, hand gives out the chunk due in it next.
+func writeInOrder(w io.Writer, shell any, slots []slot, chunks int, hand func(next int)) error {
 	doc, err := json.MarshalIndent(shell, "", "  ")
 	if err != nil {
 		return err
@@ -114,7 +116,9 @@ func writeInOrder(w io.Writer, shell any, slots []slot, chunks int) error {
 			return s.err
 		}
 		bw.Write(s.buf)
-		s.free <- struct{}{}
+		if next := c + len(slots); next < chunks {
+			hand(next)
+		}
 	}
 	bw.WriteString("\n  ]")
 	bw.Write(doc[i+len(testsKey):])
