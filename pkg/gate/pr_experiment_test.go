@@ -406,6 +406,11 @@ var prCases = []prCase{
 	{popA, prClean, 10, false, 0.05, 0.05, 40, 400, 15},
 	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 15},
 	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000, 15},
+	// 8 pairs: a margin of 0.7, between all of alpha-pr at 5 and half at
+	// 10.
+	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000, 8},
+	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 8},
+	{popB, prClean, 150, false, 0.05, 0.05, 40, 400, 8},
 }
 
 func TestPRExperiment(t *testing.T) {
