@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -230,8 +231,11 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 		a.log.Infof("merge_group: the queue's commit %s against %s at %s", mg.HeadSHA, mg.BaseRef, mg.BaseSHA)
 		return pr{headSHA: mg.HeadSHA, baseSHA: mg.BaseSHA, baseRef: mg.BaseRef}, nil
 	}
-	if ev.WorkflowRun == nil {
-		// No PR: local results only (for example workflow_dispatch).
+	if !ev.FromPullRequest() {
+		// No PR: local results only (workflow_dispatch, or a workflow_run
+		// of a push). Looked up by commit, a push's run found no open PR
+		// (or one that happened to have that head) and was skipped with
+		// exit 0, leaving a regression in its results ungated.
 		return pr{headSHA: a.cfg.HeadSHA}, nil
 	}
 	sha := ev.WorkflowRun.HeadSHA
@@ -298,6 +302,20 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 	}
 	var err error
 	ws, path := a.cfg.GitHub.Workspace, a.cfg.LedgerPath
+	if p.baseSHA == "" {
+		// No base commit (workflow_dispatch, a workflow_run of a push):
+		// no change to the ledger to judge, and the ledger the tested
+		// commit has is the one its flakes are exempt by. Read as an
+		// empty base, its every entry was "growth" and blocked.
+		if in.HeadLedger, err = collect.LedgerAt(ctx, c, a.repo(), path, p.headSHA, ws, !p.untrusted); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
+		in.BaseLedger = in.HeadLedger
+		if in.HeadLedger != nil {
+			a.log.Infof("no base commit: the ledger at %s is read as both sides', so its changes are not checked and its entries exempt as they stand", model.ShortSHA(p.headSHA))
+		}
+		return nil
+	}
 	if in.BaseLedger, err = collect.LedgerAt(ctx, c, a.repo(), path, p.baseSHA, ws, false); err != nil {
 		return fmt.Errorf("ledger at base: %w", err)
 	}

@@ -797,3 +797,36 @@ func setLedger(repo *ghfake.Repo, tests ...string) {
 	repo.SetFile(baseSHA, ".github/flaky-ledger.yml", []byte(l))
 	repo.SetFile(headSHA, ".github/flaky-ledger.yml", []byte(l))
 }
+
+// TestGateWorkflowRunOfPush: a gate step on a workflow_run whose run was a
+// push's, with its base and head results given. No pull request is under
+// test: the results are gated as a workflow_dispatch's are, and a
+// regression in them blocks (exit 1). Looked up by commit, the run was
+// "skipped" with exit 0 when no open PR had that head, or read as the PR
+// that did (its diff, its comment) when one happened to. With no base
+// commit the repository's ledger is read as both sides' (blocking count
+// 1): read against an empty base, its entry was ledger growth, three more
+// blocks.
+func TestGateWorkflowRunOfPush(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "workflow_run", CreatedAt: now})
+	payload := forkRunPayload()
+	wr := payload["workflow_run"].(map[string]any)
+	wr["event"], wr["head_branch"], wr["conclusion"] = "push", "main", "success"
+	wr["head_repository"] = map[string]any{"full_name": repoName}
+	inputs := map[string]string{"mode": "gate", "base-results": "results/base/*.xml", "head-results": "results/head"}
+	r := newRunner(t, s, self.ID, "workflow_run", payload, inputs)
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, map[string]int{"test_login": 5})
+	if code := r.run(); code != 1 {
+		t.Fatalf("exit %d, want 1 (block)\n%s", code, r.stdout.String())
+	}
+	if out := r.outputs(); out["verdict"] != "block" || out["blocking-count"] != "1" {
+		t.Errorf("outputs = %v; want a block of one test", out)
+	}
+	if n := len(repo.Comments(42)); n != 0 {
+		t.Errorf("%d comments on pull request #42, whose head the pushed commit happens to be; want none", n)
+	}
+}
