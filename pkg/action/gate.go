@@ -302,7 +302,7 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 	}
 	var err error
 	ws, path := a.cfg.GitHub.Workspace, a.cfg.LedgerPath
-	if p.baseSHA == "" {
+	if p.number == 0 && p.baseSHA == "" {
 		// No base commit (workflow_dispatch, a workflow_run of a push):
 		// no change to the ledger to judge, and the ledger the tested
 		// commit has is the one its flakes are exempt by. Read as an
