@@ -20,6 +20,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -707,5 +708,12 @@ func (c *Config) ReportArtifact() string {
 		}
 		return '-'
 	}, c.CommentTag)
-	return c.ArtifactName + "-" + slug
+	name := c.ArtifactName + "-" + slug
+	if collect.IsReportArtifact(c.ArtifactName, name) {
+		// A tag of digits ("2") or "attempt-N" would read as a re-run's
+		// copy of the untagged step's report, and that step would take
+		// this one's report for its own.
+		name = c.ArtifactName + "-tag-" + slug
+	}
+	return name
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flakegate/flakegate/pkg/collect"
 	"strings"
 	"testing"
 
@@ -727,5 +728,28 @@ func TestEventTooLarge(t *testing.T) {
 	_, err := Load(runner{event: EventSchedule, payload: big}.getenv(t))
 	if err == nil || !strings.Contains(err.Error(), "larger than 26214400 bytes") {
 		t.Fatalf("err = %v, want a size error", err)
+	}
+}
+
+// TestReportArtifactNotARerunsName: a step's tagged report artifact is
+// never a name an untagged step's re-run would upload (-N, -attempt-N):
+// read back by that step, it would be taken for its own report.
+func TestReportArtifactNotARerunsName(t *testing.T) {
+	for tag, want := range map[string]string{
+		"":          "flakegate-report",
+		"flakegate": "flakegate-report",
+		"e2e":       "flakegate-report-e2e",
+		"2":         "flakegate-report-tag-2",
+		"attempt-3": "flakegate-report-tag-attempt-3",
+		"gate 2":    "flakegate-report-gate-2",
+	} {
+		c := Config{ArtifactName: "flakegate-report", CommentTag: tag}
+		got := c.ReportArtifact()
+		if got != want {
+			t.Errorf("tag %q: %q, want %q", tag, got, want)
+		}
+		if tag != "" && tag != "flakegate" && collect.IsReportArtifact("flakegate-report", got) {
+			t.Errorf("tag %q: %q reads as the untagged step's report", tag, got)
+		}
 	}
 }
