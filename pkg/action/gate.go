@@ -11,7 +11,6 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
-	"github.com/flakegate/flakegate/pkg/model"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -312,7 +311,7 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 		}
 		in.BaseLedger = in.HeadLedger
 		if in.HeadLedger != nil {
-			a.log.Infof("no base commit: the ledger at %s is read as both sides', so its changes are not checked and its entries exempt as they stand", model.ShortSHA(p.headSHA))
+			a.log.Infof("no base commit: the ledger at the tested commit is read as both sides', so its changes are not checked and its entries exempt as they stand")
 		}
 		return nil
 	}
