@@ -250,23 +250,16 @@ func (f *family) calibrate() {
 func (f *family) prLevel(g *nullGroup, best float64) float64 {
 	for _, s := range g.steps {
 		if s.tau >= best {
-			return min(1, s.cum/f.marginOr1())
+			return min(1, s.cum/f.margin)
 		}
 	}
 	return 1
 }
 
-func (f *family) marginOr1() float64 {
-	if f.margin <= 0 {
-		return 1
-	}
-	return f.margin
-}
-
 // withMargin writes a PR-level p-value, with the cost it comes from when
 // the margin is less than 1.
 func (f *family) withMargin(p float64) string {
-	if m := f.marginOr1(); m < 1 && p < 1 {
+	if m := f.margin; m < 1 && p < 1 {
 		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior, at %d head runs of a %d-run schedule)", p, p*m, m, f.read, f.last)
 	}
 	return fmt.Sprintf("%.2g", p)

@@ -94,7 +94,7 @@ type family struct {
 	prior       *prior
 	first, last int     // the common schedule: looks first..last
 	budget      int     // the head-run budget (≤ last): looks past it never come
-	margin      float64 // alpha over alpha-pr (fitMargin); 0 means 1
+	margin      float64 // alpha over alpha-pr (fitMargin); 1 unless Evaluate sets it
 	read        int     // the most head runs a member has, which set the margin
 	groups      map[groupKey]*nullGroup
 	order       []*nullGroup // deterministic iteration
@@ -112,7 +112,7 @@ func newFamily(base []Tally, first, last int, alpha float64) *family {
 	for _, t := range base {
 		counts[t]++
 	}
-	return &family{prior: fitPrior(counts), first: first, last: last, budget: last, alpha: alpha,
+	return &family{prior: fitPrior(counts), first: first, last: last, budget: last, margin: 1, alpha: alpha,
 		groups: map[groupKey]*nullGroup{}, sources: map[[2]Tally]string{}}
 }
 
@@ -138,7 +138,7 @@ func (f *family) group(b Tally, n int) *nullGroup {
 	}
 	// Fisher's test (leastAt) holds a test back at alpha-pr itself: it only
 	// ever vetoes a block, so the margin is not needed there.
-	g := &nullGroup{post: f.prior.posterior(b), base: b, alpha: f.alpha / f.marginOr1(), cache: map[float64]float64{}}
+	g := &nullGroup{post: f.prior.posterior(b), base: b, alpha: f.alpha / f.margin, cache: map[float64]float64{}}
 	g.mean = g.post.mean()
 	for m := f.first; m <= f.last; m++ {
 		g.looks = append(g.looks, m)
