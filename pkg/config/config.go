@@ -287,13 +287,19 @@ func (c *Config) resolve(v *validator) {
 		c.HeadSHA = c.GitHub.SHA
 	}
 
-	if c.Mode == ModeGate && c.PullRequest == nil && (len(c.BaseResults) == 0 || len(c.HeadResults) == 0) {
+	if wr := c.Event.WorkflowRun; c.Mode == ModeGate && wr != nil && wr.Event == EventPullRequestTarget {
+		// GitHub gives a pull_request_target run the base branch's tip as
+		// its head_sha: looked up by that commit, no open PR is found and
+		// the gate would be skipped with exit 0, every time.
+		v.fail("mode", string(c.RequestedMode), "gate cannot follow a workflow_run of a pull_request_target run: GitHub sets such a run's head_sha to the base branch's tip, not the pull request's head, so the pull request whose results it holds is unknown; "+
+			"run flakegate in the pull_request_target workflow itself (it already has a write token), or start the tests on pull_request and follow that run")
+	} else if c.Mode == ModeGate && c.PullRequest == nil && (len(c.BaseResults) == 0 || len(c.HeadResults) == 0) {
 		event := c.GitHub.EventName
 		if event == "" {
 			event = "none"
 		}
 		v.fail("mode", string(c.RequestedMode), fmt.Sprintf(
-			"gate needs a pull request event (pull_request, pull_request_target, or a workflow_run triggered by one) "+
+			"gate needs a pull request event (pull_request, pull_request_target, or a workflow_run of a pull_request run) "+
 				"or both base-results and head-results (a merge_group event needs both: the queue's commit has no run of its own to read); the event is %s", event))
 	}
 
