@@ -220,15 +220,19 @@ func TestGateCheckoutSymlinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, entries[0].Name()), filepath.Join(ws, "results/head", "zz-link.xml")); err != nil {
 		t.Fatal(err)
 	}
-	if code := r.run(); code != 0 {
-		t.Fatalf("exit %d, want 0: the linked failing run is not read\n%s", code, r.stdout.String())
+	// The linked run, failing, is not read; a head file not read fails
+	// the check (it may hold a failure), whatever on-inconclusive says.
+	if code := r.run(); code != 1 {
+		t.Fatalf("exit %d, want 1: a head file not read\n%s", code, r.stdout.String())
+	}
+	if strings.Contains(r.summary(), "test_login") {
+		t.Errorf("the linked failing run was read:\n%s", r.summary())
 	}
 	if log := r.stdout.String(); !strings.Contains(log, "symbolic link out of the workspace") {
 		t.Errorf("the skipped link is not reported:\n%s", log)
 	}
-	// A head file not read leaves the evidence partial: the verdict is
-	// not a pass, and the summary names the file.
-	if v, sum := r.outputs()["verdict"], r.summary(); v != "inconclusive" || !strings.Contains(sum, "### Result files not read (1)") || !strings.Contains(sum, "zz-link.xml") {
+	// The summary names the file.
+	if v, sum := r.outputs()["verdict"], r.summary(); v != "block" || !strings.Contains(sum, "head results missing") || !strings.Contains(sum, "### Result files not read (1)") || !strings.Contains(sum, "zz-link.xml") {
 		t.Errorf("verdict %q with a head file not read; summary:\n%s", v, sum)
 	}
 

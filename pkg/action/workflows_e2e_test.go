@@ -69,8 +69,9 @@ func TestUnknownWorkflowIsLeftOut(t *testing.T) {
 //     and the test count dropped, exit 1);
 //   - a run in progress (whose result will fail a test), a run that failed
 //     with no JUnit (a broken build), a cancelled one beside one in
-//     progress, or a listing that fails: left out too, but the evidence is
-//     partial, inconclusive, and head says why; none is a plain pass;
+//     progress, or a listing that fails: head results missing, which fails
+//     the check whatever on-inconclusive says (it was inconclusive, exit 0,
+//     under the default neutral), and head says why;
 //   - both ran and head deletes a red backend test and adds another: a
 //     block, red test removed (before: the red test read as missing from
 //     the frontend's base run, an unstable id, and the PR passed).
@@ -92,21 +93,21 @@ func TestGateMonorepoWorkflows(t *testing.T) {
 		{"another workflow of the same name", func(_ *ghfake.Server, repo *ghfake.Repo) {
 			repo.AddRun(ghfake.Run{Workflow: "frontend-deploy.yml", Name: "frontend", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour), Conclusion: "failure"})
 		}, false, "pass", "frontend (did not run)"},
-		{"still running", frontendRun("", "in_progress"), false, "inconclusive", "still running: its tests were not compared"},
-		{"build broken", frontendRun("failure", ""), false, "inconclusive", `its run ended "failure" with no JUnit results`},
+		{"still running", frontendRun("", "in_progress"), false, "block", "still running: its tests were not compared"},
+		{"build broken", frontendRun("failure", ""), false, "block", `its run ended "failure" with no JUnit results`},
 		{"cancelled and running", func(s *ghfake.Server, repo *ghfake.Repo) {
 			repo.AddRun(ghfake.Run{Workflow: "frontend.yml", Name: "frontend", Event: "push", HeadSHA: headSHA, CreatedAt: now.Add(-2 * time.Hour), Conclusion: "cancelled"})
 			frontendRun("", "in_progress")(s, repo)
-		}, false, "inconclusive", "still running"},
+		}, false, "block", "still running"},
 		{"listing fails", func(s *ghfake.Server, _ *ghfake.Repo) {
 			s.Inject(ghfake.Fault{Path: "/repos/*/*/actions/runs", Times: -1})
-		}, false, "inconclusive", "could not be listed"},
+		}, false, "block", "could not be listed"},
 		{"more head runs than are listed", func(_ *ghfake.Server, repo *ghfake.Repo) {
 			frontendRun("failure", "")(nil, repo)
 			for i := range 300 {
 				repo.AddRun(ghfake.Run{Workflow: "lint.yml", Name: "lint", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now.Add(-time.Hour + time.Duration(i)*time.Second)})
 			}
-		}, false, "inconclusive", "only 300 of the head commit's 303 runs were listed"},
+		}, false, "block", "only 300 of the head commit's 303 runs were listed"},
 		{"head deletes a red backend test", nil, true, "block", "removed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -177,5 +178,53 @@ func TestGateJobOnPushOnly(t *testing.T) {
 	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"upload-artifact": "false", "workflows": "ci.yml"})
 	if code := r.run(); code != 0 || r.outputs()["verdict"] != "pass" {
 		t.Errorf("exit %d, verdict %s; want a pass\n%s", code, r.outputs()["verdict"], r.summary())
+	}
+}
+
+// TestGateHeadArtifactUnreadable: the head runs' tests come in two shards'
+// artifacts, and the shard holding test_login's failures answers 503 on
+// every download. The PR declares test changes (it renamed another test).
+// Before, its tests read as removed and declared, the evidence partial, and
+// under the default on-inconclusive (neutral) the check passed, exit 0,
+// with the regression unread. Now head results missing fail the check, and
+// the shard's tests are not called removed.
+func TestGateHeadArtifactUnreadable(t *testing.T) {
+	shard2 := func(sha string, run int) []byte {
+		return fmt.Appendf(nil, `<?xml version="1.0"?><testsuite name="tests2" timestamp="2026-11-29T10:%02d:00"><properties><property name="commit_sha" value="%s"/><property name="run_id" value="%d"/></properties><testcase classname="tests.other" name="test_a"/><testcase classname="tests.other" name="test_b"/></testsuite>`, run%60, sha, run)
+	}
+	for _, lost := range []bool{false, true} {
+		s := newFake(t)
+		repo := s.Repo(repoName)
+		body := "Cache the login page.\n\nTest-Changes: renamed test_x in tests/other.py"
+		repo.AddPullRequest(ghfake.PullRequest{Number: 42, HeadSHA: headSHA, BaseSHA: baseSHA, Body: body,
+			Files: []ghfake.File{{Filename: "app/login.py", Status: "modified", Patch: "@@ -1,2 +1,3 @@\n def login():\n+    cache.clear()\n     return page\n"}}})
+		self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+		for k := range 5 {
+			b := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "push", HeadSHA: baseSHA, HeadBranch: "main", CreatedAt: now.Add(-time.Duration(10-k) * time.Hour)})
+			repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-shard1", Files: map[string][]byte{"a.xml": junitRun(baseSHA, 500+k, nil)}})
+			repo.AddArtifact(ghfake.Artifact{RunID: b.ID, Name: "junit-shard2", Files: map[string][]byte{"b.xml": shard2(baseSHA, 500+k)}})
+			h := repo.AddRun(ghfake.Run{Workflow: "ci.yml", Event: "pull_request", HeadSHA: headSHA, HeadBranch: "fix", CreatedAt: now.Add(-time.Duration(5-k) * time.Hour)})
+			a := repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-shard1", Files: map[string][]byte{"a.xml": junitRun(headSHA, 600+k, map[string]bool{"test_login": true})}})
+			repo.AddArtifact(ghfake.Artifact{RunID: h.ID, Name: "junit-shard2", Files: map[string][]byte{"b.xml": shard2(headSHA, 600+k)}})
+			if lost {
+				s.Inject(ghfake.Fault{Path: fmt.Sprintf("/repos/*/*/actions/artifacts/%d/zip", a.ID), Status: 503, Times: -1})
+			}
+		}
+		pl := prPayload(repoName)
+		pl["pull_request"].(map[string]any)["body"] = body
+		r := newRunner(t, s, self.ID, "pull_request", pl, map[string]string{"workflows": "ci.yml", "upload-artifact": "false"})
+		code := r.run()
+		out, sum := r.outputs(), r.summary()
+		if code != 1 || out["verdict"] != "block" {
+			t.Errorf("lost=%v: exit %d, verdict %s; want 1, block\n%s", lost, code, out["verdict"], sum)
+		}
+		switch {
+		case !lost && !strings.Contains(sum, "test_login"):
+			t.Errorf("the regression is not named:\n%s", sum)
+		case lost && !strings.Contains(sum, "head results missing"):
+			t.Errorf("lost shard: the summary does not say head results are missing:\n%s", sum)
+		case lost && strings.Contains(sum, "removed: no results on head"):
+			t.Errorf("lost shard: its tests read as removed:\n%s", sum)
+		}
 	}
 }

@@ -194,14 +194,15 @@ func TestGateCLI(t *testing.T) {
 	}
 
 	// A head file cut short (a run that crashed while writing it) leaves
-	// the evidence partial: not a pass, and said in the output and JSON.
+	// the head evidence incomplete: the check fails, and the output and
+	// JSON say why.
 	cut := filepath.Join(dir, "cut")
 	writeRuns(t, cut, "head", 5, map[string]int{"flaky": 1})
 	whole, _ := os.ReadFile(filepath.Join(cut, "head-2.xml"))
 	os.WriteFile(filepath.Join(cut, "head-2.xml"), whole[:len(whole)/2], 0o644)
 	r = run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", cut, "--history", filepath.Join(dir, "hist"), "--json", jsonPath)
-	if r.code != 0 || !strings.Contains(r.stdout, "verdict: inconclusive") ||
-		!strings.Contains(r.stdout, "1 result file(s) of the base and head runs could not be read") ||
+	if r.code != 1 || !strings.Contains(r.stdout, "verdict: block") ||
+		!strings.Contains(r.stdout, "head results missing: 1 head result file(s) or run(s) could not be read") ||
 		!strings.Contains(r.stdout, "head: not read: "+filepath.Join(cut, "head-2.xml")) {
 		t.Fatalf("a head file cut short: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -210,7 +211,7 @@ func TestGateCLI(t *testing.T) {
 		Unread  []struct{ Side, Path, Error string }
 	}
 	b, _ = os.ReadFile(jsonPath)
-	if err := json.Unmarshal(b, &partial); err != nil || partial.Verdict != "inconclusive" || len(partial.Unread) != 1 ||
+	if err := json.Unmarshal(b, &partial); err != nil || partial.Verdict != "block" || len(partial.Unread) != 1 ||
 		partial.Unread[0].Side != "head" || !strings.Contains(partial.Unread[0].Error, "truncated") {
 		t.Fatalf("json of a gate with a head file cut short: %v %+v", err, partial)
 	}

@@ -236,15 +236,16 @@ func TestGateCLINotResults(t *testing.T) {
 		{"TestNG", "testng-results.xml", `<?xml version="1.0" encoding="UTF-8"?><testng-results ignored="0" total="2" passed="2" failed="0" skipped="0"><suite name="it"/></testng-results>`,
 			"verdict: pass", "TestNG's own report", "TEST-TestSuite.xml"},
 		{"TestNG's report alone", "testng-results.xml", `<?xml version="1.0" encoding="UTF-8"?><testng-results ignored="0" total="2" passed="2" failed="0" skipped="0"><suite name="it"/></testng-results>`,
-			"verdict: inconclusive", "TestNG's own report", ""},
+			"verdict: block", "TestNG's own report", ""},
 		{"testng-failed.xml", "testng-failed.xml", "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE suite SYSTEM \"https://testng.org/testng-1.0.dtd\">\n<suite name=\"Failed suite [Suite]\"><test name=\"Test(failed)\"/></suite>\n",
 			"verdict: pass", "a TestNG suite definition", ""},
 		// Robot Framework's output.xml holds results of its own, which the
 		// JUnit file beside it does not: unread, and the gate does not pass
-		// on what it did not read (a Robot test failing on head only).
+		// on what it did not read (a Robot test failing on head only): a
+		// head file not read fails the check, whatever on-inconclusive says.
 		{"Robot Framework", "output.xml", `<?xml version="1.0" encoding="UTF-8"?><robot generator="Robot 7.0"><suite name="Login"><test name="Valid Login"><status status="PASS"/></test></suite></robot>`,
-			"verdict: inconclusive", "Robot Framework's output.xml", ""},
-		{"unknown", "sitemap.xml", `<urlset><url/></urlset>`, "verdict: inconclusive", "could not be read", ""},
+			"verdict: block", "Robot Framework's output.xml", ""},
+		{"unknown", "sitemap.xml", `<urlset><url/></urlset>`, "verdict: block", "head result file(s) or run(s) could not be read", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -257,7 +258,11 @@ func TestGateCLINotResults(t *testing.T) {
 				}
 			}
 			r := run(t, nil, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"))
-			if r.code != 0 || !strings.Contains(r.stdout, tc.verdict) || !strings.Contains(r.stdout, tc.note) || !strings.Contains(r.stderr, "skipped") {
+			code := 0
+			if tc.verdict == "verdict: block" {
+				code = 1
+			}
+			if r.code != code || !strings.Contains(r.stdout, tc.verdict) || !strings.Contains(r.stdout, tc.note) || !strings.Contains(r.stderr, "skipped") {
 				t.Errorf("exit %d, want %q saying %q, the files listed as skipped:\n%s%s", r.code, tc.verdict, tc.note, r.stdout, r.stderr)
 			}
 		})

@@ -567,6 +567,12 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		ExpiredWarn:   opt.ExpiredLedgerWarn,
 	}
 	res.Outages = outagesOf(in.Tests)
+	headUnread := 0
+	for _, u := range in.Unread {
+		if u.Side == "head" {
+			headUnread++
+		}
+	}
 	for _, ti := range in.Tests {
 		head := TallyOf(ti.Head)
 		lctx.Observed[ti.Name] = ledger.Observation{
@@ -616,7 +622,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		res.Family.Prior, res.Family.Floor, res.Family.Reference = fam.prior.bands(), fam.prior.floor, fam.prior.reference
 	}
 	for i, ti := range in.Tests {
-		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy)
+		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy, headUnread)
 		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil {
 			// Exemption reads the base ledger only: see package ledger.
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
@@ -746,7 +752,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 
 // evaluateTest decides one test. Members of the family are judged by the
 // calibrated statistic (family.go); the other buckets by DESIGN.md's table.
-func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared bool, declaredBy string) TestResult {
+func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared bool, declaredBy string, headUnread int) TestResult {
 	tr := c.tr
 	say := func(d Decision, format string, args ...any) TestResult {
 		tr.Decision = d
@@ -792,6 +798,10 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 			ti.Base.Runs, ti.LeftBaseBranch)
 	case Removed:
 		switch {
+		case headUnread > 0 && ti.HeadSkipped == 0:
+			// Its results may be in a file that was not read: a failed
+			// download is not a deletion.
+			return say(Inconclusive, "not compared: no results on head, and %d head result file(s) could not be read (listed with the verdict), which may hold them; re-run", headUnread)
 		case base == Broken && ti.HeadSkipped > 0:
 			return say(Block, "newly skipped: red on base (%d of %d runs failed) and skipped in every head run it was collected in (%d); a test red on base must still run on head, and a Test-Changes declaration does not waive it",
 				ti.Base.Failures+ti.History.Failures, ti.Base.Runs+ti.History.Runs, ti.HeadSkipped)
@@ -1190,7 +1200,25 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		partial = append(partial, fmt.Sprintf("the pull request's files were listed only up to %d: protected-path and skip-marker checks saw only those", len(in.Changes)))
 	}
 	if n := len(in.Unread); n > 0 {
-		partial = append(partial, fmt.Sprintf("%d result file(s) of the base and head runs could not be read: the evidence is incomplete", n))
+		// Head results not read may hold a failure: a required check does
+		// not pass on them, whatever on-inconclusive says (that policy is
+		// for what the evidence read cannot decide). Base results not read
+		// can only make the gate stricter.
+		headUnread := 0
+		for _, u := range in.Unread {
+			if u.Side == "head" {
+				headUnread++
+			}
+		}
+		switch {
+		case headUnread > 0:
+			block = append(block, fmt.Sprintf("head results missing: %d head result file(s) or run(s) could not be read (listed below), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they can be read (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
+			if n > headUnread {
+				partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read", n-headUnread))
+			}
+		default:
+			partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read: the evidence is incomplete", n))
+		}
 		for i, u := range in.Unread {
 			if i == maxUnreadReasons {
 				notes = append(notes, fmt.Sprintf("… and %d more file(s) not read", n-i))

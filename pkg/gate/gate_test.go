@@ -270,11 +270,18 @@ func TestUnreadFilesLeaveTheVerdictPartial(t *testing.T) {
 		first  string
 	}{
 		{"nothing unread", []TestInput{clean}, nil, "", VerdictPass, "no test blocks"},
-		{"unread, neutral", []TestInput{clean}, one, "", VerdictInconclusive, "1 result file(s) of the base and head runs could not be read"},
-		{"unread, fail", []TestInput{clean}, one, PolicyFail, VerdictBlock, "1 result file(s)"},
-		{"unread, pass", []TestInput{clean}, one, PolicyPass, VerdictPass, "1 result file(s)"},
-		{"unread and blocking", []TestInput{clean, blocking}, one, PolicyPass, VerdictBlock, "c::regress: regression"},
-		{"many unread", []TestInput{clean}, many, "", VerdictInconclusive, "13 result file(s)"},
+		// A head file not read may hold a failure: whatever
+		// on-inconclusive says, the check does not pass (it did, under the
+		// default neutral, with a failing shard's artifact unreadable).
+		{"head unread, neutral", []TestInput{clean}, one, "", VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
+		{"head unread, fail", []TestInput{clean}, one, PolicyFail, VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
+		{"head unread, pass", []TestInput{clean}, one, PolicyPass, VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
+		{"head unread and blocking", []TestInput{clean, blocking}, one, PolicyPass, VerdictBlock, "c::regress: regression"},
+		// Base files not read can only make the gate stricter: the policy
+		// decides.
+		{"base unread, neutral", []TestInput{clean}, many, "", VerdictInconclusive, "13 result file(s) of the base runs could not be read"},
+		{"base unread, pass", []TestInput{clean}, many, PolicyPass, VerdictPass, "13 result file(s) of the base runs"},
+		{"base unread, fail", []TestInput{clean}, many, PolicyFail, VerdictBlock, "13 result file(s) of the base runs"},
 		// Results that hold no test compare nothing: not a pass either.
 		{"nothing compared", nil, nil, "", VerdictInconclusive, "no test was compared"},
 	} {
@@ -303,6 +310,36 @@ func TestUnreadFilesLeaveTheVerdictPartial(t *testing.T) {
 				t.Errorf("no count of the files not named:\n%s", reasons)
 			}
 		})
+	}
+}
+
+// A test missing from head while head files went unread may be in them:
+// not compared, not "removed" (which told the author to declare a deletion
+// never made, and with the declaration, passed the test).
+func TestMissingFromHeadWithHeadUnread(t *testing.T) {
+	gone := TestInput{Name: "c::in_the_lost_shard", Base: Tally{5, 0}}
+	clean := TestInput{Name: "d::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	unread := []Unread{{Side: "head", Path: "shard1/junit.xml", Error: "download failed: 503"}}
+	for _, body := range []string{"", "Test-Changes: removed a flaky test"} {
+		res, err := Evaluate(Input{Tests: []TestInput{gone, clean}, Collected: &Counts{Base: 5, Head: 5}, Unread: unread, PRBody: body}, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := res.Tests[0]
+		if tr.Decision != Inconclusive || !strings.Contains(tr.Reason, "not compared: no results on head, and 1 head result file(s) could not be read") {
+			t.Errorf("body %q: %s: %s, want inconclusive, not compared", body, tr.Decision, tr.Reason)
+		}
+		if res.Verdict != VerdictBlock {
+			t.Errorf("body %q: verdict %s, want block (head results unread)", body, res.Verdict)
+		}
+	}
+	// Without unread files the same test is removed, and blocks undeclared.
+	res, err := Evaluate(Input{Tests: []TestInput{gone, clean}, Collected: &Counts{Base: 5, Head: 5}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := res.Tests[0]; tr.Decision != Block || !strings.HasPrefix(tr.Reason, "removed:") {
+		t.Errorf("no unread files: %s: %s, want block, removed", tr.Decision, tr.Reason)
 	}
 }
 
