@@ -214,6 +214,50 @@ func TestHeadOutageRun(t *testing.T) {
 		}
 	})
 
+	// Some head runs crash, far more than base runs beside them: the
+	// patch's doing (it was inconclusive, exit 0 under the default policy,
+	// with 8 of 20 head runs crashing against none of 20 base runs).
+	t.Run("some runs, far more than base", func(t *testing.T) {
+		crashAt := func(runs ...int) func(int) func(int) bool {
+			return func(r int) func(int) bool {
+				if slices.Contains(runs, r) {
+					return all
+				}
+				return none
+			}
+		}
+		for _, tc := range []struct {
+			name         string
+			base, head   []int
+			block, more  bool
+			baseN, headN int
+		}{
+			{"8 of 20 against 0 of 20", nil, []int{2, 5, 7, 9, 12, 14, 17, 20}, true, false, 20, 20},
+			{"2 of 20 against 1 of 20", []int{3}, []int{4, 11}, false, false, 20, 20},
+			{"2 of 5 against 0 of 5", nil, []int{2, 4}, false, true, 5, 5},
+		} {
+			res := auditCase(t, runs100(tc.baseN, crashAt(tc.base...)), runs100(tc.headN, crashAt(tc.head...)), hist, Options{MaxRuns: 20})
+			c := res.Crashes
+			if c == nil || c.Block != tc.block || c.More != tc.more || c.HeadOutages != len(tc.head) || c.BaseOutages != len(tc.base) || c.BaseRuns != tc.baseN {
+				t.Errorf("%s: crashes %+v, want block %v, more %v", tc.name, c, tc.block, tc.more)
+				continue
+			}
+			const say = "the patch crashes the suite now and then"
+			if tc.block {
+				if res.Verdict != VerdictBlock || !strings.HasPrefix(res.Reasons[0], say) {
+					t.Errorf("%s: verdict %s; reasons:\n%s", tc.name, res.Verdict, strings.Join(res.Reasons, "\n"))
+				}
+				if b := res.Blocking(); len(b) != 1 || !strings.HasPrefix(b[0], say) {
+					t.Errorf("%s: blocking %q", tc.name, b)
+				}
+				continue
+			}
+			if res.Verdict != VerdictInconclusive || !strings.Contains(strings.Join(res.Reasons, "\n"), "too even a split to call the patch's") {
+				t.Errorf("%s: verdict %s; reasons:\n%s", tc.name, res.Verdict, strings.Join(res.Reasons, "\n"))
+			}
+		}
+	})
+
 	t.Run("every run", func(t *testing.T) {
 		res := auditCase(t, base, runs100(5, every(all)), hist, Options{})
 		if res.Verdict != VerdictBlock || !strings.HasPrefix(res.Reasons[0], "the patch breaks the suite: every head run failed more than 50% of the tests") {

@@ -489,6 +489,68 @@ type Result struct {
 	// Outages are the base and head runs left out as infrastructure
 	// failures (TestInput.LeftOut), base first, in run order.
 	Outages []Outage `json:"outages"`
+	// Crashes compares the head runs left out so with the base runs, when
+	// some head runs were and not all; nil otherwise.
+	Crashes *CrashSplit `json:"crashes,omitempty"`
+}
+
+// CrashSplit is the split of runs that failed most of the suite (Outages)
+// between base and head. Base and head run interleaved, on the same hosts,
+// so an infrastructure failure falls on either side alike: head runs failing
+// so far more often than base runs are the patch's doing, a crash it causes
+// now and then, and block like a test's failures would.
+type CrashSplit struct {
+	BaseRuns    int `json:"base_runs"`
+	BaseOutages int `json:"base_outages"`
+	HeadRuns    int `json:"head_runs"`
+	HeadOutages int `json:"head_outages"`
+	// P is Fisher's exact one-sided p-value for that many head outages or
+	// more, if both sides' runs failed so at one rate; Level is what it
+	// blocks at (crashLevel × alpha-pr).
+	P     float64 `json:"p"`
+	Level float64 `json:"level"`
+	Block bool    `json:"block"`
+	// More says that more head runs could settle it: a sequential driver
+	// runs more pairs.
+	More bool `json:"more,omitempty"`
+}
+
+// crashLevel is the share of alpha-pr the crash split blocks at. It is one
+// more test beside the family's, and by the union bound adds at most this
+// share to the chance that a clean PR is blocked, only on PRs whose runs
+// had outages.
+const crashLevel = 0.2
+
+// crashSplit compares the outages of the two sides, or returns nil when no
+// head run, or every one, was an outage.
+func crashSplit(outs []Outage, tests []TestInput, opt Options) *CrashSplit {
+	c := &CrashSplit{Level: crashLevel * opt.AlphaPR}
+	for _, o := range outs {
+		if o.Side == "head" {
+			c.HeadOutages, c.HeadRuns = c.HeadOutages+1, o.Runs
+		} else {
+			c.BaseOutages, c.BaseRuns = c.BaseOutages+1, o.Runs
+		}
+	}
+	if c.HeadOutages == 0 || c.HeadOutages == c.HeadRuns {
+		return nil
+	}
+	if c.BaseOutages == 0 {
+		for _, t := range tests {
+			c.BaseRuns = max(c.BaseRuns, t.Base.Runs)
+		}
+	}
+	if c.BaseRuns == 0 {
+		return nil // no base run to compare with
+	}
+	c.P = fisherTail(Tally{Runs: c.BaseRuns, Failures: c.BaseOutages}, c.HeadRuns, c.HeadOutages)
+	c.Block = c.P <= c.Level
+	if !c.Block && c.HeadRuns < opt.MaxRuns {
+		// Would every further head run failing so settle it?
+		n := opt.MaxRuns - c.HeadRuns
+		c.More = fisherTail(Tally{Runs: c.BaseRuns, Failures: c.BaseOutages}, c.HeadRuns+n, c.HeadOutages+n) <= c.Level
+	}
+	return c
 }
 
 // Pending lists the tests whose SPRT could still decide with more head runs.
@@ -510,7 +572,7 @@ func (r Result) Pending() []string {
 // finding as a line. It is empty when nothing blocks (an inconclusive verdict under
 // on-inconclusive=fail blocks with it empty).
 func (r Result) Blocking() []string {
-	brk, _, _ := outageReasons(r.Outages, 0) // the patch breaks the suite
+	brk, _, _ := outageReasons(r.Outages, r.Crashes, 0) // the patch breaks the suite
 	out := append(brk, r.named(Block)...)
 	for _, v := range r.Properties {
 		out = append(out, "property "+v.String())
@@ -655,6 +717,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	if in.BaseLedger != nil || in.HeadLedger != nil {
 		res.Ledger = append(res.Ledger, ledger.Check(in.BaseLedger, in.HeadLedger, lctx)...)
 	}
+	res.Crashes = crashSplit(res.Outages, in.Tests, opt)
 	res.Verdict, res.Reasons = verdict(res, in, opt, declared, declaredBy)
 	return res, nil
 }
@@ -1173,7 +1236,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	// evidence partial: the verdict cannot be a plain pass, and what is
 	// missing is listed.
 	var partial []string
-	brk, part, more := outageReasons(res.Outages, headLeft)
+	brk, part, more := outageReasons(res.Outages, res.Crashes, headLeft)
 	block = append(brk, block...)
 	switch {
 	case invalid > 0 && len(block) > 0:
@@ -1284,9 +1347,12 @@ func outagesOf(tests []TestInput) []Outage {
 //     causes look the same, and a re-run tells them apart.
 //   - Every head run so: the patch breaks the suite, one reason that blocks,
 //     unless every base run failed so too (then nothing can be attributed).
+//   - Some head runs so, and far more than base runs (crashes, Fisher's
+//     exact test at crashLevel × alpha-pr): the patch crashes the suite now
+//     and then, which blocks.
 //   - A base outage run is left out of the base tallies and noted; every
 //     base run so leaves the base side to history alone: partial.
-func outageReasons(outs []Outage, headLeft int) (block, partial, notes []string) {
+func outageReasons(outs []Outage, crashes *CrashSplit, headLeft int) (block, partial, notes []string) {
 	var base, head []Outage
 	for _, o := range outs {
 		if o.Side == "base" {
@@ -1306,10 +1372,21 @@ func outageReasons(outs []Outage, headLeft int) (block, partial, notes []string)
 	case allHead:
 		block = append(block, fmt.Sprintf("the patch breaks the suite: every head run failed %s (%s), and the base runs did not",
 			pct(head), listOutages(head)))
+	case crashes != nil && crashes.Block:
+		block = append(block, fmt.Sprintf("the patch crashes the suite now and then: %d of %d head runs failed %s (%s), against %d of %d base runs run beside them; if the patch changed nothing, a split this uneven has probability %.2g (Fisher's exact test), within %.2g (%.2g of alpha-pr)",
+			crashes.HeadOutages, crashes.HeadRuns, pct(head), listOutages(head), crashes.BaseOutages, crashes.BaseRuns, crashes.P, crashes.Level, crashLevel))
 	case len(head) > 0:
 		for _, o := range head {
 			partial = append(partial, fmt.Sprintf("%s: an infrastructure failure or a crash the patch causes; re-run to tell (left out of the head tallies, as a run in which %s failed)",
 				o, pct(head)))
+		}
+		if crashes != nil {
+			more := ""
+			if crashes.More {
+				more = "; more pairs can tell"
+			}
+			partial = append(partial, fmt.Sprintf("%d of %d head runs failed so, against %d of %d base runs: probability %.2g if the patch changed nothing, above %.2g, too even a split to call the patch's%s",
+				crashes.HeadOutages, crashes.HeadRuns, crashes.BaseOutages, crashes.BaseRuns, crashes.P, crashes.Level, more))
 		}
 		if headLeft > 0 {
 			partial = append(partial, fmt.Sprintf("%d test(s) ran on head only in the runs left out: not compared", headLeft))

@@ -513,10 +513,21 @@ func (d *driver) run(ctx context.Context) error {
 		d.rep.Result, looked = res, pair
 		// A block is the verdict once any look finds it (the looks share
 		// alpha-pr): more pairs for the tests still pending cannot undo it.
-		if pending := res.Pending(); len(pending) > 0 && pair < opt.K && res.Verdict != gate.VerdictBlock {
+		crashes := res.Crashes != nil && res.Crashes.More
+		if pending := res.Pending(); (len(pending) > 0 || crashes) && pair < opt.K && res.Verdict != gate.VerdictBlock {
 			next = d.looks[slices.IndexFunc(d.looks, func(n int) bool { return n > pair })]
-			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %d test(s) pending: %s; running %s before the next look\n",
-				pair, len(pending), render.Plain(strings.Join(pending, ", ")), pairsUpTo(pair, next))
+			what := fmt.Sprintf("%d test(s) pending: %s", len(pending), render.Plain(strings.Join(pending, ", ")))
+			if crashes {
+				// Head runs in which most of the suite failed, more than
+				// base runs: an outage or a crash the patch causes, which
+				// more pairs tell apart.
+				c := res.Crashes
+				what = fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns)
+				if len(pending) > 0 {
+					what += fmt.Sprintf(", and %d test(s) pending: %s", len(pending), render.Plain(strings.Join(pending, ", ")))
+				}
+			}
+			fmt.Fprintf(opt.Log, "flakegate matrix: after %d pairs, %s; running %s before the next look\n", pair, what, pairsUpTo(pair, next))
 			continue
 		}
 		d.stop(pair, stopReason(res, pair, opt.K))
@@ -632,6 +643,14 @@ func stopReason(res gate.Result, pair, k int) string {
 	}
 	pending := res.Pending()
 	switch {
+	case res.Crashes != nil && res.Crashes.Block:
+		c := res.Crashes
+		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: the patch crashes the suite now and then", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair)
+	case res.Crashes != nil:
+		c := res.Crashes
+		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: an outage or a crash the patch causes, which the budget of %d pairs cannot tell apart", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair, k)
+	case failing == 0 && len(res.Outages) > 0:
+		return fmt.Sprintf("no test failed on either side in %d pairs, apart from the runs left out as infrastructure failures (%d)", pair, len(res.Outages))
 	case failing == 0:
 		return fmt.Sprintf("no test failed on either side in %d pairs", pair)
 	case res.Verdict == gate.VerdictBlock && len(pending) > 0 && pair < k:
