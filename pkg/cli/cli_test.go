@@ -748,3 +748,23 @@ func TestAnalyzeSaysUntimedRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestGateLedgerAloneExemptsNothing: a PR adds a ledger entry for the test
+// it breaks (8 of 10 head runs failing against 1 of 10 base runs). Its
+// checkout's ledger, given as --ledger alone, was read as the base's too
+// and exempted the failure: pass, exit 0. Now exemption needs the base's
+// ledger (--base-ledger).
+func TestGateLedgerAloneExemptsNothing(t *testing.T) {
+	dir := filepath.Join("testdata", "ledger-self")
+	args := []string{"gate", "--base", filepath.Join(dir, "base-*.xml"), "--head", filepath.Join(dir, "head-*.xml"), "--ledger", filepath.Join(dir, "ledger.yml")}
+	r := run(t, fixedClock, args...)
+	if r.code != 1 || !strings.Contains(r.stdout, "verdict: block") || !strings.Contains(r.stdout, "no --base-ledger: the ledger given (--ledger) is read as the head's, checked alone, and exempts nothing") ||
+		strings.Contains(r.stdout, "exempt:") || strings.Contains(r.stdout, "freeze-set") {
+		t.Errorf("--ledger alone: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The base's ledger given (here the same file): the entry exempts.
+	r = run(t, fixedClock, append(args, "--base-ledger", filepath.Join(dir, "ledger.yml"))...)
+	if r.code != 0 || !strings.Contains(r.stdout, "verdict: pass") || !strings.Contains(r.stdout, "c::b: exempt:") {
+		t.Errorf("--base-ledger given: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -41,7 +41,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	flags.Var(&head, "head", "JUnit files of the head repetitions: `GLOB`, file or directory (repeatable)")
 	flags.Var(&hist, "history", "JUnit files of base-branch runs, one per run, for the baseline failure rate p0: `GLOB` (repeatable)")
 	ledgerFile := flags.String("ledger", "", "the quarantine ledger at head (`FILE`)")
-	baseLedgerFile := flags.String("base-ledger", "", "the quarantine ledger at base (`FILE`); default: the same as --ledger")
+	baseLedgerFile := flags.String("base-ledger", "", "the quarantine ledger at base (`FILE`), the one that exempts; without it, --ledger is read as the head's alone and exempts nothing")
 	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`), for the property checks")
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
 	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
@@ -150,8 +150,11 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		}
 		in.PRBody = string(b)
 	}
-	if *baseLedgerFile == "" {
-		*baseLedgerFile = *ledgerFile
+	if *baseLedgerFile == "" && *ledgerFile != "" {
+		// A checkout of the PR holds the head's ledger: read as the base's
+		// too, it let a PR exempt its own failure by adding an entry.
+		in.BaseLedgerUnknown = true
+		in.Notes = append(in.Notes, "no --base-ledger: the ledger given (--ledger) is read as the head's, checked alone, and exempts nothing, as exemption comes from the base's ledger only; give the base's file too (git show origin/main:"+render.Plain(*ledgerFile)+" > base-ledger.yml), or the same file when it is the base's")
 	}
 	for _, l := range []struct {
 		flag, path string

@@ -359,7 +359,12 @@ type Input struct {
 	// BaseLedger and HeadLedger are the ledger as it is on each side; nil
 	// for an absent file.
 	BaseLedger, HeadLedger *ledger.Ledger
-	Now                    time.Time
+	// BaseLedgerUnknown says the base's ledger was not given (the command
+	// line's --ledger alone, which a PR's checkout gives as the head's):
+	// nothing is exempted, as exemption comes from the base's ledger only,
+	// and HeadLedger is checked alone (expiry), not for growth.
+	BaseLedgerUnknown bool
+	Now               time.Time
 	// Unread are the base and head runs' result files that could not be
 	// read (UnreadFiles): a verdict on partial evidence is not a pass.
 	Unread []Unread
@@ -628,6 +633,9 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		ApprovalLabel: opt.ApprovalLabel,
 		ExpiredWarn:   opt.ExpiredLedgerWarn,
 	}
+	if declared {
+		lctx.DeclaredBy = declaredBy
+	}
 	res.Outages = outagesOf(in.Tests)
 	headUnread := 0
 	for _, u := range in.Unread {
@@ -639,6 +647,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		head := TallyOf(ti.Head)
 		lctx.Observed[ti.Name] = ledger.Observation{
 			BaseFailures: ti.Base.Failures + ti.History.Failures,
+			BaseRuns:     ti.Base.Runs + ti.History.Runs,
 			HeadRuns:     head.Runs,
 			HeadFailures: head.Failures,
 			Signatures:   ti.Signatures,
@@ -685,7 +694,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	}
 	for i, ti := range in.Tests {
 		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy, headUnread)
-		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil {
+		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil && !in.BaseLedgerUnknown {
 			// Exemption reads the base ledger only: see package ledger.
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
 			c := ""
@@ -714,7 +723,10 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	}
 
 	res.Properties = append(res.Properties, checkProperties(in, opt, declared)...)
-	if in.BaseLedger != nil || in.HeadLedger != nil {
+	switch {
+	case in.BaseLedgerUnknown:
+		res.Ledger = append(res.Ledger, ledger.Check(in.HeadLedger, in.HeadLedger, lctx)...)
+	case in.BaseLedger != nil || in.HeadLedger != nil:
 		res.Ledger = append(res.Ledger, ledger.Check(in.BaseLedger, in.HeadLedger, lctx)...)
 	}
 	res.Crashes = crashSplit(res.Outages, in.Tests, opt)

@@ -136,7 +136,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 		}
 	}
 
-	if in.BaseLedger != nil || in.HeadLedger != nil {
+	if (in.BaseLedger != nil || in.HeadLedger != nil) && !in.BaseLedgerUnknown {
 		before, after := ledger.FreezeSet(in.BaseLedger), ledger.FreezeSet(in.HeadLedger)
 		var added, removed []string
 		for _, t := range after {

@@ -43,6 +43,7 @@ import (
 // Observation is what the gate saw of one test in this PR.
 type Observation struct {
 	BaseFailures int      // failures on the base side: K repetitions plus history
+	BaseRuns     int      // pass/fail results on the base side: K repetitions plus history
 	HeadRuns     int      // pass/fail results on head
 	HeadFailures int      // failures on head
 	Signatures   []string // failure signatures seen on head
@@ -63,6 +64,10 @@ type Context struct {
 	Approved      bool                   // the PR carries the approval label
 	ApprovalLabel string                 // its name, for messages
 	ExpiredWarn   bool                   // an expired entry warns instead of failing
+	// DeclaredBy names the PR's declaration of its test changes (a
+	// "Test-Changes:" line or the declaration label), "" without one: a
+	// quarantined test the PR removes, declared, leaves the ledger with it.
+	DeclaredBy string
 }
 
 // observed is what the gate saw of test: its own observation, or, when
@@ -150,15 +155,28 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 		label = fmt.Sprintf("the %q label", label)
 	}
 
-	if len(headEntries) > len(baseEntries) && !ctx.Approved {
-		add(RuleGrowth, Error, "", "the ledger grows from %d to %d entries without %s", len(baseEntries), len(headEntries), label)
-	}
-
 	byKey := map[entryKey]Entry{}
 	for _, e := range baseEntries {
 		byKey[keyOf(e)] = e
 	}
 	moved := renames(baseEntries, headEntries, byKey, ctx)
+	// Growth is any entry new to the ledger, not a larger count: an entry
+	// released (expired, its file changed) frees no slot for another.
+	var added []string
+	for _, e := range headEntries {
+		_, existed := byKey[keyOf(e)]
+		if _, ok := moved[keyOf(e)]; !existed && !ok {
+			added = append(added, e.Test)
+		}
+	}
+	if len(added) > 0 && !ctx.Approved {
+		more := ""
+		if len(added) > 3 {
+			more = fmt.Sprintf(" and %d more", len(added)-3)
+		}
+		add(RuleGrowth, Error, "", "the ledger grows by %d new entr%s (%s%s; %d entries on base, %d on head) without %s: every new exemption needs it, also where another entry leaves",
+			len(added), map[bool]string{true: "y", false: "ies"}[len(added) == 1], strings.Join(added[:min(len(added), 3)], ", "), more, len(baseEntries), len(headEntries), label)
+	}
 	onHead := map[entryKey]bool{}
 	for i, e := range headEntries {
 		onHead[keyOf(e)] = true
@@ -257,7 +275,9 @@ func renames(baseEntries, headEntries []Entry, byKey map[entryKey]Entry, ctx Con
 		if _, existed := byKey[keyOf(e)]; existed {
 			continue
 		}
-		if obs, seen := ctx.observed(e.Test); !seen || obs.HeadRuns == 0 {
+		// The new name must run on head and be new there: an entry moved
+		// onto a test the base ran is a new exemption for that test.
+		if obs, seen := ctx.observed(e.Test); !seen || obs.HeadRuns == 0 || obs.BaseRuns > 0 {
 			continue
 		}
 		for _, o := range gone {
@@ -307,6 +327,11 @@ func releaseEvidence(e Entry, obs Observation, seen bool, ctx Context) string {
 	}
 	if seen && obs.HeadRuns > 0 && obs.HeadFailures == 0 {
 		return fmt.Sprintf("the test ran clean on head (%d runs)", obs.HeadRuns)
+	}
+	if (!seen || obs.HeadRuns == 0) && ctx.DeclaredBy != "" {
+		// Removed with its test: the gate judges the removal (declared,
+		// or a new skip, which no declaration waives).
+		return "the test no longer runs on head, and the PR declares its test changes (" + ctx.DeclaredBy + ")"
 	}
 	return ""
 }

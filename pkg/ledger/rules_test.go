@@ -84,12 +84,29 @@ func TestCheck(t *testing.T) {
 		{name: "entry moved with its renamed test", base: withEntries(seed, other), head: withEntries(seed, renamed),
 			ctx: Context{Now: now, Observed: renamedObs}, want: []want{{RuleRenamed, Warning}}, text: "moves to tests/test_ws.py::test_reconnect_after_close"},
 		{name: "a move to a test that does not run on head is no rename", base: withEntries(seed, other), head: withEntries(seed, renamed),
-			ctx: Context{Now: now}, want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+			ctx: Context{Now: now}, want: []want{{RuleGrowth, Error}, {RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
 		{name: "a move while the old test still runs is no rename", base: withEntries(seed, other), head: withEntries(seed, renamed),
 			ctx:  Context{Now: now, Observed: map[string]Observation{other.Test: {HeadRuns: 5, HeadFailures: 1}, renamed.Test: {HeadRuns: 5}}},
-			want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+			want: []want{{RuleGrowth, Error}, {RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
 		{name: "a move with another signature is no rename", base: withEntries(seed, other), head: withEntries(seed, renamedOther),
-			ctx: Context{Now: now, Observed: renamedObs}, want: []want{{RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+			ctx: Context{Now: now, Observed: renamedObs}, want: []want{{RuleGrowth, Error}, {RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+		// An entry released (expired) frees no slot: the new one is growth.
+		// Counted by entries, this swap passed without the label.
+		{name: "swap: an expired entry leaves, another comes", base: withEntries(expired), head: withEntries(other),
+			ctx:  Context{Now: now, Observed: baseFlaky, ApprovalLabel: "ledger-approved"},
+			want: []want{{RuleGrowth, Error}, {RuleReleased, Warning}}, text: `grows by 1 new entry (tests/test_ws.py::test_reconnect; 1 entries on base, 1 on head) without the "ledger-approved" label`},
+		{name: "swap approved", base: withEntries(expired), head: withEntries(other),
+			ctx: Context{Now: now, Observed: baseFlaky, Approved: true}, want: []want{{RuleReleased, Warning}}},
+		// A move onto a test the base ran is no rename: a new exemption
+		// for that test (it passed with a warning).
+		{name: "a move onto a test the base ran is no rename", base: withEntries(seed, other), head: withEntries(seed, renamed),
+			ctx:  Context{Now: now, Observed: map[string]Observation{renamed.Test: {HeadRuns: 5, HeadFailures: 1, BaseRuns: 5}}},
+			want: []want{{RuleGrowth, Error}, {RuleUnfreeze, Error}, {RuleNoBaseEvidence, Error}}},
+		// A quarantined test the PR deletes, declared, leaves with its
+		// entry (it blocked as an unfreeze, for ever).
+		{name: "release: the test removed, declared", base: withEntries(seed, other), head: withEntries(seed),
+			ctx:  Context{Now: now, DeclaredBy: `"Test-Changes:" in the PR body`},
+			want: []want{{RuleReleased, Warning}}, text: "no longer runs on head, and the PR declares its test changes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
