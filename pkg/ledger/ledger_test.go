@@ -184,6 +184,13 @@ func TestVerifyTampered(t *testing.T) {
 			e.Evidence.Trace = []sprt.Step{{Passed: false, Step: 1.099, Cumulative: 1.099}, {Passed: false, Step: 1.099, Cumulative: 2.197}, {Passed: false, Step: 1.099, Cumulative: 3.296}}
 			e.Evidence.Decision = sprt.Regression
 		}, []string{"evidence.decision"}},
+		// Three reds reach the REGRESSION bound (3.296 >= 2.944); four greens
+		// after them end at -4.488, which alone reads FLAKE: rerun until
+		// green, which ledger verify accepted.
+		{"regression bound reached, then greens", func(e *Entry) {
+			e.Evidence.Trace = []sprt.Step{{Passed: false, Step: 1.099, Cumulative: 1.099}, {Passed: false, Step: 1.099, Cumulative: 2.197}, {Passed: false, Step: 1.099, Cumulative: 3.296},
+				{Passed: true, Step: -1.946, Cumulative: 1.350}, {Passed: true, Step: -1.946, Cumulative: -0.596}, {Passed: true, Step: -1.946, Cumulative: -2.542}, {Passed: true, Step: -1.946, Cumulative: -4.488}}
+		}, []string{"evidence.decision"}},
 		{"within tolerance", func(e *Entry) { e.Evidence.Trace[0].Step = 1.0995 }, nil},
 	}
 	for _, tc := range tests {

@@ -96,12 +96,17 @@ func replay(i int, e Entry) []Problem {
 	}
 	upper, lower := t.Bounds()
 	got := t.Decide(cum)
+	reached := ""
+	if j := t.RegressionAt(ev.Trace); j >= 0 && j < len(ev.Trace)-1 {
+		got = sprt.Regression
+		reached = fmt.Sprintf("; the trace reaches the REGRESSION bound at run %d (LLR %.3f) and goes on: Wald's test stops there, and runs until the LLR falls back are rerun-until-green", j+1, ev.Trace[j].Cumulative)
+	}
 	switch {
 	case !ev.Decision.Valid():
 		// reported by validateEntry
 	case got != ev.Decision:
-		bad("evidence.decision", "recorded %s, but replaying the trace gives %s (LLR %.3f, bounds %.3f and %.3f)",
-			ev.Decision, got, cum, lower, upper)
+		bad("evidence.decision", "recorded %s, but replaying the trace gives %s (LLR %.3f, bounds %.3f and %.3f)%s",
+			ev.Decision, got, cum, lower, upper, reached)
 	case got != sprt.Flake:
 		bad("evidence.decision", "%s evidence cannot freeze a test: only FLAKE does", got)
 	}

@@ -95,6 +95,22 @@ func (t Test) Decide(llr float64) Decision {
 	}
 }
 
+// RegressionAt returns the index of the first step of trace whose
+// cumulative LLR reaches the REGRESSION bound, or -1. A trace that reaches
+// it and goes on is REGRESSION whatever it ends at: Wald's test stops at the
+// first bound reached, and more runs until the LLR falls back are the
+// rerun-until-green the SPRT replaces (SEEDS.md, article C). A single look
+// after a batch (Run with firstLook <= 0) keeps to that too.
+func (t Test) RegressionAt(trace []Step) int {
+	upper, _ := t.Bounds()
+	for i, s := range trace {
+		if s.Cumulative >= upper {
+			return i
+		}
+	}
+	return -1
+}
+
 // Step is one run in an LLR trace. It encodes in JSON (and in the ledger) as
 // the triple [passed, step, cumulative], as in the seed's trace.
 type Step struct {
@@ -173,6 +189,11 @@ func (t Test) Run(outcomes []bool, firstLook int) Result {
 				return r
 			}
 		}
+	}
+	if i := t.RegressionAt(r.Trace); i >= 0 {
+		// Reached before the look: the look's FLAKE or CONTINUE would be
+		// a green after a regression.
+		r.Decision = Regression
 	}
 	return r
 }
