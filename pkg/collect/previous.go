@@ -3,6 +3,7 @@ package collect
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -231,6 +232,12 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 		if err != nil {
 			return Previous{}, earlier, err
 		}
+		// The name itself before a re-run's copies: a step tagged "web-2"
+		// uploaded "flakegate-report-web-2" before such tags got "-tag",
+		// which reads as a copy of "web"'s.
+		slices.SortStableFunc(arts, func(a, b ghapi.Artifact) int {
+			return cmp.Compare(boolInt(a.Name != o.ArtifactName), boolInt(b.Name != o.ArtifactName))
+		})
 		for _, art := range arts {
 			if !IsReportArtifact(o.ArtifactName, art.Name) || art.Expired {
 				continue
@@ -303,4 +310,11 @@ func readHistory(f *zip.File) (*history.History, error) {
 	}
 	defer rc.Close()
 	return history.Decode(rc)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flakegate/flakegate/pkg/ghapi"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
 	"github.com/flakegate/flakegate/pkg/render"
 )
@@ -168,5 +169,24 @@ func TestPreviousReportOfAnotherWorkflow(t *testing.T) {
 				t.Errorf("%d API requests, want %d:\n%s", len(api), tc.wantReqs, strings.Join(paths, "\n"))
 			}
 		})
+	}
+}
+
+// TestPreviousReportExactNameFirst: two report steps in one workflow,
+// tagged "web" and (before such tags got "-tag") "web-2", uploaded
+// flakegate-report-web-2 first and flakegate-report-web. The "web" step read
+// its neighbour's report, "web-2" reading as a re-run's copy of its own.
+func TestPreviousReportExactNameFirst(t *testing.T) {
+	s := ghfake.New(t)
+	repo := s.Repo("acme/shop")
+	run := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: t0})
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "flakegate-report-web-2", Files: map[string][]byte{render.ReportJSONFile: []byte(`{"source":"the web-2 step's"}`)}})
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "flakegate-report-web", Files: map[string][]byte{render.ReportJSONFile: []byte(`{"source":"the web step's"}`)}})
+	p, err := PreviousReport(context.Background(), newClient(t, s), PreviousOptions{Repo: ghapi.Repo{Owner: "acme", Name: "shop"}, Workflow: "flakegate.yml", Branch: "main", ArtifactName: "flakegate-report-web", Self: 99999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Report == nil || p.Report.Source != "the web step's" {
+		t.Errorf("step web read %+v", p.Report)
 	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
-	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -715,11 +714,13 @@ func (c *Config) ReportArtifact() string {
 		return '-'
 	}, c.CommentTag)
 	name := c.ArtifactName + "-" + slug
-	if collect.IsReportArtifact(c.ArtifactName, name) {
-		// A tag of digits ("2") or "attempt-N" would read as a re-run's
-		// copy of the untagged step's report, and that step would take
-		// this one's report for its own.
-		name = c.ArtifactName + "-tag-" + slug
+	if last := name[len(name)-1]; last >= '0' && last <= '9' {
+		// A re-run's upload adds -attempt-N or -N, which end in a digit.
+		// A tag ending in one ("2", "web-2") would read as a re-run's copy
+		// of another step's report (the untagged step's, "web"'s), which
+		// would take this one's report for its own. Tagged names end in a
+		// letter, so no step's name is another's with a re-run's suffix.
+		name += "-tag"
 	}
 	return name
 }

@@ -734,25 +734,36 @@ func TestEventTooLarge(t *testing.T) {
 	}
 }
 
-// TestReportArtifactNotARerunsName: a step's tagged report artifact is
-// never a name an untagged step's re-run would upload (-N, -attempt-N):
-// read back by that step, it would be taken for its own report.
+// TestReportArtifactNotARerunsName: a step's report artifact is never a
+// name another step's re-run would upload (its name and -N, -attempt-N):
+// read back by that step, it would be taken for its own report ("web-2"'s
+// report read as "web"'s).
 func TestReportArtifactNotARerunsName(t *testing.T) {
+	names := map[string]string{}
 	for tag, want := range map[string]string{
 		"":          "flakegate-report",
 		"flakegate": "flakegate-report",
 		"e2e":       "flakegate-report-e2e",
-		"2":         "flakegate-report-tag-2",
-		"attempt-3": "flakegate-report-tag-attempt-3",
-		"gate 2":    "flakegate-report-gate-2",
+		"web":       "flakegate-report-web",
+		"web-2":     "flakegate-report-web-2-tag",
+		"2":         "flakegate-report-2-tag",
+		"attempt-3": "flakegate-report-attempt-3-tag",
+		"gate 2":    "flakegate-report-gate-2-tag",
+		"tag":       "flakegate-report-tag",
+		"v1.2":      "flakegate-report-v1.2-tag",
 	} {
 		c := Config{ArtifactName: "flakegate-report", CommentTag: tag}
 		got := c.ReportArtifact()
 		if got != want {
 			t.Errorf("tag %q: %q, want %q", tag, got, want)
 		}
-		if tag != "" && tag != "flakegate" && collect.IsReportArtifact("flakegate-report", got) {
-			t.Errorf("tag %q: %q reads as the untagged step's report", tag, got)
+		names[tag] = got
+	}
+	for tag, name := range names {
+		for other, on := range names {
+			if on != name && collect.IsReportArtifact(on, name) {
+				t.Errorf("tag %q's %q reads as a re-run's copy of tag %q's %q", tag, name, other, on)
+			}
 		}
 	}
 }
