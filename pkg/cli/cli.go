@@ -241,10 +241,10 @@ func (c *choice) Set(s string) error {
 // count is an int flag with a minimum, whose zero means def (shown as the
 // default).
 type count struct {
-	v    *int
-	min  int
-	what string
-	def  int
+	v        *int
+	min, max int // max 0: no bound
+	what     string
+	def      int
 }
 
 func (c count) String() string {
@@ -256,7 +256,10 @@ func (c count) String() string {
 
 func (c count) Set(s string) error {
 	n, err := strconv.Atoi(s)
-	if err != nil || n < c.min {
+	switch {
+	case err != nil:
+		return fmt.Errorf("want a whole number: %s", c.what)
+	case n < c.min || c.max > 0 && n > c.max:
 		return errors.New(c.what)
 	}
 	*c.v = n

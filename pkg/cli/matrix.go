@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -43,8 +44,9 @@ func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string) string {
 	for _, h := range hist {
 		cmd += " --history " + shellQuote(h)
 	}
-	if strings.ContainsAny(rep.ResultsDir, "*?[{") {
-		cmd += "   (the results directory's name holds glob characters, which gate reads as a pattern: move the files to give them to gate)"
+	if strings.ContainsAny(rep.ResultsDir, "*?[{,\n") {
+		// gate reads these as a pattern, or splits its lists at them.
+		cmd += "   (the results directory's name holds glob or list characters (* ? [ { , or a newline), which gate reads as a pattern or a list: move the files to give them to gate)"
 	}
 	return cmd
 }
@@ -62,8 +64,8 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.StringVar(&opt.Base, "base", "", "base revision (`REV`), e.g. origin/main")
 	flags.StringVar(&opt.Head, "head", "HEAD", "head revision (`REV`)")
 	flags.BoolVar(&opt.ExactBase, "exact-base", false, "run --base itself even when head is behind it (by default their merge base, where head branched off)")
-	flags.Var(count{&opt.K, 1, "-k must be at least 1", gate.DefaultMaxRuns}, "k", "most base/head pairs to run, `K`")
-	flags.Var(count{&opt.Initial, 1, "--initial must be at least 1", matrix.DefaultInitial}, "initial", "`N` pairs run before the first look")
+	flags.Var(count{&opt.K, 1, gate.MaxMaxRuns, fmt.Sprintf("-k must be 1 to %d", gate.MaxMaxRuns), gate.DefaultMaxRuns}, "k", "most base/head pairs to run, `K`")
+	flags.Var(count{&opt.Initial, 1, gate.MaxMaxRuns, fmt.Sprintf("--initial must be 1 to %d", gate.MaxMaxRuns), matrix.DefaultInitial}, "initial", "`N` pairs run before the first look")
 	flags.StringVar(&opt.JUnit, "junit", "", "the JUnit file each run writes, relative to the checkout (`PATH`)")
 	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
@@ -116,6 +118,12 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		raw = env.Stderr
 	}
 	opt.Stdout, opt.Stderr, opt.Log = raw, raw, env.Stderr
+	if *jsonFile != "" {
+		// Said before the pairs run, not after they all have.
+		if err := writable(*jsonFile); err != nil {
+			return usagef("--json: %v", err)
+		}
+	}
 	rep, err := matrix.Run(ctx, opt)
 	if errors.Is(err, matrix.ErrUsage) {
 		return usagef("%v", strings.TrimPrefix(err.Error(), matrix.ErrUsage.Error()+": "))
@@ -136,6 +144,24 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	printGate(env.Stdout, rep.Result)
 	if rep.Result.Verdict == gate.VerdictBlock && *blockExit != 0 {
 		return &exitError{code: *blockExit}
+	}
+	return nil
+}
+
+// writable says why a file cannot be written at path, as far as can be
+// told without writing it: its directory is missing or not a directory, or
+// the path is a directory.
+func writable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory: want a file path", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("the directory of %s: %v", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory", dir)
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/flakegate/flakegate/pkg/matrix"
 )
 
 func git(t *testing.T, dir string, args ...string) {
@@ -77,6 +79,12 @@ func TestMatrixCLI(t *testing.T) {
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--time-limit", "-5m"}, "time limit = -5m0s: must not be negative (0: no limit)"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--block-exit-code", "300"}, "--block-exit-code 300: want 0 to 125"},
 		{[]string{"--base", "base", "--junit", "out/junit.xml", "--run-timeout", "-1s"}, "run timeout = -1s: must not be negative"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "-k", "1e3"}, `invalid value "1e3" for flag -k: want a whole number: -k must be 1 to 100`},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "-k", "99999999999"}, `invalid value "99999999999" for flag -k: -k must be 1 to 100`},
+		// Said before any pair runs (it was said after all of them, and
+		// the verdict was not printed).
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--json", "/nonexistent/dir/x.json"}, "--json: the directory of /nonexistent/dir/x.json: stat /nonexistent/dir: no such file or directory"},
+		{[]string{"--base", "base", "--junit", "out/junit.xml", "--json", repo}, "is a directory: want a file path"},
 	} {
 		args := append(append([]string{"matrix"}, tc.args...), "--", "sh", "run.sh")
 		if r := run(t, nil, args...); r.code != 2 || !strings.Contains(r.stderr, tc.msg) || strings.Contains(r.stderr, "bad usage") {
@@ -107,6 +115,18 @@ func TestShellQuote(t *testing.T) {
 	out, err := exec.Command("sh", "-c", "printf %s "+shellQuote(`/tmp/it's "x" $HOME`)).Output()
 	if err != nil || string(out) != `/tmp/it's "x" $HOME` {
 		t.Errorf("sh read %q, %v", out, err)
+	}
+}
+
+// TestGateCommandWarnsOfListCharacters: gate splits --base and --head at
+// commas and newlines, so a results directory named with one gives a
+// printed command that reads no files; it says so, as for glob characters.
+func TestGateCommandWarnsOfListCharacters(t *testing.T) {
+	for dir, warn := range map[string]bool{"/tmp/res": false, "/tmp/res,comma": true, "/tmp/res[1]": true, "/tmp/a\nb": true} {
+		cmd := gateCommand(&matrix.Report{ResultsDir: dir}, matrix.Options{}, nil)
+		if got := strings.Contains(cmd, "holds glob or list characters"); got != warn {
+			t.Errorf("%q: warned %v, want %v: %s", dir, got, warn, cmd)
+		}
 	}
 }
 

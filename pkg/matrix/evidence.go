@@ -211,7 +211,16 @@ func readJUnit(path string) (doc []byte, missing bool, err error) {
 		return nil, false, err
 	} else if !fi.Mode().IsRegular() {
 		return nil, false, errors.New("not a regular file")
+	} else if fi.Size() > maxJUnitBytes {
+		return nil, false, fmt.Errorf("%d MiB, more than the %d MiB matrix reads of a run's file (it holds each in memory while it rewrites it): trim the captured output (system-out) the tool writes into it", fi.Size()>>20, maxJUnitBytes>>20)
 	}
-	doc, err = io.ReadAll(f)
+	doc, err = io.ReadAll(io.LimitReader(f, maxJUnitBytes+1))
+	if err == nil && len(doc) > maxJUnitBytes {
+		err = fmt.Errorf("grew past the %d MiB matrix reads of a run's file while it was read", maxJUnitBytes>>20)
+	}
 	return doc, false, err
 }
+
+// maxJUnitBytes bounds a run's JUnit file: matrix rewrites it in memory
+// (about five times its size at the peak).
+const maxJUnitBytes = 256 << 20

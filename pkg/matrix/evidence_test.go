@@ -3,6 +3,8 @@ package matrix
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +62,21 @@ func TestWithSuite(t *testing.T) {
 				t.Errorf("the encoding changed:\n%q", out)
 			}
 		})
+	}
+}
+
+// TestReadJUnitTooLarge: a run's file past maxJUnitBytes is refused with
+// its size (a 100 MB file peaked at 519 MB of memory), not read.
+func TestReadJUnitTooLarge(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, maxJUnitBytes+1<<20); err != nil { // sparse: no disk
+		t.Fatal(err)
+	}
+	doc, missing, err := readJUnit(path)
+	if err == nil || missing || doc != nil || !strings.Contains(err.Error(), "257 MiB, more than the 256 MiB matrix reads of a run's file") {
+		t.Errorf("readJUnit = %d bytes, %v, %v", len(doc), missing, err)
 	}
 }
