@@ -3,10 +3,12 @@ package action
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/ghapi/ghfake"
 )
 
@@ -226,5 +228,54 @@ func TestGateHeadArtifactUnreadable(t *testing.T) {
 		case lost && strings.Contains(sum, "removed: no results on head"):
 			t.Errorf("lost shard: its tests read as removed:\n%s", sum)
 		}
+	}
+}
+
+// TestGateHistoryRequestBudget: 56 runs on main in the window, no report
+// to carry them. Each run read costs an artifact listing and a download, and
+// the gate runs on every push to every PR: it read all of them (up to
+// max-runs, 200 by default, about 450 requests) of the repository's 1,000 an hour. It reads the newest
+// collect.GateMaxRead, and, with little of the hour's budget left, fewer,
+// keeping collect.GateRateReserve requests for the repository's other jobs.
+func TestGateHistoryRequestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		limit     int // the fake's hourly limit; 0 leaves GitHub's
+		maxRuns   int // history runs read, at most
+		notice    string
+		readsNone bool
+	}{
+		{"a full hour's budget", 0, collect.GateMaxRead, "the newest 50 runs not carried by a report were read, 6 older ones not", false},
+		{"little left", collect.GateRateReserve + 3*10 + 15, 15, "older ones not", false},
+		{"nothing to spare", collect.GateRateReserve + 2, 0, "base-branch history: not read", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(t)
+			repo := gateRepo(t, s, "")
+			addHistory(t, repo, 0, 70)
+			if tc.limit > 0 {
+				s.SetRateLimit(tc.limit, now.Add(time.Hour))
+			}
+			self := repo.AddRun(ghfake.Run{Workflow: "gate.yml", Event: "pull_request", HeadSHA: headSHA, CreatedAt: now})
+			r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName), map[string]string{"base-results": "results/base/*.xml", "head-results": "results/head/*.xml", "upload-artifact": "false"})
+			ws := r.env["GITHUB_WORKSPACE"]
+			writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+			writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, map[string]int{"test_login": 5})
+			if code := r.run(); code != 1 {
+				t.Fatalf("exit %d, want 1 (test_login fails every head run)\n%s", code, r.stdout.String())
+			}
+			zips := 0
+			for _, q := range s.Requests(ghfake.HostAPI) {
+				if strings.HasSuffix(q.Path, "/zip") {
+					zips++
+				}
+			}
+			if zips > tc.maxRuns || (!tc.readsNone && zips == 0) {
+				t.Errorf("%d artifact downloads, want at most %d", zips, tc.maxRuns)
+			}
+			if log := r.stdout.String(); !strings.Contains(log, tc.notice) {
+				t.Errorf("the log does not say %q:\n%s", tc.notice, log)
+			}
+		})
 	}
 }

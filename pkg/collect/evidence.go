@@ -645,6 +645,16 @@ func (o GateOptions) baseHistory(ctx context.Context, base, head *history.Histor
 	return combined, prev.Report, nil
 }
 
+// GateMaxRead caps the base-branch runs a gate reads beyond those its
+// report carries, newest first; GateRateReserve is how many of the hour's
+// API requests it leaves to the repository's other jobs, at about
+// requestsPerRun a run (an artifact listing, a download and its redirect).
+const (
+	GateMaxRead     = 50
+	GateRateReserve = 300
+	requestsPerRun  = 3
+)
+
 // collectBase reads the JUnit artifacts of the runs of the workflows on
 // the base branch in the window, leaving out the runs the carried history
 // holds and those that are not base history (see notOfBranch). What it
@@ -660,10 +670,27 @@ func (o GateOptions) collectBase(ctx context.Context, skip map[string]bool, carr
 	if carried != nil {
 		known = carried.Keys()
 	}
+	// Each run read costs an artifact listing and a download or more of
+	// the repository's API budget (1,000 requests an hour for a workflow's
+	// token), and the gate runs on every push to every pull request: it
+	// reads the newest runs its report does not carry, up to a cap, and
+	// leaves a reserve for the repository's other jobs.
+	maxRead := GateMaxRead
+	if left := o.Client.Stats().RateRemaining; left >= 0 {
+		maxRead = min(maxRead, (left-GateRateReserve)/requestsPerRun)
+	}
+	if maxRead <= 0 {
+		log.Noticef("base-branch history: not read: %d API requests are left this hour, and the gate keeps %d for the repository's other jobs; p0 rests on the history the report carries", o.Client.Stats().RateRemaining, GateRateReserve)
+		return nil, from
+	}
 	h, st, err := GitHub(ctx, o.Client, GitHubOptions{
 		TempDir: o.TempDir, Repo: o.Repo, Workflows: o.Workflows, Branch: o.Branch,
-		Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(skip, true),
+		Since: o.Since, MaxRuns: o.MaxRuns, Match: o.Match, Known: known, Exclude: o.notOfBranch(skip, true), MaxRead: maxRead,
 	})
+	if st.RunsUnread > 0 {
+		log.Noticef("base-branch history: the newest %d runs not carried by a report were read, %d older ones not (the gate reads at most %d a run, keeping %d API requests for the repository's other jobs); the weekly report reads them once for every gate after it",
+			maxRead, st.RunsUnread, GateMaxRead, GateRateReserve)
+	}
 	for _, s := range h.Skipped {
 		log.Warningf("base-branch history: skipped %s: %s", s.Path, s.Error)
 	}

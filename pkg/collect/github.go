@@ -53,6 +53,11 @@ type GitHubOptions struct {
 	// Known holds the history.RunKey of every run in the carried history
 	// (history.Keys). A run whose latest attempt is known is not read again.
 	Known map[string]bool
+	// MaxRead, when positive, caps the runs read (listed, not excluded, not
+	// known), newest first: each costs an artifact listing and a download
+	// or more of the repository's API budget. Stats.RunsUnread counts the
+	// others.
+	MaxRead int
 	// Concurrency bounds the GitHub requests in flight and the artifact
 	// zips held at once, downloaded and not yet parsed; default
 	// DefaultConcurrency.
@@ -91,6 +96,7 @@ type Stats struct {
 	RunsListed   int // workflow runs listed (latest attempts), after Since and MaxRuns
 	RunsExcluded int // of those, runs left out because Exclude returned true
 	RunsKnown    int // of those, runs left out because Known holds their latest attempt
+	RunsUnread   int // of those, runs left out by MaxRead
 	// RunsOverMax counts the runs in the window that MaxRuns (or GitHub's
 	// cap of ghapi.MaxFilteredRuns runs per query) left unread: GitHub's
 	// total_count less the runs listed, plus the listed runs cut to
@@ -227,6 +233,10 @@ func GitHub(ctx context.Context, c *ghapi.Client, o GitHubOptions) (*history.His
 			continue
 		}
 		jobs = append(jobs, j)
+	}
+	if o.MaxRead > 0 && len(jobs) > o.MaxRead {
+		col.stats.RunsUnread = len(jobs) - o.MaxRead
+		jobs = jobs[:o.MaxRead]
 	}
 	builders := col.pipeline(ctx, jobs)
 	if ctx.Err() != nil {
