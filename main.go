@@ -13,9 +13,15 @@ import (
 	"github.com/flakegate/flakegate/pkg/matrix"
 )
 
+// interrupted is the cancellation cause a signal gives.
+type interrupted struct{ syscall.Signal }
+
+func (s interrupted) Error() string { return s.Signal.String() }
+
 func main() {
-	signals := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
-	ctx, stop := signal.NotifyContext(context.Background(), signals...)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, cancel := context.WithCancelCause(context.Background())
 	// The first signal (a hang-up too: a closed terminal, a dropped ssh
 	// session) cancels the work, which then stops at its next check and
 	// cleans up (matrix's worktrees and test processes); a second one ends
@@ -23,11 +29,9 @@ func main() {
 	// expects, killing the test commands matrix runs in sessions of their
 	// own, which the signal does not reach.
 	go func() {
-		<-ctx.Done()
-		second := make(chan os.Signal, 1)
-		signal.Notify(second, signals...)
-		stop()
-		<-second
+		s := <-sigs
+		cancel(interrupted{s.(syscall.Signal)})
+		<-sigs
 		matrix.KillRunning()
 		os.Exit(130)
 	}()
@@ -35,6 +39,8 @@ func main() {
 		Action: func(ctx context.Context) int {
 			return action.Run(ctx, action.Env{Getenv: os.Getenv, Stdout: os.Stdout})
 		}})
-	stop()
+	if s, ok := context.Cause(ctx).(interrupted); ok && code != 0 {
+		code = 128 + int(s.Signal) // as a shell reports a run a signal ended
+	}
 	os.Exit(code)
 }

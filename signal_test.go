@@ -25,6 +25,11 @@ func TestHangUpCleansUp(t *testing.T) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		t.Errorf("flakegate was killed by %v: the hang-up was not handled (%v)", ws.Signal(), err)
 	}
+	// As a shell reports a command a signal ended: 128 + SIGHUP (it
+	// exited 1, an error's code).
+	if code := cmd.ProcessState.ExitCode(); code != 128+int(syscall.SIGHUP) {
+		t.Errorf("exit code %d, want %d", code, 128+int(syscall.SIGHUP))
+	}
 	alive := syscall.Kill(pid, 0) == nil
 	if alive {
 		syscall.Kill(-pid, syscall.SIGKILL)
