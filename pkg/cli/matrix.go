@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -137,7 +138,15 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, render.Plain(rep.Stop), rep.ResultsDir)
 	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt, hist))
 	if *jsonFile != "" {
-		if err := writeFile(*jsonFile, &rep.Result, render.GateJSON); err != nil {
+		// The JSON is gate's, with what the run was: the commits, the
+		// pairs, why it stopped and its notes (printed on the terminal).
+		res := rep.Result
+		res.Reasons = append(slices.Clip(res.Reasons), fmt.Sprintf("flakegate matrix: base %s (%s) against head %s (%s), %d pairs: %s",
+			rep.Base.Rev, rep.Base.SHA, rep.Head.Rev, rep.Head.SHA, rep.Pairs, rep.Stop))
+		for _, n := range rep.Notes {
+			res.Reasons = append(res.Reasons, "flakegate matrix: note: "+n)
+		}
+		if err := writeFile(*jsonFile, &res, render.GateJSON); err != nil {
 			return fmt.Errorf("--json: %v", err)
 		}
 	}

@@ -223,6 +223,11 @@ func TestMatrixAndGateAgree(t *testing.T) {
 	if diff := cmp.Diff(md, gd); diff != "" {
 		t.Errorf("matrix and gate disagree on the same files (-matrix +gate):\n%s\nmatrix:\n%s", diff, m.stdout)
 	}
+	// matrix's JSON also says what was run: the commits, the pairs and why
+	// it stopped (it held the gate's answer alone).
+	if b, _ := os.ReadFile(mjson); !strings.Contains(string(b), `"flakegate matrix: base base (`) || !strings.Contains(string(b), " pairs: ") {
+		t.Errorf("matrix JSON does not say what was run:\n%s", b)
+	}
 	// The early failures of c::t02 are seen at the first look, whoever reads.
 	if got := md["c::t02"]; !strings.HasPrefix(got, "block/") {
 		t.Errorf("c::t02 (failed head runs 1-3, then passed): %s, want block\n%s", got, m.stdout)
