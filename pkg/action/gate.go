@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -95,9 +96,17 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		if alpha == 0 {
 			alpha = gate.DefaultAlphaPR
 		}
-		opts.AlphaPR = alpha / float64(t.Looks)
-		in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times, each at alpha-pr %.3g/%d; so does this look: %.3g",
-			t.Looks, alpha, t.Looks, opts.AlphaPR))
+		if len(t.LookPairs) == t.Looks {
+			pairs := len(ev.Head.Runs)
+			opts.AlphaPR = gate.LookAlpha(alpha, t.LookPairs, pairs)
+			in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times (after %s pairs), at shares of alpha-pr %.3g that grow with the pairs read; this look, at %d pairs, takes that look's: %.3g",
+				t.Looks, joinInts(t.LookPairs), alpha, pairs, opts.AlphaPR))
+		} else {
+			// A matrix before the shares grew: equal ones.
+			opts.AlphaPR = alpha / float64(t.Looks)
+			in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times, each at alpha-pr %.3g/%d; so does this look: %.3g",
+				t.Looks, alpha, t.Looks, opts.AlphaPR))
+		}
 	}
 	if t := ev.Tested; t != nil && t.K > 0 {
 		// No more pairs come: matrix's budget is this look's. The
@@ -410,4 +419,16 @@ func headTests(tests []gate.TestInput) int {
 		}
 	}
 	return n
+}
+
+// joinInts writes 5, 10 and 20.
+func joinInts(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = strconv.Itoa(n)
+	}
+	if len(parts) < 2 {
+		return strings.Join(parts, "")
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

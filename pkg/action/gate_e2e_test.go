@@ -529,23 +529,28 @@ func TestGateNamesTheCommitsRun(t *testing.T) {
 }
 
 // TestGateTakesMatrixLooksShare: matrix's manifest says it looked at the
-// runs up to 3 times (-k 20: after 5, 10 and 20 pairs), each at a third of
-// alpha-pr; how many pairs it ran depended on those looks, so the action's
-// look takes the same share, and says so. A count of looks no matrix writes
-// leaves the manifest unused.
+// runs up to 3 times (-k 20: after 5, 10 and 20 pairs), at shares of
+// alpha-pr that grow with the pairs (5/35, 10/35, 20/35); how many pairs it
+// ran depended on those looks, so the action's look takes the share of the
+// look at the pairs it reads, and says so. A manifest without look_pairs is
+// of a matrix whose looks took equal shares. A count of looks no matrix
+// writes, or pairs that do not fit it, leave the manifest unused.
 func TestGateTakesMatrixLooksShare(t *testing.T) {
 	for _, tc := range []struct {
-		looks   int
+		name    string
+		looks   string
 		alpha   string
 		note    string
 		wantLog string
 	}{
-		{3, "within alpha-pr 0.01667", "the runs are flakegate matrix's, which looked at them up to 3 times, each at alpha-pr 0.05/3; so does this look: 0.0167", ""},
-		{1, "within alpha-pr 0.05", "", ""},
-		{99, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks 99: want 0 to 8"},
+		{"growing shares", `"looks":3,"look_pairs":[5,10,20]`, "within alpha-pr 0.007143", "the runs are flakegate matrix's, which looked at them up to 3 times (after 5, 10 and 20 pairs), at shares of alpha-pr 0.05 that grow with the pairs read; this look, at 5 pairs, takes that look's: 0.00714", ""},
+		{"equal shares", `"looks":3`, "within alpha-pr 0.01667", "the runs are flakegate matrix's, which looked at them up to 3 times, each at alpha-pr 0.05/3; so does this look: 0.0167", ""},
+		{"one look", `"looks":1`, "within alpha-pr 0.05", "", ""},
+		{"looks no matrix writes", `"looks":99`, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: looks 99: want 0 to 8"},
+		{"pairs that do not fit", `"looks":3,"look_pairs":[10,5,20]`, "within alpha-pr 0.05", "", "flakegate-matrix.json not used: look_pairs [10 5 20]: want 3 counts of pairs, rising, from 1 to 100"},
 	} {
-		t.Run(fmt.Sprint(tc.looks), func(t *testing.T) {
-			_, r := matrixResults(t, 5, 5, fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},"looks":%d}`, baseSHA, headSHA, tc.looks))
+		t.Run(tc.name, func(t *testing.T) {
+			_, r := matrixResults(t, 5, 5, fmt.Sprintf(`{"base":{"rev":"origin/main","sha":"%s"},"head":{"rev":"h","sha":"%s"},%s}`, baseSHA, headSHA, tc.looks))
 			if code := r.run(); code != 1 {
 				t.Fatalf("exit %d, want 1\n%s", code, r.stdout.String())
 			}

@@ -828,6 +828,9 @@ func matrixManifest(workspace string, base *history.History, log Logger) *model.
 		if err == nil && (m.K < 0 || m.K > maxK) {
 			err = fmt.Errorf("k %d: want 0 to %d", m.K, maxK)
 		}
+		if err == nil && len(m.LookPairs) > 0 && (len(m.LookPairs) != m.Looks || !slices.IsSorted(m.LookPairs) || m.LookPairs[0] < 1 || m.LookPairs[len(m.LookPairs)-1] > maxK) {
+			err = fmt.Errorf("look_pairs %v: want %d counts of pairs, rising, from 1 to %d", m.LookPairs, m.Looks, maxK)
+		}
 	}
 	if err != nil {
 		log.Warningf("base-results: %s not used: %v", filepath.ToSlash(name), err)

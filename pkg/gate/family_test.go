@@ -406,3 +406,36 @@ func TestSequentialLooks(t *testing.T) {
 		}
 	}
 }
+
+// TestLookAlpha: a driver's looks take shares of alpha-pr that grow with
+// the pairs read, each look its own, and together at most alpha-pr.
+func TestLookAlpha(t *testing.T) {
+	looks := []int{5, 10, 20}
+	for _, tc := range []struct {
+		pairs int
+		want  float64
+	}{
+		{5, 0.05 * 5 / 35}, {10, 0.05 * 10 / 35}, {20, 0.05 * 20 / 35},
+		{3, 0.05 * 5 / 35},   // before the first look: the first's share
+		{13, 0.05 * 20 / 35}, // between looks (a time limit stopped it): the next one's
+		{25, 0.05 * 20 / 35}, // past the last
+	} {
+		if got := LookAlpha(0.05, looks, tc.pairs); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("LookAlpha(0.05, %v, %d) = %g, want %g", looks, tc.pairs, got, tc.want)
+		}
+	}
+	if got := LookAlpha(0.05, []int{5}, 5); got != 0.05 {
+		t.Errorf("one look: %g, want all of alpha-pr", got)
+	}
+	// The looks a driver takes fall each to its own share: their sum is
+	// alpha-pr, whatever the schedule.
+	for _, sched := range [][]int{{5, 10, 20}, {5, 10, 12}, {5, 10, 20, 40, 80, 100}, {1, 2, 4}} {
+		sum := 0.0
+		for _, n := range sched {
+			sum += LookAlpha(0.05, sched, n)
+		}
+		if math.Abs(sum-0.05) > 1e-15 {
+			t.Errorf("%v: shares sum to %g, want 0.05", sched, sum)
+		}
+	}
+}

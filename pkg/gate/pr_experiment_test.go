@@ -33,8 +33,8 @@ import (
 // Settings: 150 base-branch history runs per existing test, or none; a
 // single look at K = 5 interleaved base/head pairs (`flakegate gate` on a
 // batch), or the sequential driver (`flakegate matrix`): 5 pairs, then, while
-// any test is pending and none blocks, up to 10 and then 20, each look at a
-// third of alpha-pr.
+// any test is pending and none blocks, up to 10 and then 20, the looks at
+// 5/35, 10/35 and 20/35 of alpha-pr (LookAlpha).
 //
 // Default options throughout (alpha-pr 0.05, on-inconclusive neutral).
 // "Blocked" is the PR verdict block; for the must-block PRs the rate is over
@@ -200,14 +200,14 @@ func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequenti
 	for _, t := range in.Tests {
 		plain = plain || plainBlocks(t, first)
 	}
-	// The sequential driver looks after 5, 10 and 20 pairs, each look at
-	// a third of alpha-pr, as `flakegate matrix` does.
+	// The sequential driver looks after 5, 10 and 20 pairs, at 5/35, 10/35
+	// and 20/35 of alpha-pr, as `flakegate matrix` does.
 	looks := SequentialLooks(first, budget)
-	opt := Options{AlphaPR: DefaultAlphaPR / float64(len(looks))}
-	if !sequential {
-		opt = Options{}
-	}
 	for {
+		opt := Options{}
+		if sequential {
+			opt.AlphaPR = LookAlpha(DefaultAlphaPR, looks, pairs)
+		}
 		res, err := Evaluate(in, opt)
 		if err != nil {
 			panic(err) // a bad synthetic input is a bug in the experiment

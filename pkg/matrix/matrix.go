@@ -338,13 +338,12 @@ func Run(ctx context.Context, opt Options) (*Report, error) {
 	}
 	d := &driver{opt: opt.withDefaults(), rep: &Report{}, dirs: map[Side]string{}, shas: map[Side]string{}}
 	d.width = len(strconv.Itoa(d.opt.K))
-	// Each look gets an equal share of alpha-pr (gate.SequentialLooks).
+	// Each look gets a share of alpha-pr (gate.LookAlpha).
 	d.looks = gate.SequentialLooks(d.opt.Initial, d.opt.K)
 	d.alpha = d.opt.Gate.AlphaPR
 	if d.alpha == 0 {
 		d.alpha = gate.DefaultAlphaPR
 	}
-	d.opt.Gate.AlphaPR = d.alpha / float64(len(d.looks))
 	err := d.run(ctx)
 	// Clean up even when ctx is done, but not forever.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -514,7 +513,10 @@ func (d *driver) run(ctx context.Context) error {
 		// A block is the verdict once any look finds it (the looks share
 		// alpha-pr): more pairs for the tests still pending cannot undo it.
 		crashes := res.Crashes != nil && res.Crashes.More
-		if pending := res.Pending(); (len(pending) > 0 || crashes) && pair < opt.K && res.Verdict != gate.VerdictBlock {
+		// A block by on-inconclusive=fail is no block yet: more pairs can
+		// decide the tests it waits on (it stopped the driver).
+		blocked := len(res.Blocking()) > 0
+		if pending := res.Pending(); (len(pending) > 0 || crashes) && pair < opt.K && !blocked {
 			next = d.looks[slices.IndexFunc(d.looks, func(n int) bool { return n > pair })]
 			what := fmt.Sprintf("%d test(s) pending: %s", len(pending), render.Plain(strings.Join(pending, ", ")))
 			if crashes {
@@ -544,6 +546,14 @@ func pairsUpTo(pair, next int) string {
 }
 
 // joinInts writes 5, 10 and 20.
+func sumInts(ns []int) int {
+	sum := 0
+	for _, n := range ns {
+		sum += n
+	}
+	return sum
+}
+
 func joinInts(ns []int) string {
 	s := make([]string, len(ns))
 	for i, n := range ns {
@@ -653,7 +663,7 @@ func stopReason(res gate.Result, pair, k int) string {
 		return fmt.Sprintf("no test failed on either side in %d pairs, apart from the runs left out as infrastructure failures (%d)", pair, len(res.Outages))
 	case failing == 0:
 		return fmt.Sprintf("no test failed on either side in %d pairs", pair)
-	case res.Verdict == gate.VerdictBlock && len(pending) > 0 && pair < k:
+	case len(res.Blocking()) > 0 && len(pending) > 0 && pair < k:
 		return fmt.Sprintf("a test blocks after %d pairs, which more pairs cannot undo; %d test(s) left pending: %s", pair, len(pending), strings.Join(pending, ", "))
 	case len(undecided) == 0:
 		return fmt.Sprintf("every test failing on either side (%d) has a verdict after %d pairs", failing, pair)
@@ -669,7 +679,7 @@ func stopReason(res gate.Result, pair, k int) string {
 // of (model.MatrixManifestFile), for the action to name them: the runs'
 // files do not.
 func (d *driver) writeManifest() error {
-	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks), K: d.opt.K}, "", "  ")
+	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks), LookPairs: d.looks, K: d.opt.K}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results directory: %w", err)
 	}
@@ -766,13 +776,25 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 	if in.Now.IsZero() {
 		in.Now = d.opt.Now()
 	}
-	res, err := gate.Evaluate(in, d.opt.Gate)
+	pairs := 0
+	for _, r := range d.rep.Runs {
+		if r.Side == Head {
+			pairs++
+		}
+	}
+	opt := d.opt.Gate
+	opt.AlphaPR = gate.LookAlpha(d.alpha, d.looks, pairs)
+	res, err := gate.Evaluate(in, opt)
 	if err != nil {
 		return gate.Result{}, err
 	}
 	if len(d.looks) > 1 {
-		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending), each at alpha-pr %.3g/%d = %.3g, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
-			len(d.looks), joinInts(d.looks), d.alpha, len(d.looks), d.opt.Gate.AlphaPR, d.alpha))
+		shares := make([]string, len(d.looks))
+		for i, n := range d.looks {
+			shares[i] = fmt.Sprintf("%d/%d", n, sumInts(d.looks))
+		}
+		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending), at shares of alpha-pr %.3g that grow with the pairs read (%s), this look after %d pairs at %.3g, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
+			len(d.looks), joinInts(d.looks), d.alpha, strings.Join(shares, ", "), pairs, opt.AlphaPR, d.alpha))
 	}
 	return res, nil
 }

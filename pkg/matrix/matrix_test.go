@@ -231,7 +231,7 @@ func TestRun(t *testing.T) {
 	}, {
 		// With 30 clean history runs, 2 of 5 head runs decide at the
 		// first look.
-		name: "patch-induced flake blocks without extra pairs",
+		name: "patch-induced flake blocks",
 		base: clean,
 		head: []tcase{{"a", ""}, {"b", "[ $((n % 2)) -eq 0 ]"}},
 		opt: func(o *Options) {
@@ -239,7 +239,10 @@ func TestRun(t *testing.T) {
 				o.History = append(o.History, junitSource(fmt.Sprintf("hist-%d", i), "suite", "b", false))
 			}
 		},
-		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "has a verdict after 5 pairs",
+		// 2 of 5 head runs failing, against 30 clean history runs, is short
+		// of the first look's share of alpha-pr (5/35) in a suite of 4
+		// tests: 5 more pairs settle it.
+		want: want{pairs: 10, verdict: gate.VerdictBlock, stop: "has a verdict after 10 pairs", looks: 1,
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		name: "pre-existing flake: more pairs, then it passes",
@@ -247,6 +250,16 @@ func TestRun(t *testing.T) {
 		head: headFlaky,
 		want: want{pairs: 10, verdict: gate.VerdictPass, stop: "every test failing on either side (1) has a verdict after 10 pairs", looks: 1,
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::x": "pass/pre-existing flake", envTest: "pass/ok", RunTest: "pass/ok"}},
+	}, {
+		// on-inconclusive=fail makes the first look's verdict a block
+		// while the flake is undecided: no block yet, as more pairs decide
+		// it (the driver stopped there, blocked).
+		name: "head failures without history, on-inconclusive fail: more pairs until the test blocks",
+		base: clean,
+		head: []tcase{{"a", ""}, {"b", "[ $n -eq 2 ] || [ $n -eq 4 ] || [ $n -ge 6 ]"}},
+		opt:  func(o *Options) { o.Gate.OnInconclusive = gate.PolicyFail },
+		want: want{pairs: 10, verdict: gate.VerdictBlock, stop: "every test failing on either side (1) has a verdict after 10 pairs", looks: 1,
+			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/patch-induced flake", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}, {
 		// Without history 2 of 5 head runs against 0 of 5 base runs are
 		// undecided; at the next look, 7 of 10 against 0 of 10 block.
@@ -274,7 +287,7 @@ func TestRun(t *testing.T) {
 				o.History = append(o.History, junitSource(fmt.Sprintf("hist-%d", i), "suite", "b", i%3 == 0))
 			}
 		},
-		want: want{pairs: 5, verdict: gate.VerdictBlock, stop: "after 5 pairs",
+		want: want{pairs: 10, verdict: gate.VerdictBlock, stop: "after 10 pairs", looks: 1,
 			decisions: map[string]string{"suite::a": "pass/ok", "suite::b": "block/flaky base, broken head", envTest: "pass/ok", RunTest: "pass/ok"}},
 	}}
 	for _, tc := range tests {
@@ -1124,16 +1137,16 @@ func TestRunTimeLimit(t *testing.T) {
 }
 
 // TestLooksShareAlphaPR: the driver looks after 5, 10 and 20 pairs at
-// most, each look at a third of alpha-pr, and says so; with k = 5 it looks
-// once, at alpha-pr.
+// most, at shares of alpha-pr that grow with the pairs read (the look after
+// 5 pairs at 5/35), and says so; with k = 5 it looks once, at alpha-pr.
 func TestLooksShareAlphaPR(t *testing.T) {
 	for _, tc := range []struct {
 		k      int
 		alpha  float64
 		reason string
 	}{
-		{20, 0.05 / 3, "flakegate matrix looks at most 3 times (after 5, 10 and 20 pairs, fewer when nothing is pending), each at alpha-pr 0.05/3 = 0.0167"},
-		{12, 0.05 / 3, "(after 5, 10 and 12 pairs"},
+		{20, 0.05 * 5 / 35, "flakegate matrix looks at most 3 times (after 5, 10 and 20 pairs, fewer when nothing is pending), at shares of alpha-pr 0.05 that grow with the pairs read (5/35, 10/35, 20/35), this look after 5 pairs at 0.00714"},
+		{12, 0.05 * 5 / 27, "(after 5, 10 and 12 pairs"},
 		{5, 0.05, ""},
 	} {
 		r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", "true"}}, ""))

@@ -225,10 +225,15 @@ type MatrixManifest struct {
 	Base MatrixRevision `json:"base"`
 	Head MatrixRevision `json:"head"`
 	// Looks is the most times matrix looked at the runs (after 5, 10 and
-	// 20 pairs: 3), each at that share of alpha-pr. How many pairs ran
+	// 20 pairs: 3), each at its share of alpha-pr. How many pairs ran
 	// depended on what the earlier looks saw, so a gate that reads the
-	// runs again takes the same share to keep the bound.
+	// runs again takes the share of the look those pairs were read at, to
+	// keep the bound.
 	Looks int `json:"looks,omitempty"`
+	// LookPairs are the pairs after which it looked, or would have (5, 10,
+	// 20): a look's share of alpha-pr grows with them (gate.LookAlpha). A
+	// manifest without them is of a matrix whose looks had equal shares.
+	LookPairs []int `json:"look_pairs,omitempty"`
 	// K is the most pairs matrix would run (its -k), the head-run budget
 	// its looks had: a gate that reads the runs again has no more pairs
 	// coming, and takes the same budget.
