@@ -12,8 +12,9 @@
 // them) and none blocks, the driver runs pairs up to its next look, twice
 // as many pairs (5, 10, 20, up to K), and stops at the first look where
 // every test that failed on either side has a verdict or one blocks. Each
-// look gets an equal share of alpha-pr (gate.SequentialLooks): evaluated
-// after every pair, the looks together failed up to a fifth of clean PRs.
+// look gets a share of alpha-pr that grows with the pairs read
+// (gate.LookAlpha): evaluated after every pair at all of it, the looks
+// together failed up to a fifth of clean PRs.
 package matrix
 
 import (
