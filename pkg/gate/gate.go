@@ -578,7 +578,7 @@ func (r Result) Pending() []string {
 // on-inconclusive=fail blocks with it empty).
 func (r Result) Blocking() []string {
 	brk, _, _ := outageReasons(r.Outages, r.Crashes, 0) // the patch breaks the suite
-	out := append(brk, r.named(Block)...)
+	out := append(append(brk, r.named(Block)...), evidenceBlocks(r)...)
 	for _, v := range r.Properties {
 		out = append(out, "property "+v.String())
 	}
@@ -1249,7 +1249,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	// missing is listed.
 	var partial []string
 	brk, part, more := outageReasons(res.Outages, res.Crashes, headLeft)
-	block = append(brk, block...)
+	block = append(append(brk, block...), evidenceBlocks(res)...)
 	switch {
 	case invalid > 0 && len(block) > 0:
 		notes = append(notes, fmt.Sprintf("%d test(s) red on base: attribution undefined, counted neither as pass nor as block", invalid))
@@ -1287,7 +1287,6 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		}
 		switch {
 		case headUnread > 0:
-			block = append(block, fmt.Sprintf("head results missing: %d head result file(s) or run(s) could not be read (listed below), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they can be read (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
 			if n > headUnread {
 				partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read", n-headUnread))
 			}
@@ -1330,6 +1329,40 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		head = []string{fmt.Sprintf("no test blocks: %d test(s) compared, no property or ledger violation", res.Family.Tests)}
 	}
 	return v, append(head, notes...)
+}
+
+// evidenceBlocks says what blocks because the head's evidence is missing:
+//   - head result files or runs not read, which may hold a failure: a
+//     required check does not pass on them, whatever on-inconclusive says
+//     (that policy is for tests the results read cannot decide);
+//   - no test with a result on head while base has some, and no head run
+//     left out as an outage nor file unread to explain it: a collection
+//     the patch broke, or a runner that found nothing. Each test read as
+//     removed, and declared, the check passed on a head that ran no test.
+func evidenceBlocks(r Result) []string {
+	var out []string
+	headUnread := 0
+	for _, u := range r.Unread {
+		if u.Side == "head" {
+			headUnread++
+		}
+	}
+	if headUnread > 0 {
+		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) could not be read (listed below), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they can be read (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
+	}
+	base := 0
+	for _, t := range r.Tests {
+		if t.Head.Runs > 0 {
+			return out
+		}
+		if t.Base.Runs > 0 {
+			base++
+		}
+	}
+	if base > 0 && len(r.Unread) == 0 && !slices.ContainsFunc(r.Outages, func(o Outage) bool { return o.Side == "head" }) {
+		out = append(out, fmt.Sprintf("head ran no test: none of the %d tests with results on base has a pass or a failure on head (a test collection that broke, a runner that found none); a Test-Changes declaration does not cover removing every test", base))
+	}
+	return out
 }
 
 // outagesOf gathers the runs the tests' LeftOut name, base first, each in

@@ -347,6 +347,33 @@ func TestMissingFromHeadWithHeadUnread(t *testing.T) {
 	}
 }
 
+// TestHeadRanNoTest: every test of base gone from head (a collection the
+// patch broke), in a PR that declares test changes: each test read as
+// removed and declared, and the check passed. Now the head running no
+// test blocks; removing some tests, declared, still passes.
+func TestHeadRanNoTest(t *testing.T) {
+	gone := func(name string) TestInput { return TestInput{Name: name, Base: Tally{5, 0}} }
+	body := "Test-Changes: refactor"
+	res, err := Evaluate(Input{Tests: []TestInput{gone("c::a"), gone("c::b"), gone("c::c")}, PRBody: body}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const say = "head ran no test: none of the 3 tests with results on base has a pass or a failure on head"
+	if res.Verdict != VerdictBlock || !strings.HasPrefix(res.Reasons[0], say) {
+		t.Errorf("verdict %s; reasons:\n%s", res.Verdict, strings.Join(res.Reasons, "\n"))
+	}
+	if b := res.Blocking(); len(b) != 1 || !strings.HasPrefix(b[0], say) {
+		t.Errorf("blocking %q", b)
+	}
+	res, err = Evaluate(Input{Tests: []TestInput{gone("c::a"), gone("c::b"), {Name: "c::c", Base: Tally{5, 0}, Head: runs("PPPPP")}}, PRBody: body}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictPass {
+		t.Errorf("two tests removed, declared: verdict %s; reasons:\n%s", res.Verdict, strings.Join(res.Reasons, "\n"))
+	}
+}
+
 func TestEvaluateRejectsBadInput(t *testing.T) {
 	tests := []struct {
 		name string
