@@ -497,6 +497,10 @@ type Result struct {
 	// Crashes compares the head runs left out so with the base runs, when
 	// some head runs were and not all; nil otherwise.
 	Crashes *CrashSplit `json:"crashes,omitempty"`
+	// Missing compares, for the tests collected in every base run, the
+	// head runs with no result for them (a shard's file missing) with the
+	// base runs (none), when some head runs lack them; nil otherwise.
+	Missing *CrashSplit `json:"missing,omitempty"`
 }
 
 // CrashSplit is the split of runs that failed most of the suite (Outages)
@@ -520,11 +524,42 @@ type CrashSplit struct {
 	More bool `json:"more,omitempty"`
 }
 
-// crashLevel is the share of alpha-pr the crash split blocks at. It is one
-// more test beside the family's, and by the union bound adds at most this
-// share to the chance that a clean PR is blocked, only on PRs whose runs
-// had outages.
-const crashLevel = 0.2
+// crashLevel is the share of alpha-pr each of the two splits (Crashes and
+// Missing) blocks at. Each is one more test beside the family's, and by the
+// union bound they add at most twice this share to the chance that a clean
+// PR is blocked, only on PRs whose runs had outages or missing results.
+const crashLevel = 0.1
+
+// missingSplit compares, for the test collected in every base run that
+// lacks results in the most head runs (TestInput.HeadMissing), those head
+// runs with the base runs, or returns nil when no such test lacks any.
+func missingSplit(tests []TestInput, opt Options) *CrashSplit {
+	var worst *TestInput
+	for i, t := range tests {
+		if t.HeadMissing > 0 && len(t.Head) > 0 && t.Base.Runs > 0 && t.BaseMissing == 0 && (worst == nil || t.HeadMissing > worst.HeadMissing) {
+			worst = &tests[i]
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	got := len(worst.Head) + worst.HeadSkipped
+	return split(worst.Base.Runs, 0, got+worst.HeadMissing, worst.HeadMissing, opt)
+}
+
+// split is the Fisher comparison of bad runs, base against head.
+func split(baseRuns, baseBad, headRuns, headBad int, opt Options) *CrashSplit {
+	c := &CrashSplit{BaseRuns: baseRuns, BaseOutages: baseBad, HeadRuns: headRuns, HeadOutages: headBad, Level: crashLevel * opt.AlphaPR}
+	c.P = fisherTail(Tally{Runs: c.BaseRuns, Failures: c.BaseOutages}, c.HeadRuns, c.HeadOutages)
+	c.Block = c.P <= c.Level
+	if !c.Block && c.HeadRuns < opt.MaxRuns {
+		// Would every further pair, its base run clean and its head run
+		// failing so, settle it?
+		n := opt.MaxRuns - c.HeadRuns
+		c.More = fisherTail(Tally{Runs: c.BaseRuns + n, Failures: c.BaseOutages}, c.HeadRuns+n, c.HeadOutages+n) <= c.Level
+	}
+	return c
+}
 
 // crashSplit compares the outages of the two sides, or returns nil when no
 // head run, or every one, was an outage.
@@ -548,14 +583,7 @@ func crashSplit(outs []Outage, tests []TestInput, opt Options) *CrashSplit {
 	if c.BaseRuns == 0 {
 		return nil // no base run to compare with
 	}
-	c.P = fisherTail(Tally{Runs: c.BaseRuns, Failures: c.BaseOutages}, c.HeadRuns, c.HeadOutages)
-	c.Block = c.P <= c.Level
-	if !c.Block && c.HeadRuns < opt.MaxRuns {
-		// Would every further head run failing so settle it?
-		n := opt.MaxRuns - c.HeadRuns
-		c.More = fisherTail(Tally{Runs: c.BaseRuns, Failures: c.BaseOutages}, c.HeadRuns+n, c.HeadOutages+n) <= c.Level
-	}
-	return c
+	return split(c.BaseRuns, c.BaseOutages, c.HeadRuns, c.HeadOutages, opt)
 }
 
 // Pending lists the tests whose SPRT could still decide with more head runs.
@@ -730,6 +758,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		res.Ledger = append(res.Ledger, ledger.Check(in.BaseLedger, in.HeadLedger, lctx)...)
 	}
 	res.Crashes = crashSplit(res.Outages, in.Tests, opt)
+	res.Missing = missingSplit(in.Tests, opt)
 	res.Verdict, res.Reasons = verdict(res, in, opt, declared, declaredBy)
 	return res, nil
 }
@@ -1260,7 +1289,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	}
 	partial = append(partial, part...)
 	notes = append(notes, more...)
-	if fewer := fewerHeadRuns(in.Tests); fewer != "" {
+	if fewer := fewerHeadRuns(in.Tests); fewer != "" && (res.Missing == nil || !res.Missing.Block) {
 		partial = append(partial, fewer)
 	}
 	if len(res.Tests) == 0 {
@@ -1349,6 +1378,10 @@ func evidenceBlocks(r Result) []string {
 	}
 	if headUnread > 0 {
 		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) could not be read (listed below), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they can be read (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
+	}
+	if m := r.Missing; m != nil && m.Block {
+		out = append(out, fmt.Sprintf("part of the suite vanishes on head now and then: tests collected in every base run (%d) have no result in %d of %d head runs (a shard that crashed, or was not given); if the patch changed nothing, a split this uneven has probability %.2g (Fisher's exact test), within %.2g (%.2g of alpha-pr)",
+			m.BaseRuns, m.HeadOutages, m.HeadRuns, m.P, m.Level, crashLevel))
 	}
 	base := 0
 	for _, t := range r.Tests {

@@ -243,3 +243,30 @@ func TestHeadRunsMissing(t *testing.T) {
 		})
 	}
 }
+
+// TestHeadRunsMissingMostly: a shard's results missing in 9 of 20 head
+// runs, against none of 20 base runs, is the patch's doing (a crash in that
+// shard now and then): it blocks; it was inconclusive, exit 0 under the
+// default policy.
+func TestHeadRunsMissingMostly(t *testing.T) {
+	var base, head []string
+	for i := range 20 {
+		base = append(base, suite(passA, passB))
+		if i%2 == 1 && i < 18 {
+			head = append(head, suite(passA))
+		} else {
+			head = append(head, suite(passA, passB))
+		}
+	}
+	res, err := Evaluate(Input{Tests: Join(load(t, "base", base...), load(t, "head", head...), nil), ChangesKnown: true}, Options{MaxRuns: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Missing
+	if m == nil || !m.Block || m.HeadOutages != 9 || m.HeadRuns != 20 || m.BaseRuns != 20 || res.Verdict != VerdictBlock {
+		t.Fatalf("missing %+v, verdict %s: %q", m, res.Verdict, res.Reasons)
+	}
+	if b := res.Blocking(); len(b) != 1 || !strings.HasPrefix(b[0], "part of the suite vanishes on head now and then: tests collected in every base run (20) have no result in 9 of 20 head runs") {
+		t.Errorf("blocking %q", b)
+	}
+}
