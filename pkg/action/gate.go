@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -100,7 +99,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 			pairs := len(ev.Head.Runs)
 			opts.AlphaPR = gate.LookAlpha(alpha, t.LookPairs, pairs)
 			in.Notes = append(in.Notes, fmt.Sprintf("the runs are flakegate matrix's, which looked at them up to %d times (after %s pairs), at shares of alpha-pr %.3g that grow with the pairs read; this look, at %d pairs, takes that look's: %.3g",
-				t.Looks, joinInts(t.LookPairs), alpha, pairs, opts.AlphaPR))
+				t.Looks, render.Counts(t.LookPairs), alpha, pairs, opts.AlphaPR))
 		} else {
 			// A matrix before the shares grew: equal ones.
 			opts.AlphaPR = alpha / float64(t.Looks)
@@ -421,14 +420,3 @@ func headTests(tests []gate.TestInput) int {
 	return n
 }
 
-// joinInts writes 5, 10 and 20.
-func joinInts(ns []int) string {
-	parts := make([]string, len(ns))
-	for i, n := range ns {
-		parts[i] = strconv.Itoa(n)
-	}
-	if len(parts) < 2 {
-		return strings.Join(parts, "")
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}

@@ -555,16 +555,6 @@ func sumInts(ns []int) int {
 	return sum
 }
 
-func joinInts(ns []int) string {
-	s := make([]string, len(ns))
-	for i, n := range ns {
-		s[i] = strconv.Itoa(n)
-	}
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
-}
 
 // stop ends the matrix after pairs pairs, for reason.
 func (d *driver) stop(pairs int, reason string) {
@@ -795,7 +785,7 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 			shares[i] = fmt.Sprintf("%d/%d", n, sumInts(d.looks))
 		}
 		res.Reasons = append(res.Reasons, fmt.Sprintf("flakegate matrix looks at most %d times (after %s pairs, fewer when nothing is pending), at shares of alpha-pr %.3g that grow with the pairs read (%s), this look after %d pairs at %.3g, so that the chance a PR changing nothing is blocked at any look stays within %.3g",
-			len(d.looks), joinInts(d.looks), d.alpha, strings.Join(shares, ", "), pairs, opt.AlphaPR, d.alpha))
+			len(d.looks), render.Counts(d.looks), d.alpha, strings.Join(shares, ", "), pairs, opt.AlphaPR, d.alpha))
 	}
 	return res, nil
 }

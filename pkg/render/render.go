@@ -409,3 +409,15 @@ func failingPerCommit(r *score.Report) (flaky, other []int) {
 	}
 	return flaky, other
 }
+
+// Counts writes counts as a list to read: "5", "5 and 10", "5, 10 and 20".
+func Counts(ns []int) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = strconv.Itoa(n)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
