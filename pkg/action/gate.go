@@ -419,4 +419,3 @@ func headTests(tests []gate.TestInput) int {
 	}
 	return n
 }
-

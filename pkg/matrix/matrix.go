@@ -555,7 +555,6 @@ func sumInts(ns []int) int {
 	return sum
 }
 
-
 // stop ends the matrix after pairs pairs, for reason.
 func (d *driver) stop(pairs int, reason string) {
 	d.rep.Stop = reason
