@@ -239,6 +239,17 @@ func TestDeclared(t *testing.T) {
 		{"Test-Changes: -", nil, false},
 		{"Test-Changes: none\nTest-Changes: adds test_cache", nil, true},
 		{"Test-Changes: none of the old tests change; adds test_cache", nil, true},
+		// A template's hint in an HTML comment is not the author's
+		// declaration (it declared every PR that left the template as it
+		// was); nor is an example in a code block.
+		{"Test-Changes: <!-- which tests this PR adds, edits or removes; or \"none\" -->", nil, false},
+		{"Test-Changes: <!-- which tests\nthis PR adds -->\n", nil, false},
+		{"<!--\nTest-Changes: adds test_x\n-->\nFixes the cache.", nil, false},
+		{"Test-Changes: removes test_old <!-- hint -->", nil, true},
+		{"Example:\n```\nTest-Changes: adds test_x\n```\n", nil, false},
+		{"Example:\n  ~~~md\nTest-Changes: adds test_x\n  ~~~\nTest-Changes: renames test_y", nil, true},
+		{"```\nunclosed fence\nTest-Changes: adds test_x", nil, false},
+		{"<!-- unclosed\nTest-Changes: adds test_x", nil, false},
 	}
 	for _, tc := range tests {
 		if got, by := Declared(tc.body, tc.labels, DefaultDeclareLabel); got != tc.want {
