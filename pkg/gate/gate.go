@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -273,6 +274,10 @@ type TestInput struct {
 	// History tallies base-branch runs outside the K repetitions: a recent
 	// window in which the test's failure rate was steady.
 	History Tally
+	// HistoryCleanSince counts the newest history runs in a row in which
+	// the test did not fail (Join); with History it tells a test broken on
+	// the branch and fixed since from a flake (fixedSince).
+	HistoryCleanSince int
 	// Signatures are the normalised failure signatures ("sha256:…") seen in
 	// the head failures.
 	Signatures []string
@@ -644,6 +649,8 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		return Result{}, fmt.Errorf("gate input: %w", err)
 	}
 	declared, declaredBy := Declared(in.PRBody, in.Labels, opt.DeclareLabel)
+	decl := declaration{declared: declared, by: declaredBy, text: strings.ToLower(declarationText(in.PRBody)),
+		known: in.ChangesKnown && !in.ChangesCut, changed: changedPaths(in.Changes)}
 
 	res := Result{
 		Params: Params{AlphaPR: opt.AlphaPR, P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta, P0Floor: P0Floor,
@@ -691,6 +698,15 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	p0s := map[[2]Tally]P0{}
 	read := 0
 	for i, ti := range in.Tests {
+		if cut, note := fixedSince(ti); note != "" {
+			// Read as this test's base side from here on (the ledger's
+			// observation above keeps the whole history's failures).
+			ti.History = cut
+			in.Tests[i] = ti
+			cls[i] = classify(ti, p0s)
+			cls[i].baseNote = strings.TrimPrefix(cls[i].baseNote+"; "+note, "; ")
+			continue
+		}
 		cls[i] = classify(ti, p0s)
 		if member(cls[i].tr.Bucket) {
 			sides = append(sides, cls[i].baseSide)
@@ -721,7 +737,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		res.Family.Prior, res.Family.Floor, res.Family.Reference = fam.prior.bands(), fam.prior.floor, fam.prior.reference
 	}
 	for i, ti := range in.Tests {
-		tr := evaluateTest(ti, cls[i], fam, opt, declared, declaredBy, headUnread)
+		tr := evaluateTest(ti, cls[i], fam, opt, decl, headUnread)
 		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil && !in.BaseLedgerUnknown {
 			// Exemption reads the base ledger only: see package ledger.
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
@@ -845,7 +861,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	switch {
 	case tr.Head.Class == Untested && ti.leftOut("head") > 0:
 		tr.Bucket = HeadLeftOut
-	case tr.Bucket == Removed && ti.BaseMissing > 0 && ti.HeadSkipped == 0:
+	case tr.Bucket == Removed && ti.BaseMissing > 0 && ti.HeadSkipped == 0 && !redInSeveral(ti):
 		tr.Bucket = Unstable
 	case tr.Bucket == Removed && goneFromBase(ti):
 		tr.Bucket = GoneFromBase
@@ -856,7 +872,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 
 // evaluateTest decides one test. Members of the family are judged by the
 // calibrated statistic (family.go); the other buckets by DESIGN.md's table.
-func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared bool, declaredBy string, headUnread int) TestResult {
+func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl declaration, headUnread int) TestResult {
 	tr := c.tr
 	say := func(d Decision, format string, args ...any) TestResult {
 		tr.Decision = d
@@ -920,8 +936,11 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, declared
 			// as for a new skip marker, a declaration does not waive it.
 			return say(Block, "newly skipped: ran in %d base runs and was skipped in every head run it was collected in (%d); a new skip hides the test whatever it does, and a Test-Changes declaration does not waive it",
 				ti.Base.Runs, ti.HeadSkipped)
-		case declared:
-			return say(Pass, "removed: no results on head (deleted, or skipped at collection), declared by %s", declaredBy)
+		case decl.declared && decl.uncovered(ti) != "":
+			return say(Block, "removed, but not as declared: no results on head, and the PR neither changes its file (%s) nor names it in its declaration (%s): a declaration covers the tests the PR deletes or renames, not a test that stopped running (a module that no longer collects); name the test in the Test-Changes line if another change removes it",
+				decl.uncovered(ti), decl.by)
+		case decl.declared:
+			return say(Pass, "removed: no results on head (deleted, or skipped at collection), declared by %s", decl.by)
 		default:
 			return say(Block, "removed: no results on head (deleted, or skipped at collection), and the PR does not declare test changes (a \"Test-Changes:\" line in the PR body or the %q label)",
 				opt.DeclareLabel)
@@ -1104,6 +1123,82 @@ func effectiveBase(base Tally, c Class, history Tally) (Class, string) {
 		return hc, fmt.Sprintf("base class from history: not run in the base repetitions, %s in %d history runs", hc, history.Runs)
 	}
 	return c, ""
+}
+
+// declaration is what a PR says of its test changes, and what its diff
+// shows.
+type declaration struct {
+	declared bool
+	by       string // what declares them (Declared)
+	text     string // the Test-Changes lines' values, lower-case; "" for the label alone
+	known    bool   // changed lists every file the PR changes
+	changed  []string
+}
+
+// uncovered returns the file of a removed test that the declaration does
+// not cover, or "": with the PR's files known in full, a test whose file is
+// known (the JUnit file attribute, or a path in its name) and unchanged,
+// and that the declaration does not name (the test, its function or its
+// file). A declaration adding one test waived ten others that vanished.
+func (d declaration) uncovered(ti TestInput) string {
+	if !d.known {
+		return ""
+	}
+	file := strings.ReplaceAll(cmp.Or(ti.File, ledger.ScopeFile(ti.Name)), `\`, "/")
+	if file == "" {
+		return ""
+	}
+	for _, c := range d.changed {
+		if file == c || strings.HasSuffix(file, "/"+c) {
+			return ""
+		}
+	}
+	fn := ti.Name[strings.LastIndex(ti.Name, "::")+2:]
+	fn, _, _ = strings.Cut(fn, "[") // a parameterised case's function
+	for _, name := range []string{ti.Name, fn, file, path.Base(file)} {
+		if len(name) >= 4 && strings.Contains(d.text, strings.ToLower(name)) {
+			return ""
+		}
+	}
+	return file
+}
+
+// redInSeveral reports whether a test failed every one of at least two base
+// runs it ran in: an id stable enough to be a test, red on base, which a
+// base run missing it does not make unstable (it escaped the rule that a
+// test red on base must still exist on head).
+func redInSeveral(ti TestInput) bool {
+	return ti.Base.Runs >= 2 && classOf(ti.Base, ti.BaseRetried) == Broken
+}
+
+// fixedChance is the chance, at the rate of a test's failures before its
+// newest clean runs, below which those clean runs and its clean base runs
+// say it was fixed (fixedSince). A flake of rate 0.5 (and failing none of 5
+// base runs, 1 in 32) shows a streak that long (9 or more history runs) in
+// 0.2% of draws: about 3e-5 a PR each, against the bound of alpha-pr.
+const fixedChance = 1e-4
+
+// fixedSince cuts a test's history to the runs since it was fixed on the
+// branch: when its failures all came before its newest clean runs, at a
+// rate (at least half, at least 3 failures) that makes those clean runs and
+// its clean base runs together a chance below fixedChance. A test broken
+// on the branch last week and fixed since read as a pre-existing flake of
+// that rate, and a patch breaking it again passed ("flaky base, broken
+// head", consistent with its rate). It returns the history to use and a
+// note, or ti.History and "".
+func fixedSince(ti TestInput) (Tally, string) {
+	h, clean := ti.History, ti.HistoryCleanSince
+	early := h.Runs - clean
+	if ti.Base.Failures > 0 || ti.Base.Runs == 0 || h.Failures < 3 || early <= 0 || 2*h.Failures < early {
+		return h, ""
+	}
+	rate := float64(h.Failures) / float64(early)
+	chance := math.Pow(1-rate, float64(clean+ti.Base.Runs))
+	if chance >= fixedChance {
+		return h, ""
+	}
+	return Tally{Runs: clean}, fmt.Sprintf("history cut to the %d runs since it was fixed: it failed %d of its first %d history runs, then passed the last %d and all %d base runs, a chance of %.2g at that rate; its baseline is the runs since",
+		clean, h.Failures, early, clean, ti.Base.Runs, chance)
 }
 
 // notBlocked says how a test's head failures stand against rate when they

@@ -653,3 +653,101 @@ func TestResultSignatures(t *testing.T) {
 		t.Errorf("signatures (-want +got):\n%s", diff)
 	}
 }
+
+// TestHistoryOfATestFixedSince: a test broken on the branch (its first 20
+// history runs failed), fixed since (the last 10 and the 5 base runs
+// passed), broken again by the patch (5 of 5 head runs): it read as a flake
+// of rate 0.55 and passed. Its history is cut to the runs since the fix, and
+// it blocks. A flake whose failures are spread is not cut.
+func TestHistoryOfATestFixedSince(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		in    TestInput
+		want  Decision
+		cut   bool
+		extra string
+	}{
+		{"broken, fixed, broken again", TestInput{Base: Tally{5, 0}, History: Tally{30, 20}, HistoryCleanSince: 10, Head: runs("FFFFF")}, Block, true, "history cut to the 10 runs since it was fixed: it failed 20 of its first 20 history runs"},
+		{"red in every history run, clean base", TestInput{Base: Tally{5, 0}, History: Tally{30, 30}, Head: runs("FFFFF")}, Block, true, ""},
+		{"a flake of 0.3, its last failure 3 runs ago", TestInput{Base: Tally{5, 0}, History: Tally{30, 9}, HistoryCleanSince: 3, Head: runs("FPFPP")}, Pass, false, ""},
+		{"a flake of 0.5, clean lately", TestInput{Base: Tally{5, 0}, History: Tally{30, 12}, HistoryCleanSince: 4, Head: runs("FPPFP")}, Pass, false, ""},
+		{"two old failures: too few to call it broken", TestInput{Base: Tally{5, 0}, History: Tally{30, 2}, HistoryCleanSince: 28, Head: runs("PPPPP")}, Pass, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.in.Name = "c::t"
+			ok := TestInput{Name: "c::ok", Base: Tally{5, 0}, History: Tally{30, 0}, HistoryCleanSince: 30, Head: runs("PPPPP")}
+			res, err := Evaluate(Input{Tests: []TestInput{tc.in, ok}}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := res.Tests[slices.IndexFunc(res.Tests, func(r TestResult) bool { return r.Name == "c::t" })]
+			if tr.Decision != tc.want || strings.Contains(tr.Reason, "history cut") != tc.cut || !strings.Contains(tr.Reason, tc.extra) {
+				t.Errorf("%s: %s, want %s (cut %v)", tr.Decision, tr.Reason, tc.want, tc.cut)
+			}
+		})
+	}
+}
+
+// TestRedTestRemovedThoughOneBaseRunMissedIt: red in the 4 base runs it ran
+// in, absent from a fifth, deleted by a PR that declares test changes. Read
+// as an unstable id, it escaped the rule that a test red on base must still
+// exist on head, and passed.
+func TestRedTestRemovedThoughOneBaseRunMissedIt(t *testing.T) {
+	red := TestInput{Name: "c::red", Base: Tally{4, 4}, BaseMissing: 1}
+	ok := TestInput{Name: "c::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	res, err := Evaluate(Input{Tests: []TestInput{red, ok}, PRBody: "Test-Changes: refactor tests"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictBlock || !strings.Contains(strings.Join(res.Reasons, "\n"), "property red-test-removed: c::red") {
+		t.Errorf("verdict %s: %q", res.Verdict, res.Reasons)
+	}
+	// Once red, once missing: too little to call it a test.
+	once := TestInput{Name: "c::once", Base: Tally{1, 1}, BaseMissing: 4}
+	if res, _ := Evaluate(Input{Tests: []TestInput{once, ok}}, Options{}); res.Tests[1].Bucket != Unstable {
+		t.Errorf("c::once: %s, want unstable", res.Tests[1].Bucket)
+	}
+}
+
+// TestDeclarationCoversWhatThePRChanges: with the PR's files known, a
+// declaration waives the removal of a test whose file the PR changes, or
+// that it names; a test whose known file the PR leaves as it was, and does
+// not name, stopped running (a module that no longer collects): it blocks.
+// A declaration adding one test waived ten that vanished.
+func TestDeclarationCoversWhatThePRChanges(t *testing.T) {
+	gone := func(name, file string) TestInput { return TestInput{Name: name, File: file, Base: Tally{5, 0}} }
+	ok := TestInput{Name: "tests/test_app.py::test_ok", Base: Tally{5, 0}, Head: runs("PPPPP")}
+	edit := []FileChange{{Path: "tests/test_app.py", Status: "modified", Patch: "@@ -1 +1 @@\n-a\n+b\n", Changes: 2}}
+	for _, tc := range []struct {
+		name    string
+		test    TestInput
+		body    string
+		changes []FileChange
+		known   bool
+		want    Decision
+	}{
+		{"its file unchanged, not named", gone("tests/test_billing.py::test_invoice", ""), "Test-Changes: adds test_ok", edit, true, Block},
+		{"its file (the JUnit attribute) unchanged", gone("tests.test_billing::test_invoice", "/home/runner/work/shop/tests/test_billing.py"), "Test-Changes: adds test_ok", edit, true, Block},
+		{"its file deleted", gone("tests/test_billing.py::test_invoice", ""), "Test-Changes: drops billing", append(edit, FileChange{Path: "tests/test_billing.py", Status: "removed"}), true, Pass},
+		{"its file changed (the JUnit attribute, absolute)", gone("tests.test_app::test_old", "/home/runner/work/shop/tests/test_app.py"), "Test-Changes: drops test_old", edit, true, Pass},
+		{"named by its function", gone("tests/test_billing.py::test_invoice[eur]", ""), "Test-Changes: test_invoice is now parametrised from data/cases.json", edit, true, Pass},
+		{"named by its file", gone("tests/test_billing.py::test_invoice", ""), "Test-Changes: test_billing.py loses its cases", edit, true, Pass},
+		{"no file known", gone("tests.test_billing::test_invoice", ""), "Test-Changes: adds test_ok", edit, true, Pass},
+		{"no diff", gone("tests/test_billing.py::test_invoice", ""), "Test-Changes: adds test_ok", nil, false, Pass},
+		{"not declared", gone("tests/test_billing.py::test_invoice", ""), "", edit, true, Block},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Evaluate(Input{Tests: []TestInput{tc.test, ok}, PRBody: tc.body, Changes: tc.changes, ChangesKnown: tc.known}, Options{AllowNewProtected: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := res.Tests[slices.IndexFunc(res.Tests, func(r TestResult) bool { return r.Name == tc.test.Name })]
+			if tr.Decision != tc.want {
+				t.Errorf("%s: %s", tr.Decision, tr.Reason)
+			}
+			if tc.want == Block && tc.body != "" && !strings.HasPrefix(tr.Reason, "removed, but not as declared") {
+				t.Errorf("reason %q", tr.Reason)
+			}
+		})
+	}
+}

@@ -479,12 +479,19 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 			if ti.File == "" {
 				ti.File, ti.Line = ht.File, ht.Line
 			}
+			last := int32(-1) // the newest run it failed in
 			for _, c := range ht.Cells {
 				if c.Pass+c.Fail > 0 {
 					ti.History.Runs++
 					if c.Failed() {
 						ti.History.Failures++
+						last = max(last, c.Run)
 					}
+				}
+			}
+			for _, c := range ht.Cells {
+				if c.Pass+c.Fail > 0 && c.Run > last {
+					ti.HistoryCleanSince++
 				}
 			}
 			continue
@@ -500,10 +507,17 @@ func tallyHistory(tests []TestInput, hist *history.History) {
 				}
 			}
 		}
-		for _, f := range failed {
+		last := int32(-1)
+		for run, f := range failed {
 			ti.History.Runs++
 			if f {
 				ti.History.Failures++
+				last = max(last, run)
+			}
+		}
+		for run := range failed {
+			if run > last {
+				ti.HistoryCleanSince++
 			}
 		}
 	}

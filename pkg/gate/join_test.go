@@ -62,14 +62,15 @@ func TestJoin(t *testing.T) {
 	sigA := head.Tests[0].Sigs[0].Hash
 	sigB := head.Tests[1].Sigs[0].Hash
 	want := []TestInput{{
-		Name:        "c::a",
-		File:        "a_test.py",
-		Base:        Tally{Runs: 2, Failures: 1}, // the skip is no evidence
-		Head:        []bool{true, false, true, true, true, true, true, true, false},
-		History:     Tally{Runs: 3, Failures: 1},
-		Signatures:  []string{sigA},
-		BaseSkipped: 1, // the skipped base run
-		HeadSkipped: 1, // head run 3
+		Name:              "c::a",
+		File:              "a_test.py",
+		Base:              Tally{Runs: 2, Failures: 1}, // the skip is no evidence
+		Head:              []bool{true, false, true, true, true, true, true, true, false},
+		History:           Tally{Runs: 3, Failures: 1},
+		HistoryCleanSince: 2,
+		Signatures:        []string{sigA},
+		BaseSkipped:       1, // the skipped base run
+		HeadSkipped:       1, // head run 3
 	}, {
 		Name:        "c::b",
 		Base:        Tally{Runs: 3},
@@ -188,8 +189,8 @@ func TestJoinPoolsLegs(t *testing.T) {
 	}
 	got := Join(load(t, "base", suite(passA, passB)), load(t, "head", suite(passA, passB)), hist)
 	want := []TestInput{
-		{Name: "c::a", File: "a_test.py", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 3, Failures: 2}},
-		{Name: "c::b", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 3}},
+		{Name: "c::a", File: "a_test.py", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 3, Failures: 2}, HistoryCleanSince: 1},
+		{Name: "c::b", Base: Tally{Runs: 1}, Head: []bool{true}, History: Tally{Runs: 3}, HistoryCleanSince: 3},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Join (-want +got):\n%s", diff)

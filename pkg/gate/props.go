@@ -76,6 +76,18 @@ func Declared(body string, labels []string, label string) (bool, string) {
 	return false, ""
 }
 
+// declarationText is the values of the body's Test-Changes lines that
+// declare something, one per line.
+func declarationText(body string) string {
+	var out []string
+	for _, m := range declarationRE().FindAllStringSubmatch(visibleText(body), -1) {
+		if !saysNone(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
 // visibleText is body without what GitHub does not show as the PR's own
 // words: HTML comments (a pull request template's hints, "Test-Changes:
 // <!-- which tests … -->", which declared every PR that left the template
@@ -201,7 +213,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	for _, t := range in.Tests {
 		// Not a test that left some base runs out (an unstable id), nor
 		// one whose head runs were left out as outages.
-		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && t.BaseMissing == 0 && t.leftOut("head") == 0 && !goneFromBase(t) {
+		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && (t.BaseMissing == 0 || redInSeveral(t)) && t.leftOut("head") == 0 && !goneFromBase(t) {
 			msg := fmt.Sprintf("red on base (%d of %d runs failed) and no longer runs on head: a test red on base must still exist and collect", t.Base.Failures, t.Base.Runs)
 			if t.HeadSkipped > 0 {
 				msg = fmt.Sprintf("red on base (%d of %d runs failed) and skipped in every head run it was collected in (%d): a test red on base must still run on head", t.Base.Failures, t.Base.Runs, t.HeadSkipped)
