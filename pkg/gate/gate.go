@@ -1171,33 +1171,33 @@ func redInSeveral(ti TestInput) bool {
 	return ti.Base.Runs >= 2 && classOf(ti.Base, ti.BaseRetried) == Broken
 }
 
-// fixedChance is the chance, at the rate of a test's failures before its
-// newest clean runs, below which those clean runs and its clean base runs
-// say it was fixed (fixedSince). A flake of rate 0.5 (and failing none of 5
-// base runs, 1 in 32) shows a streak that long (9 or more history runs) in
-// 0.2% of draws: about 3e-5 a PR each, against the bound of alpha-pr.
-const fixedChance = 1e-4
+// fixedLevel bounds the chance, if the test's rate never changed, that all
+// its history failures come before its newest clean runs and its clean base
+// runs (fixedSince), over the history's runs as places the change could
+// be: fixedLevel / (history runs) for the one found.
+const fixedLevel = 1e-4
 
 // fixedSince cuts a test's history to the runs since it was fixed on the
-// branch: when its failures all came before its newest clean runs, at a
-// rate (at least half, at least 3 failures) that makes those clean runs and
-// its clean base runs together a chance below fixedChance. A test broken
-// on the branch last week and fixed since read as a pre-existing flake of
-// that rate, and a patch breaking it again passed ("flaky base, broken
-// head", consistent with its rate). It returns the history to use and a
-// note, or ti.History and "".
+// branch: when its failures (at least 3) all came before its newest clean
+// runs, and, with its clean base runs after them, so long a clean stretch
+// is a chance below fixedLevel / (history runs) if its rate never changed
+// (Fisher's exact test of the runs before against those after, all places
+// of the change counted). A test broken on the branch last week and fixed
+// since read as a pre-existing flake of that rate, and a patch breaking it
+// again passed ("flaky base, broken head", consistent with its rate). It
+// returns the history to use and a note, or ti.History and "".
 func fixedSince(ti TestInput) (Tally, string) {
 	h, clean := ti.History, ti.HistoryCleanSince
-	early := h.Runs - clean
-	if ti.Base.Failures > 0 || ti.Base.Runs == 0 || h.Failures < 3 || early <= 0 || 2*h.Failures < early {
+	early, late := h.Runs-clean, clean+ti.Base.Runs
+	if ti.Base.Failures > 0 || ti.Base.Runs == 0 || h.Failures < 3 || early <= 0 {
 		return h, ""
 	}
-	rate := float64(h.Failures) / float64(early)
-	chance := math.Pow(1-rate, float64(clean+ti.Base.Runs))
-	if chance >= fixedChance {
+	// Every failure among the early runs: C(early, F) / C(early+late, F).
+	chance := math.Exp(lnChoose(early, h.Failures) - lnChoose(early+late, h.Failures))
+	if chance >= fixedLevel/float64(h.Runs) {
 		return h, ""
 	}
-	return Tally{Runs: clean}, fmt.Sprintf("history cut to the %d runs since it was fixed: it failed %d of its first %d history runs, then passed the last %d and all %d base runs, a chance of %.2g at that rate; its baseline is the runs since",
+	return Tally{Runs: clean}, fmt.Sprintf("history cut to the %d runs since it was fixed: it failed %d of its first %d history runs, then passed the last %d and all %d base runs, a chance of %.2g if its rate never changed; its baseline is the runs since",
 		clean, h.Failures, early, clean, ti.Base.Runs, chance)
 }
 
