@@ -697,10 +697,15 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	var sides []Tally
 	p0s := map[[2]Tally]P0{}
 	read := 0
+	cloned := false
 	for i, ti := range in.Tests {
 		if cut, note := fixedSince(ti); note != "" {
 			// Read as this test's base side from here on (the ledger's
-			// observation above keeps the whole history's failures).
+			// observation above keeps the whole history's failures), in a
+			// copy: the caller's tests stay as given.
+			if !cloned {
+				in.Tests, cloned = slices.Clone(in.Tests), true
+			}
 			ti.History = cut
 			in.Tests[i] = ti
 			cls[i] = classify(ti, p0s)

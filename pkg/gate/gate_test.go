@@ -679,9 +679,13 @@ func TestHistoryOfATestFixedSince(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.in.Name = "c::t"
 			ok := TestInput{Name: "c::ok", Base: Tally{5, 0}, History: Tally{30, 0}, HistoryCleanSince: 30, Head: runs("PPPPP")}
-			res, err := Evaluate(Input{Tests: []TestInput{tc.in, ok}}, Options{})
+			tests := []TestInput{tc.in, ok}
+			res, err := Evaluate(Input{Tests: tests}, Options{})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tests[0].History != tc.in.History {
+				t.Errorf("the caller's history became %+v", tests[0].History)
 			}
 			tr := res.Tests[slices.IndexFunc(res.Tests, func(r TestResult) bool { return r.Name == "c::t" })]
 			if tr.Decision != tc.want || strings.Contains(tr.Reason, "history cut") != tc.cut || !strings.Contains(tr.Reason, tc.extra) {
