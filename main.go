@@ -31,9 +31,9 @@ func main() {
 	go func() {
 		s := <-sigs
 		cancel(interrupted{s.(syscall.Signal)})
-		<-sigs
+		s = <-sigs
 		matrix.KillRunning()
-		os.Exit(130)
+		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,
 		Action: func(ctx context.Context) int {

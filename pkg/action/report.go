@@ -187,7 +187,7 @@ func (a *run) scope(branch string) collect.Scope {
 func (a *run) previousOptions(branch string) collect.PreviousOptions {
 	ref, _, _ := strings.Cut(a.cfg.GitHub.WorkflowRef, "@") // owner/repo/.github/workflows/f.yml@ref
 	return collect.PreviousOptions{Repo: a.repo(), Workflow: path.Base(ref), Branch: branch,
-		ArtifactName: a.cfg.ReportArtifact(), Self: a.cfg.GitHub.RunID}
+		ArtifactName: a.cfg.ReportArtifact(), FormerNames: a.cfg.FormerReportArtifacts(), Self: a.cfg.GitHub.RunID}
 }
 
 // gatePreviousOptions are previousOptions, and the gate also reads the

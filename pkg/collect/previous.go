@@ -70,6 +70,10 @@ type PreviousOptions struct {
 	// ArtifactName-N (a re-run's or a retried upload's, see ArtifactNames)
 	// is taken as well.
 	ArtifactName string
+	// FormerNames are names earlier versions gave this step's report
+	// artifact (a tag ending in a digit had no "-tag"), read, by exact
+	// name, after ArtifactName: the carried history survives the rename.
+	FormerNames []string
 	// Self is this run's id, never read.
 	Self int64
 	// AnyWorkflow: when this workflow has left no report on the branch,
@@ -236,10 +240,10 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 		// uploaded "flakegate-report-web-2" before such tags got "-tag",
 		// which reads as a copy of "web"'s.
 		slices.SortStableFunc(arts, func(a, b ghapi.Artifact) int {
-			return cmp.Compare(boolInt(a.Name != o.ArtifactName), boolInt(b.Name != o.ArtifactName))
+			return cmp.Compare(o.rank(a.Name), o.rank(b.Name))
 		})
 		for _, art := range arts {
-			if !IsReportArtifact(o.ArtifactName, art.Name) || art.Expired {
+			if o.rank(art.Name) > 2 || art.Expired {
 				continue
 			}
 			data, err := c.DownloadArtifact(ctx, o.Repo, art.ID, maxReportArtifact)
@@ -312,9 +316,17 @@ func readHistory(f *zip.File) (*history.History, error) {
 	return history.Decode(rc)
 }
 
-func boolInt(b bool) int {
-	if b {
+// rank orders a run's artifacts for the report lookup: the name itself
+// (0), a re-run's copy of it (1), a name an earlier version used (2), and
+// any other (3), not a report of this step.
+func (o PreviousOptions) rank(name string) int {
+	switch {
+	case name == o.ArtifactName:
+		return 0
+	case IsReportArtifact(o.ArtifactName, name):
 		return 1
+	case slices.Contains(o.FormerNames, name):
+		return 2
 	}
-	return 0
+	return 3
 }

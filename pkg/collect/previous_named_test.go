@@ -190,3 +190,21 @@ func TestPreviousReportExactNameFirst(t *testing.T) {
 		t.Errorf("step web read %+v", p.Report)
 	}
 }
+
+// A step tagged "node18" uploaded flakegate-report-node18 before the
+// upgrade; after it, config names its report flakegate-report-node18-tag,
+// and the last report (with the carried history) was no longer found: the
+// former names are read too.
+func TestPreviousReportAfterTagRename(t *testing.T) {
+	s := ghfake.New(t)
+	repo := s.Repo("acme/shop")
+	run := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: t0})
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "flakegate-report-node18", Files: map[string][]byte{render.ReportJSONFile: []byte(`{"source":"last week's"}`)}})
+	p, err := PreviousReport(context.Background(), newClient(t, s), PreviousOptions{Repo: ghapi.Repo{Owner: "acme", Name: "shop"}, Workflow: "flakegate.yml", Branch: "main", ArtifactName: "flakegate-report-node18-tag", FormerNames: []string{"flakegate-report-node18", "flakegate-report-tag-node18"}, Self: 99999})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Report == nil {
+		t.Errorf("last week's report (flakegate-report-node18) not found under the new name")
+	}
+}

@@ -704,8 +704,27 @@ func (c *Config) GateOptions() gate.Options {
 // when the tag is not the default, so that two flakegate steps in one run
 // upload two artifacts. (An upload adds -attempt-N on a re-run.)
 func (c *Config) ReportArtifact() string {
+	name, _ := c.reportArtifact()
+	return name
+}
+
+// FormerReportArtifacts are the names earlier versions gave this step's
+// report artifact, for the lookup of its last report after the rename: a
+// tag ending in a digit had none ("flakegate-report-node18"), or, a tag of
+// digits or attempt-N, "tag-" before it ("flakegate-report-tag-2").
+func (c *Config) FormerReportArtifacts() []string {
+	name, slug := c.reportArtifact()
+	if slug == "" || !strings.HasSuffix(name, "-tag") {
+		return nil
+	}
+	return []string{c.ArtifactName + "-" + slug, c.ArtifactName + "-tag-" + slug}
+}
+
+// reportArtifact returns the report artifact's name and the comment tag's
+// slug in it ("" when untagged).
+func (c *Config) reportArtifact() (string, string) {
 	if c.CommentTag == "" || c.CommentTag == publish.DefaultTag {
-		return c.ArtifactName
+		return c.ArtifactName, ""
 	}
 	slug := strings.Map(func(r rune) rune {
 		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
@@ -722,5 +741,5 @@ func (c *Config) ReportArtifact() string {
 		// letter, so no step's name is another's with a re-run's suffix.
 		name += "-tag"
 	}
-	return name
+	return name, slug
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/flakegate/flakegate/pkg/collect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -764,6 +765,22 @@ func TestReportArtifactNotARerunsName(t *testing.T) {
 			if on != name && collect.IsReportArtifact(on, name) {
 				t.Errorf("tag %q's %q reads as a re-run's copy of tag %q's %q", tag, name, other, on)
 			}
+		}
+	}
+}
+
+// TestFormerReportArtifacts: a step whose report artifact was renamed (a tag
+// ending in a digit) reads its last report under the names it had.
+func TestFormerReportArtifacts(t *testing.T) {
+	for tag, want := range map[string][]string{
+		"":       nil,
+		"web":    nil,
+		"node18": {"flakegate-report-node18", "flakegate-report-tag-node18"},
+		"2":      {"flakegate-report-2", "flakegate-report-tag-2"},
+	} {
+		c := Config{ArtifactName: "flakegate-report", CommentTag: tag}
+		if got := c.FormerReportArtifacts(); !slices.Equal(got, want) {
+			t.Errorf("tag %q: %q, want %q", tag, got, want)
 		}
 	}
 }

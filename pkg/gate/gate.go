@@ -710,9 +710,9 @@ func Evaluate(in Input, opt Options) (Result, error) {
 			in.Tests[i] = ti
 			cls[i] = classify(ti, p0s)
 			cls[i].baseNote = strings.TrimPrefix(cls[i].baseNote+"; "+note, "; ")
-			continue
+		} else {
+			cls[i] = classify(ti, p0s)
 		}
-		cls[i] = classify(ti, p0s)
 		if member(cls[i].tr.Bucket) {
 			sides = append(sides, cls[i].baseSide)
 			read = max(read, len(ti.Head))
@@ -1150,11 +1150,15 @@ func (d declaration) uncovered(ti TestInput) string {
 		return ""
 	}
 	file := strings.ReplaceAll(cmp.Or(ti.File, ledger.ScopeFile(ti.Name)), `\`, "/")
-	if file == "" {
+	if file == "" || path.Ext(file) == "" {
+		// Unknown, or a package's path (a Go test's id) and not a file.
 		return ""
 	}
 	for _, c := range d.changed {
-		if file == c || strings.HasSuffix(file, "/"+c) {
+		// Either may be relative to a directory the other includes: the
+		// file attribute to pytest's rootdir in a monorepo, an absolute
+		// path on the runner.
+		if file == c || strings.HasSuffix(file, "/"+c) || strings.HasSuffix(c, "/"+file) {
 			return ""
 		}
 	}
@@ -1169,11 +1173,15 @@ func (d declaration) uncovered(ti TestInput) string {
 }
 
 // redInSeveral reports whether a test failed every one of at least two base
-// runs it ran in: an id stable enough to be a test, red on base, which a
-// base run missing it does not make unstable (it escaped the rule that a
-// test red on base must still exist on head).
+// runs it ran in, and is missing from one base run at most: an id stable
+// enough to be a test, red on base, which a base run missing it does not
+// make unstable (it escaped the rule that a test red on base must still
+// exist on head).
 func redInSeveral(ti TestInput) bool {
-	return ti.Base.Runs >= 2 && classOf(ti.Base, ti.BaseRetried) == Broken
+	// Missing from at most one: an entry that shows only when it fails
+	// (a module's import error, initializationError) is in few base runs,
+	// and its absence from head is no removal.
+	return ti.Base.Runs >= 2 && ti.BaseMissing <= 1 && classOf(ti.Base, ti.BaseRetried) == Broken
 }
 
 // fixedLevel bounds the chance, if the test's rate never changed, that all

@@ -111,14 +111,17 @@ func visibleText(body string) string {
 			body = body[c+4+end+3:]
 		default:
 			b.WriteString(body[:f])
-			fence := body[f : f+3]
-			rest := body[f+3:]
+			ch, n := body[f], 0
+			for f+n < len(body) && body[f+n] == ch {
+				n++
+			}
+			rest := body[f+n:]
 			nl := strings.IndexByte(rest, '\n')
 			if nl < 0 {
 				return b.String()
 			}
 			rest = rest[nl+1:]
-			end := closingFence(rest, fence)
+			end := closingFence(rest, ch, n)
 			if end < 0 {
 				return b.String()
 			}
@@ -146,18 +149,21 @@ func fenceAt(body string) int {
 }
 
 // closingFence returns the offset just past the line of rest that closes a
-// block opened by fence, or -1.
-func closingFence(rest, fence string) int {
+// block opened by a run of n fence characters ch: a line of at least n of
+// them and nothing else (```` is not closed by ```, nor ``` by ```go), or
+// -1.
+func closingFence(rest string, ch byte, n int) int {
 	for off := 0; off < len(rest); {
 		line := rest[off:]
-		n := len(line)
+		size := len(line)
 		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
-			line, n = line[:nl], nl+1
+			line, size = line[:nl], nl+1
 		}
-		if strings.HasPrefix(strings.TrimSpace(line), fence) {
-			return off + n
+		t := strings.TrimSpace(line)
+		if len(t) >= n && strings.Count(t, string(ch)) == len(t) {
+			return off + size
 		}
-		off += n
+		off += size
 	}
 	return -1
 }

@@ -250,6 +250,10 @@ func TestDeclared(t *testing.T) {
 		{"Example:\n  ~~~md\nTest-Changes: adds test_x\n  ~~~\nTest-Changes: renames test_y", nil, true},
 		{"```\nunclosed fence\nTest-Changes: adds test_x", nil, false},
 		{"<!-- unclosed\nTest-Changes: adds test_x", nil, false},
+		// A longer fence is closed by one as long; a line with an info
+		// string opens, never closes.
+		{"````\n```\nTest-Changes: adds test_x\n```\n````\n", nil, false},
+		{"```\n```go\nTest-Changes: adds test_x\n```\n", nil, false},
 	}
 	for _, tc := range tests {
 		if got, by := Declared(tc.body, tc.labels, DefaultDeclareLabel); got != tc.want {

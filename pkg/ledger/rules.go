@@ -91,6 +91,7 @@ func (ctx Context) observed(test string) (Observation, bool) {
 		o := ctx.Observed[name]
 		seen = true
 		all.BaseFailures += o.BaseFailures
+		all.BaseRuns += o.BaseRuns
 		all.HeadRuns += o.HeadRuns
 		all.HeadFailures += o.HeadFailures
 		for _, s := range o.Signatures {

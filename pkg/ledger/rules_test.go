@@ -198,3 +198,28 @@ func TestEntryCoversLegs(t *testing.T) {
 		t.Errorf("a new entry without base evidence on any leg: %+v", fs)
 	}
 }
+
+// A move onto a test the base ran is no rename, also when the gate told the
+// test apart by leg ("c::n [junit-windows]"): observed sums the legs'
+// observations but not their BaseRuns, so the move read as a rename and
+// the new exemption needed neither the label nor base evidence.
+func TestMoveOntoALeggedBaseTestIsNoRename(t *testing.T) {
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	seed := seedEntry()
+	other := seedEntry()
+	other.Test, other.Signature = "tests/test_ws.py::test_reconnect", "sha256:0123456789ab"
+	moved := other
+	moved.Test = "tests/test_ws.py::test_send"
+	obs := map[string]Observation{
+		moved.Test + " [junit-ubuntu]":  {HeadRuns: 5, HeadFailures: 1, BaseRuns: 5},
+		moved.Test + " [junit-windows]": {HeadRuns: 5, HeadFailures: 1, BaseRuns: 5},
+	}
+	got := Check(withEntries(seed, other), withEntries(seed, moved), Context{Now: now, Observed: obs})
+	rules := map[string]bool{}
+	for _, f := range got {
+		rules[f.Rule] = true
+	}
+	if rules[RuleRenamed] || !rules[RuleGrowth] {
+		t.Errorf("findings %+v: want growth, no rename", got)
+	}
+}

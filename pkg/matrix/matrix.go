@@ -646,7 +646,7 @@ func stopReason(res gate.Result, pair, k int) string {
 	case res.Crashes != nil && res.Crashes.Block:
 		c := res.Crashes
 		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: the patch crashes the suite now and then", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair)
-	case res.Crashes != nil:
+	case res.Crashes != nil && len(res.Blocking()) == 0 && (!res.Crashes.More || pair >= k):
 		c := res.Crashes
 		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: an outage or a crash the patch causes, which the budget of %d pairs cannot tell apart", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair, k)
 	case failing == 0 && len(res.Outages) > 0:

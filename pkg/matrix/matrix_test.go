@@ -1201,3 +1201,16 @@ func TestRunCrashesNowAndThen(t *testing.T) {
 		t.Errorf("stop %q; log:\n%s", rep.Stop, log.String())
 	}
 }
+
+// A test blocks after 5 of 20 pairs, with one head run of five an outage:
+// the driver stopped for the block, not for a budget that cannot tell.
+func TestStopReasonBlockWithAnOutage(t *testing.T) {
+	res := gate.Result{
+		Tests:   []gate.TestResult{{Name: "c::t", Decision: gate.Block, Head: gate.Side{Runs: 4, Failures: 4}}},
+		Crashes: &gate.CrashSplit{BaseRuns: 5, HeadRuns: 5, HeadOutages: 1, More: true},
+	}
+	got := stopReason(res, 5, 20)
+	if strings.Contains(got, "cannot tell apart") {
+		t.Errorf("stop reason %q", got)
+	}
+}

@@ -185,6 +185,9 @@ func (t Test) Run(outcomes []bool, firstLook int) Result {
 		r.Trace = append(r.Trace, Step{Passed: passed, Step: s, Cumulative: r.LLR})
 		if i+1 >= firstLook {
 			if d := t.Decide(r.LLR); d != Continue {
+				if t.RegressionAt(r.Trace) >= 0 {
+					d = Regression // reached before this look
+				}
 				r.Decision = d
 				return r
 			}

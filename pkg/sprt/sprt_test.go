@@ -294,3 +294,14 @@ func TestRunMatchesIncremental(t *testing.T) {
 		}
 	}
 }
+
+// A trace that reaches the REGRESSION bound before the first look is
+// REGRESSION whatever the look says (RegressionAt's rule), also when the
+// look itself crosses the FLAKE bound.
+func TestRegressionBeforeTheFirstLook(t *testing.T) {
+	tt := Test{P0: 0.1, P1: 0.9, Alpha: 0.05, Beta: 0.05}
+	r := tt.Run([]bool{false, false, true, true, true, true}, 6)
+	if r.Decision != Regression {
+		t.Errorf("decision %s, trace %v (RegressionAt %d)", r.Decision, r.Trace, tt.RegressionAt(r.Trace))
+	}
+}
