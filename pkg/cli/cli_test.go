@@ -202,7 +202,7 @@ func TestGateCLI(t *testing.T) {
 	os.WriteFile(filepath.Join(cut, "head-2.xml"), whole[:len(whole)/2], 0o644)
 	r = run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", cut, "--history", filepath.Join(dir, "hist"), "--json", jsonPath)
 	if r.code != 1 || !strings.Contains(r.stdout, "verdict: block") ||
-		!strings.Contains(r.stdout, "head results missing: 1 head result file(s) or run(s) could not be read") ||
+		!strings.Contains(r.stdout, "head results missing: 1 head result file(s) or run(s) were not read") ||
 		!strings.Contains(r.stdout, "head: not read: "+filepath.Join(cut, "head-2.xml")) {
 		t.Fatalf("a head file cut short: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -245,7 +245,7 @@ func TestGateCLINotResults(t *testing.T) {
 		// head file not read fails the check, whatever on-inconclusive says.
 		{"Robot Framework", "output.xml", `<?xml version="1.0" encoding="UTF-8"?><robot generator="Robot 7.0"><suite name="Login"><test name="Valid Login"><status status="PASS"/></test></suite></robot>`,
 			"verdict: block", "Robot Framework's output.xml", ""},
-		{"unknown", "sitemap.xml", `<urlset><url/></urlset>`, "verdict: block", "head result file(s) or run(s) could not be read", ""},
+		{"unknown", "sitemap.xml", `<urlset><url/></urlset>`, "verdict: block", "head result file(s) or run(s) were not read", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -1485,7 +1485,7 @@ func evidenceBlocks(r Result) []string {
 		}
 	}
 	if headUnread > 0 {
-		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) could not be read (listed below), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they can be read (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
+		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) were not read (listed below: a file that failed to download or parse, a run still in progress or ended without results), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they are there (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
 	}
 	if m := r.Missing; m != nil && m.Block {
 		out = append(out, fmt.Sprintf("part of the suite vanishes on head now and then: tests collected in every base run (%d) have no result in %d of %d head runs (a shard that crashed, or was not given); if the patch changed nothing, a split this uneven has probability %.2g (Fisher's exact test), within %.2g (%.2g of alpha-pr)",

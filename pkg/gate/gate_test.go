@@ -278,9 +278,9 @@ func TestUnreadFilesLeaveTheVerdictPartial(t *testing.T) {
 		// A head file not read may hold a failure: whatever
 		// on-inconclusive says, the check does not pass (it did, under the
 		// default neutral, with a failing shard's artifact unreadable).
-		{"head unread, neutral", []TestInput{clean}, one, "", VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
-		{"head unread, fail", []TestInput{clean}, one, PolicyFail, VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
-		{"head unread, pass", []TestInput{clean}, one, PolicyPass, VerdictBlock, "head results missing: 1 head result file(s) or run(s) could not be read"},
+		{"head unread, neutral", []TestInput{clean}, one, "", VerdictBlock, "head results missing: 1 head result file(s) or run(s) were not read"},
+		{"head unread, fail", []TestInput{clean}, one, PolicyFail, VerdictBlock, "head results missing: 1 head result file(s) or run(s) were not read"},
+		{"head unread, pass", []TestInput{clean}, one, PolicyPass, VerdictBlock, "head results missing: 1 head result file(s) or run(s) were not read"},
 		{"head unread and blocking", []TestInput{clean, blocking}, one, PolicyPass, VerdictBlock, "c::regress: regression"},
 		// Base files not read can only make the gate stricter: the policy
 		// decides.
