@@ -259,8 +259,12 @@ func (f *family) prLevel(g *nullGroup, best float64) float64 {
 // withMargin writes a PR-level p-value, with the cost it comes from when
 // the margin is less than 1.
 func (f *family) withMargin(p float64) string {
-	if m := f.margin; m < 1 && p < 1 {
-		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior, at %d head runs of a %d-run schedule)", p, p*m, m, f.read, f.last)
+	m := f.margin
+	switch {
+	case m >= 1 || p >= 1:
+		return fmt.Sprintf("%.2g", p)
+	case f.fitted < 1:
+		return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g for the error of the fitted prior, at %d head runs of a %d-run schedule, and the outage checks' share)", p, p*m, m, f.read, f.last)
 	}
-	return fmt.Sprintf("%.2g", p)
+	return fmt.Sprintf("%.2g (a cost of %.2g over a margin of %.2g, the rest of alpha-pr the outage checks')", p, p*m, m)
 }

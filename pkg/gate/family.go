@@ -94,7 +94,8 @@ type family struct {
 	prior       *prior
 	first, last int     // the common schedule: looks first..last
 	budget      int     // the head-run budget (≤ last): looks past it never come
-	margin      float64 // alpha over alpha-pr (fitMargin); 1 unless Evaluate sets it
+	margin      float64 // alpha over alpha-pr (fitMargin × familyShare); 1 unless Evaluate sets it
+	fitted      float64 // fitMargin's part of it
 	read        int     // the most head runs a member has, which set the margin
 	groups      map[groupKey]*nullGroup
 	order       []*nullGroup // deterministic iteration
@@ -112,7 +113,7 @@ func newFamily(base []Tally, first, last int, alpha float64) *family {
 	for _, t := range base {
 		counts[t]++
 	}
-	return &family{prior: fitPrior(counts), first: first, last: last, budget: last, margin: 1, alpha: alpha,
+	return &family{prior: fitPrior(counts), first: first, last: last, budget: last, margin: 1, fitted: 1, alpha: alpha,
 		groups: map[groupKey]*nullGroup{}, sources: map[[2]Tally]string{}}
 }
 

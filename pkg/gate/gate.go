@@ -459,8 +459,9 @@ type Family struct {
 	Failing   int     `json:"failing"`   // of them, with head failures
 	Threshold float64 `json:"threshold"` // the largest test's threshold (Stat.Threshold); 0 when nothing can block
 	Cost      float64 `json:"cost"`      // P(any block | nothing changed) at the tests' thresholds, at most alpha_pr × margin
-	// Margin is the share of alpha_pr the calibration spends: 1, or less
-	// when the head runs read are more than a quarter of the schedule (fitMargin).
+	// Margin is the share of alpha_pr the calibration spends: familyShare
+	// (0.95: the rest is the outage checks'), times less than 1 when the
+	// head runs read are more than a quarter of the schedule (fitMargin).
 	// A test's PR-level p-value is its cost over the margin, so that it
 	// blocks exactly when that is at most alpha_pr.
 	Margin float64 `json:"margin"`
@@ -530,10 +531,13 @@ type CrashSplit struct {
 }
 
 // crashLevel is the share of alpha-pr each of the two splits (Crashes and
-// Missing) blocks at. Each is one more test beside the family's, and by the
-// union bound they add at most twice this share to the chance that a clean
-// PR is blocked, only on PRs whose runs had outages or missing results.
-const crashLevel = 0.1
+// Missing) blocks at. Each is one more test beside the family's, which
+// spends familyShare of alpha-pr, so that by the union bound the chance
+// that a clean PR is blocked stays within alpha-pr.
+const (
+	crashLevel  = 0.025
+	familyShare = 1 - 2*crashLevel
+)
 
 // missingSplit compares, for the test collected in every base run that
 // lacks results in the most head runs (TestInput.HeadMissing), those head
@@ -719,9 +723,12 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		}
 	}
 	last := max(opt.MaxRuns, minScheduleRuns)
-	margin := fitMargin(read, last)
+	fitted := fitMargin(read, last)
+	// The family spends alpha-pr less the outage checks' shares (Crashes,
+	// Missing): by the union bound all of them together stay within it.
+	margin := fitted * familyShare
 	fam := newFamily(sides, min(opt.FirstLook, opt.MaxRuns), last, opt.AlphaPR*margin)
-	fam.budget, fam.margin, fam.read = opt.MaxRuns, margin, read
+	fam.budget, fam.margin, fam.fitted, fam.read = opt.MaxRuns, margin, fitted, read
 	failing := 0
 	for i, ti := range in.Tests {
 		if member(cls[i].tr.Bucket) {

@@ -55,10 +55,10 @@ func TestHistoryFromAnotherHost(t *testing.T) {
 		p              float64
 		matched, never float64 // P(block) with history at rate p, and with 0 of 150
 	}{
-		{0.05, 0.001, 0.180},
-		{0.10, 0.000, 0.269},
-		{0.20, 0.000, 0.343},
-		{0.30, 0.000, 0.386},
+		{0.05, 0.001, 0.175},
+		{0.10, 0.000, 0.245},
+		{0.20, 0.000, 0.259},
+		{0.30, 0.000, 0.275},
 	} {
 		matched := block(Tally{150, int(math.Round(150 * c.p))}, c.p)
 		never := block(Tally{150, 0}, c.p)

@@ -207,7 +207,7 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	margin := ""
 	if f.Margin > 0 && f.Margin < 1 {
 		// gate.fitMargin: the calibration kept part of alpha-pr back.
-		margin = " × a margin of " + num(f.Margin) + " for the fitted prior's error"
+		margin = " × a margin of " + num(f.Margin) + " (the outage checks' share, and the fitted prior's error when below 0.95)"
 	}
 	fmt.Fprintf(&b, "\n<sub>%s compared, %d with base-branch history (%d history runs); the chance that a PR changing nothing is blocked: %s, within alpha-pr %s%s; undecided → %s. Ledger evidence: SPRT with p1 %s, α %s, β %s.</sub>\n",
 		plural(f.Tests, "test", "tests"), f.HistoryTests, f.HistoryRuns, num(f.Cost), num(r.Params.AlphaPR), margin, EscapeMarkdown(string(r.Params.OnInconclusive)),
