@@ -74,6 +74,9 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 		return rec, &RunError{Run: rec, Err: ctx.Err()}
 	}
 	if cmd.ProcessState == nil {
+		if runCtx.Err() != nil && opt.RunTimeout > 0 {
+			return fail("command %q did not start within the run timeout (%s): give --run-timeout at least the time a run takes", opt.Command[0], opt.RunTimeout)
+		}
 		return fail("command %q did not start: %w", opt.Command[0], err)
 	}
 	rec.ExitCode = cmd.ProcessState.ExitCode()

@@ -1214,3 +1214,15 @@ func TestStopReasonBlockWithAnOutage(t *testing.T) {
 		t.Errorf("stop reason %q", got)
 	}
 }
+
+// TestRunTimeoutShorterThanAStart: a run timeout that ends before the
+// command can start says so (it said "context deadline exceeded").
+func TestRunTimeoutShorterThanAStart(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	opt := r.options(t)
+	opt.K, opt.RunTimeout = 1, time.Nanosecond
+	_, err := Run(context.Background(), opt)
+	if err == nil || !strings.Contains(err.Error(), `command "sh" did not start within the run timeout (1ns): give --run-timeout at least the time a run takes`) {
+		t.Errorf("Run error = %v", err)
+	}
+}
