@@ -242,7 +242,7 @@ func printGate(w io.Writer, r gate.Result) {
 	if f.Margin > 0 && f.Margin < 1 {
 		margin = fmt.Sprintf(" × margin %.3g", f.Margin)
 	}
-	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(any block | nothing changed) %.3g <= alpha-pr %.3g%s\n",
+	fmt.Fprintf(w, "compared %d tests (%d with base-branch history, %d history runs); %d failed on head; P(a test blocks | nothing changed) %.3g <= alpha-pr %.3g%s\n",
 		f.Tests, f.HistoryTests, f.HistoryRuns, f.Failing, f.Cost, r.Params.AlphaPR, margin)
 	for _, t := range r.Tests {
 		if t.Decision == gate.Pass && (t.Bucket == gate.OK || t.Bucket == gate.NewOK) {

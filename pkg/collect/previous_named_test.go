@@ -200,7 +200,7 @@ func TestPreviousReportAfterTagRename(t *testing.T) {
 	repo := s.Repo("acme/shop")
 	run := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: t0})
 	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "flakegate-report-node18", Files: map[string][]byte{render.ReportJSONFile: []byte(`{"source":"last week's"}`)}})
-	p, err := PreviousReport(context.Background(), newClient(t, s), PreviousOptions{Repo: ghapi.Repo{Owner: "acme", Name: "shop"}, Workflow: "flakegate.yml", Branch: "main", ArtifactName: "flakegate-report-node18-tag", FormerNames: []string{"flakegate-report-node18", "flakegate-report-tag-node18"}, Self: 99999})
+	p, err := PreviousReport(context.Background(), newClient(t, s), PreviousOptions{Repo: ghapi.Repo{Owner: "acme", Name: "shop"}, Workflow: "flakegate.yml", Branch: "main", ArtifactName: "flakegate-report-node18-tag", FormerNames: []string{"flakegate-report-node18"}, Self: 99999})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/model"
@@ -717,7 +718,12 @@ func (c *Config) FormerReportArtifacts() []string {
 	if slug == "" || !strings.HasSuffix(name, "-tag") {
 		return nil
 	}
-	return []string{c.ArtifactName + "-" + slug, c.ArtifactName + "-tag-" + slug}
+	// The one name the previous version gave it: "tag-" before a tag that
+	// read as a re-run's suffix of the untagged name, else none.
+	if old := c.ArtifactName + "-" + slug; !collect.IsReportArtifact(c.ArtifactName, old) {
+		return []string{old}
+	}
+	return []string{c.ArtifactName + "-tag-" + slug}
 }
 
 // reportArtifact returns the report artifact's name and the comment tag's

@@ -273,7 +273,7 @@ func TestFitMargin(t *testing.T) {
 			}
 			if tr.Decision == Block {
 				blocks++
-				if tr.Stat.PRLevel > DefaultAlphaPR || !strings.Contains(tr.Reason, "over a margin of 0.47 for the error of the fitted prior") {
+				if tr.Stat.PRLevel > DefaultAlphaPR || !strings.Contains(tr.Reason, "over a margin of 0.47: for the error of the fitted prior") {
 					t.Errorf("%s blocks at PR-level p %v: %s", tr.Name, tr.Stat.PRLevel, tr.Reason)
 				}
 			} else if tr.Stat.PRLevel <= DefaultAlphaPR && !strings.Contains(tr.Reason, "Fisher") {

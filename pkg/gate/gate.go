@@ -873,7 +873,7 @@ func classify(ti TestInput, p0s map[[2]Tally]P0) classified {
 	switch {
 	case tr.Head.Class == Untested && ti.leftOut("head") > 0:
 		tr.Bucket = HeadLeftOut
-	case tr.Bucket == Removed && ti.BaseMissing > 0 && ti.HeadSkipped == 0 && !redInSeveral(ti):
+	case tr.Bucket == Removed && ti.BaseMissing > 0 && ti.HeadSkipped == 0:
 		tr.Bucket = Unstable
 	case tr.Bucket == Removed && goneFromBase(ti):
 		tr.Bucket = GoneFromBase
@@ -995,7 +995,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl dec
 		}
 	}
 	if ev.blocked {
-		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, thresholds that block this count give a chance of any block of %s, within alpha-pr %.2g",
+		return say(Block, "%s: %s; if the patch changed nothing, a count this high has probability %.2g%s for %s; over all %d compared tests and every look, thresholds that block this count give a PR-level p of %s, within alpha-pr %.2g",
 			what, headStr, ev.best, at, rate, fam.members, fam.withMargin(prp), opt.AlphaPR)
 	}
 
@@ -1017,7 +1017,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl dec
 	if prp >= 1 && undecidedFactor*opt.AlphaPR < 1 {
 		prStr = fmt.Sprintf("more than %.2g (%d × alpha-pr)", undecidedFactor*opt.AlphaPR, undecidedFactor)
 	}
-	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests, thresholds that would block this count give a chance of any block of %s, above alpha-pr %.2g",
+	stat := fmt.Sprintf("%s; P = %.2g%s for %s; over all %d compared tests, thresholds that would block this count give a PR-level p of %s, above alpha-pr %.2g",
 		headStr, ev.best, at, rate, fam.members, prStr, opt.AlphaPR)
 	if ev.held {
 		stat = fmt.Sprintf("%s; P = %.2g%s for %s, rare enough for the suite's calibration, but not against the test's own base-side runs: %d of %d head runs failing against %d of %d base-side runs has probability %.2g if both sides fail at one rate (Fisher's exact test), above alpha-pr %.2g",
@@ -1156,9 +1156,9 @@ func (d declaration) uncovered(ti TestInput) string {
 	if !d.known {
 		return ""
 	}
-	file := strings.ReplaceAll(cmp.Or(ti.File, ledger.ScopeFile(ti.Name)), `\`, "/")
-	if file == "" || path.Ext(file) == "" {
-		// Unknown, or a package's path (a Go test's id) and not a file.
+	file := strings.ReplaceAll(cmp.Or(ti.File, ledger.SourceFile(ti.Name)), `\`, "/")
+	if file == "" {
+		// Unknown, or a package's path (a Go test's id), not a file.
 		return ""
 	}
 	for _, c := range d.changed {
@@ -1177,18 +1177,6 @@ func (d declaration) uncovered(ti TestInput) string {
 		}
 	}
 	return file
-}
-
-// redInSeveral reports whether a test failed every one of at least two base
-// runs it ran in, and is missing from one base run at most: an id stable
-// enough to be a test, red on base, which a base run missing it does not
-// make unstable (it escaped the rule that a test red on base must still
-// exist on head).
-func redInSeveral(ti TestInput) bool {
-	// Missing from at most one: an entry that shows only when it fails
-	// (a module's import error, initializationError) is in few base runs,
-	// and its absence from head is no removal.
-	return ti.Base.Runs >= 2 && ti.BaseMissing <= 1 && classOf(ti.Base, ti.BaseRetried) == Broken
 }
 
 // fixedLevel bounds the chance, if the test's rate never changed, that all

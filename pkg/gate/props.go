@@ -219,7 +219,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 	for _, t := range in.Tests {
 		// Not a test that left some base runs out (an unstable id), nor
 		// one whose head runs were left out as outages.
-		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && (t.BaseMissing == 0 || redInSeveral(t)) && t.leftOut("head") == 0 && !goneFromBase(t) {
+		if classOf(t.Base, t.BaseRetried) == Broken && len(t.Head) == 0 && t.BaseMissing == 0 && t.leftOut("head") == 0 && !goneFromBase(t) {
 			msg := fmt.Sprintf("red on base (%d of %d runs failed) and no longer runs on head: a test red on base must still exist and collect", t.Base.Failures, t.Base.Runs)
 			if t.HeadSkipped > 0 {
 				msg = fmt.Sprintf("red on base (%d of %d runs failed) and skipped in every head run it was collected in (%d): a test red on base must still run on head", t.Base.Failures, t.Base.Runs, t.HeadSkipped)

@@ -165,6 +165,16 @@ func ScopeFile(test string) string {
 	return ""
 }
 
+// SourceFile is ScopeFile when the part before "::" ends in a source
+// file's extension ("tests/test_up.py::test_b"), and "" otherwise: a Go
+// package path ("gopkg.in/yaml.v3::TestX") names no file.
+func SourceFile(test string) string {
+	if f := ScopeFile(test); pathExt().MatchString(f) {
+		return f
+	}
+	return ""
+}
+
 // moduleFile finds, among the changed files, the source file of a test
 // named by a dotted module or class ("tests.test_up::test_b", pytest
 // without a file attribute; "com.acme.FooTest::testBar", JUnit), whose

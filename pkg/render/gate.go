@@ -207,9 +207,9 @@ func gateDoc(r gate.Result, m GateMeta, lv gateLevel, shortened bool) string {
 	margin := ""
 	if f.Margin > 0 && f.Margin < 1 {
 		// gate.fitMargin: the calibration kept part of alpha-pr back.
-		margin = " × a margin of " + num(f.Margin) + " (the outage checks' share, and the fitted prior's error when below 0.95)"
+		margin = " × a margin of " + num(f.Margin) + " (the rest of alpha-pr is the outage checks'; below 0.95, the fitted prior's error too)"
 	}
-	fmt.Fprintf(&b, "\n<sub>%s compared, %d with base-branch history (%d history runs); the chance that a PR changing nothing is blocked: %s, within alpha-pr %s%s; undecided → %s. Ledger evidence: SPRT with p1 %s, α %s, β %s.</sub>\n",
+	fmt.Fprintf(&b, "\n<sub>%s compared, %d with base-branch history (%d history runs); the chance that a test blocks a PR changing nothing: %s, within alpha-pr %s%s; undecided → %s. Ledger evidence: SPRT with p1 %s, α %s, β %s.</sub>\n",
 		plural(f.Tests, "test", "tests"), f.HistoryTests, f.HistoryRuns, num(f.Cost), num(r.Params.AlphaPR), margin, EscapeMarkdown(string(r.Params.OnInconclusive)),
 		num(r.Params.P1), num(r.Params.Alpha), num(r.Params.Beta))
 	return b.String()

@@ -67,7 +67,7 @@ func TestGateMarkdownMargin(t *testing.T) {
 		if err := GateMarkdown(&b, r, meta, 0); err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Contains(b.String(), "within alpha-pr 0.05 × a margin of 0.5 (the outage checks' share, and the fitted prior's error when below 0.95);"); got != c.want {
+		if got := strings.Contains(b.String(), "within alpha-pr 0.05 × a margin of 0.5 (the rest of alpha-pr is the outage checks'; below 0.95, the fitted prior's error too);"); got != c.want {
 			t.Errorf("margin %v: footer names the margin %v, want %v", c.margin, got, c.want)
 		}
 	}
