@@ -545,7 +545,7 @@ const (
 func missingSplit(tests []TestInput, opt Options) *CrashSplit {
 	var worst *TestInput
 	for i, t := range tests {
-		if t.HeadMissing > 0 && len(t.Head) > 0 && t.Base.Runs > 0 && t.BaseMissing == 0 && (worst == nil || t.HeadMissing > worst.HeadMissing) {
+		if shardMissing(t) && (worst == nil || t.HeadMissing > worst.HeadMissing) {
 			worst = &tests[i]
 		}
 	}
@@ -573,26 +573,26 @@ func split(baseRuns, baseBad, headRuns, headBad int, opt Options) *CrashSplit {
 // crashSplit compares the outages of the two sides, or returns nil when no
 // head run, or every one, was an outage.
 func crashSplit(outs []Outage, tests []TestInput, opt Options) *CrashSplit {
-	c := &CrashSplit{Level: crashLevel * opt.AlphaPR}
+	var baseRuns, baseOut, headRuns, headOut int
 	for _, o := range outs {
 		if o.Side == "head" {
-			c.HeadOutages, c.HeadRuns = c.HeadOutages+1, o.Runs
+			headOut, headRuns = headOut+1, o.Runs
 		} else {
-			c.BaseOutages, c.BaseRuns = c.BaseOutages+1, o.Runs
+			baseOut, baseRuns = baseOut+1, o.Runs
 		}
 	}
-	if c.HeadOutages == 0 || c.HeadOutages == c.HeadRuns {
+	if headOut == 0 || headOut == headRuns {
 		return nil
 	}
-	if c.BaseOutages == 0 {
+	if baseOut == 0 {
 		for _, t := range tests {
-			c.BaseRuns = max(c.BaseRuns, t.Base.Runs)
+			baseRuns = max(baseRuns, t.Base.Runs)
 		}
 	}
-	if c.BaseRuns == 0 {
+	if baseRuns == 0 {
 		return nil // no base run to compare with
 	}
-	return split(c.BaseRuns, c.BaseOutages, c.HeadRuns, c.HeadOutages, opt)
+	return split(baseRuns, baseOut, headRuns, headOut, opt)
 }
 
 // Pending lists the tests whose SPRT could still decide with more head runs.
@@ -676,12 +676,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		lctx.DeclaredBy = declaredBy
 	}
 	res.Outages = outagesOf(in.Tests)
-	headUnread := 0
-	for _, u := range in.Unread {
-		if u.Side == "head" {
-			headUnread++
-		}
-	}
+	headUnread := headUnreadOf(in.Unread)
 	for _, ti := range in.Tests {
 		head := TallyOf(ti.Head)
 		lctx.Observed[ti.Name] = ledger.Observation{
@@ -929,6 +924,10 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl dec
 		return say(Pass, "removed on the base branch: ran in %d base runs, then in none of the %d base-branch runs since that ran the other tests of its class, nor on head: the branch dropped it after the base commit (a pull request's base.sha stays at the branch's tip when it was opened), not the patch",
 			ti.Base.Runs, ti.LeftBaseBranch)
 	case Removed:
+		uncovered := ""
+		if decl.declared {
+			uncovered = decl.uncovered(ti)
+		}
 		switch {
 		case headUnread > 0 && ti.HeadSkipped == 0:
 			// Its results may be in a file that was not read: a failed
@@ -948,9 +947,9 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl dec
 			// as for a new skip marker, a declaration does not waive it.
 			return say(Block, "newly skipped: ran in %d base runs and was skipped in every head run it was collected in (%d); a new skip hides the test whatever it does, and a Test-Changes declaration does not waive it",
 				ti.Base.Runs, ti.HeadSkipped)
-		case decl.declared && decl.uncovered(ti) != "":
+		case uncovered != "":
 			return say(Block, "removed, but not as declared: no results on head, and the PR neither changes its file (%s) nor names it in its declaration (%s): a declaration covers the tests the PR deletes or renames, not a test that stopped running (a module that no longer collects); name the test in the Test-Changes line if another change removes it",
-				decl.uncovered(ti), decl.by)
+				uncovered, decl.by)
 		case decl.declared:
 			return say(Pass, "removed: no results on head (deleted, or skipped at collection), declared by %s", decl.by)
 		default:
@@ -1259,7 +1258,7 @@ func plausiblyFlaky(t TestResult) bool {
 func fewerHeadRuns(tests []TestInput) string {
 	n, first := 0, -1
 	for i, t := range tests {
-		if t.HeadMissing > 0 && len(t.Head) > 0 && t.Base.Runs > 0 && t.BaseMissing == 0 {
+		if shardMissing(t) {
 			if n++; first < 0 {
 				first = i
 			}
@@ -1410,20 +1409,9 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		// Head results not read may hold a failure: a required check does
 		// not pass on them, whatever on-inconclusive says (that policy is
 		// for what the evidence read cannot decide). Base results not read
-		// can only make the gate stricter.
-		headUnread := 0
-		for _, u := range in.Unread {
-			if u.Side == "head" {
-				headUnread++
-			}
-		}
-		switch {
-		case headUnread > 0:
-			if n > headUnread {
-				partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read", n-headUnread))
-			}
-		default:
-			partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read: the evidence is incomplete", n))
+		// can only make the gate stricter (evidenceBlocks).
+		if base := n - headUnreadOf(in.Unread); base > 0 {
+			partial = append(partial, fmt.Sprintf("%d result file(s) of the base runs could not be read: the evidence is incomplete", base))
 		}
 		for i, u := range in.Unread {
 			if i == maxUnreadReasons {
@@ -1463,6 +1451,23 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	return v, append(head, notes...)
 }
 
+// headUnreadOf counts the head side's files and runs not read.
+func headUnreadOf(unread []Unread) int {
+	n := 0
+	for _, u := range unread {
+		if u.Side == "head" {
+			n++
+		}
+	}
+	return n
+}
+
+// shardMissing reports whether a test collected in every base run has no
+// result in some head runs that other tests ran in (a shard's file missing).
+func shardMissing(t TestInput) bool {
+	return t.HeadMissing > 0 && len(t.Head) > 0 && t.Base.Runs > 0 && t.BaseMissing == 0
+}
+
 // evidenceBlocks says what blocks because the head's evidence is missing:
 //   - head result files or runs not read, which may hold a failure: a
 //     required check does not pass on them, whatever on-inconclusive says
@@ -1473,13 +1478,7 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 //     removed, and declared, the check passed on a head that ran no test.
 func evidenceBlocks(r Result) []string {
 	var out []string
-	headUnread := 0
-	for _, u := range r.Unread {
-		if u.Side == "head" {
-			headUnread++
-		}
-	}
-	if headUnread > 0 {
+	if headUnread := headUnreadOf(r.Unread); headUnread > 0 {
 		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) were not read (listed below: a file that failed to download or parse, a run still in progress or ended without results), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they are there (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
 	}
 	if m := r.Missing; m != nil && m.Block {

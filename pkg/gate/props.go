@@ -2,13 +2,14 @@ package gate
 
 import (
 	"fmt"
-	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"path"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/flakegate/flakegate/pkg/internal/gfm"
+	"github.com/flakegate/flakegate/pkg/internal/glob"
 	"github.com/flakegate/flakegate/pkg/ledger"
 )
 
@@ -65,7 +66,7 @@ var declarationRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCom
 // line) that does not say there are none (a pull request template's
 // "Test-Changes: none"), or the declare label.
 func Declared(body string, labels []string, label string) (bool, string) {
-	for _, m := range declarationRE().FindAllStringSubmatch(visibleText(body), -1) {
+	for _, m := range declarationRE().FindAllStringSubmatch(gfm.Prose(body), -1) {
 		if !saysNone(m[1]) {
 			return true, fmt.Sprintf("the PR body (Test-Changes: %s)", m[1])
 		}
@@ -80,92 +81,12 @@ func Declared(body string, labels []string, label string) (bool, string) {
 // declare something, one per line.
 func declarationText(body string) string {
 	var out []string
-	for _, m := range declarationRE().FindAllStringSubmatch(visibleText(body), -1) {
+	for _, m := range declarationRE().FindAllStringSubmatch(gfm.Prose(body), -1) {
 		if !saysNone(m[1]) {
 			out = append(out, m[1])
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// visibleText is body without what GitHub does not show as the PR's own
-// words: HTML comments (a pull request template's hints, "Test-Changes:
-// <!-- which tests … -->", which declared every PR that left the template
-// as it was) and fenced code blocks (an example quoted). An unclosed comment
-// or fence runs to the end, as GitHub renders it.
-func visibleText(body string) string {
-	var b strings.Builder
-	for len(body) > 0 {
-		c := strings.Index(body, "<!--")
-		f := fenceAt(body)
-		switch {
-		case c < 0 && f < 0:
-			b.WriteString(body)
-			return b.String()
-		case f < 0 || (c >= 0 && c < f):
-			b.WriteString(body[:c])
-			end := strings.Index(body[c+4:], "-->")
-			if end < 0 {
-				return b.String()
-			}
-			body = body[c+4+end+3:]
-		default:
-			b.WriteString(body[:f])
-			ch, n := body[f], 0
-			for f+n < len(body) && body[f+n] == ch {
-				n++
-			}
-			rest := body[f+n:]
-			nl := strings.IndexByte(rest, '\n')
-			if nl < 0 {
-				return b.String()
-			}
-			rest = rest[nl+1:]
-			end := closingFence(rest, ch, n)
-			if end < 0 {
-				return b.String()
-			}
-			body = rest[end:]
-		}
-	}
-	return b.String()
-}
-
-// fenceAt returns the offset of the first line of body that opens a fenced
-// code block (``` or ~~~ after at most three spaces), or -1.
-func fenceAt(body string) int {
-	for off := 0; off < len(body); {
-		line := body[off:]
-		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
-			line = line[:nl]
-		}
-		t := strings.TrimLeft(line, " ")
-		if len(line)-len(t) <= 3 && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")) {
-			return off + len(line) - len(t)
-		}
-		off += len(line) + 1
-	}
-	return -1
-}
-
-// closingFence returns the offset just past the line of rest that closes a
-// block opened by a run of n fence characters ch: a line of at least n of
-// them and nothing else (```` is not closed by ```, nor ``` by ```go), or
-// -1.
-func closingFence(rest string, ch byte, n int) int {
-	for off := 0; off < len(rest); {
-		line := rest[off:]
-		size := len(line)
-		if nl := strings.IndexByte(line, '\n'); nl >= 0 {
-			line, size = line[:nl], nl+1
-		}
-		t := strings.TrimSpace(line)
-		if len(t) >= n && strings.Count(t, string(ch)) == len(t) {
-			return off + size
-		}
-		off += size
-	}
-	return -1
 }
 
 // saysNone reports whether a Test-Changes value declares nothing: none,

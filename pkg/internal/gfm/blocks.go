@@ -169,6 +169,21 @@ func fenceOpen(l string) (c byte, n int, info string, ok bool) {
 	return c, n, info, true
 }
 
+// fenceCloses reports whether line l closes a block opened by n fence
+// characters c: at least n of them, and nothing else, indented by less than
+// four columns.
+func fenceCloses(l string, c byte, n int) bool {
+	if indent(l) >= 4 {
+		return false
+	}
+	s := strings.TrimRight(body(l), " \t")
+	k := 0
+	for k < len(s) && s[k] == c {
+		k++
+	}
+	return k >= n && k == len(s)
+}
+
 func fencedCode(b *strings.Builder, lines []string, i int, c byte, n int, info string) int {
 	in := indent(lines[i])
 	b.WriteString("<pre><code")
@@ -185,16 +200,9 @@ func fencedCode(b *strings.Builder, lines []string, i int, c byte, n int, info s
 	i++
 	for ; i < len(lines); i++ {
 		l := lines[i]
-		if indent(l) < 4 {
-			s := strings.TrimRight(body(l), " \t")
-			k := 0
-			for k < len(s) && s[k] == c {
-				k++
-			}
-			if k >= n && k == len(s) {
-				i++
-				break
-			}
+		if fenceCloses(l, c, n) {
+			i++
+			break
 		}
 		k := 0
 		for k < in && k < len(l) && l[k] == ' ' {
