@@ -264,7 +264,15 @@ func (f *family) withMargin(p float64) string {
 	case m >= 1 || p >= 1:
 		return fmt.Sprintf("%.2g", p)
 	case f.fitted < 1:
-		return fmt.Sprintf("%.2g (the chance of any block, %.2g, over a margin of %.2g: for the error of the fitted prior, at %d head runs of a %d-run schedule, and the outage checks' share of alpha-pr)", p, p*m, m, f.read, f.last)
+		return fmt.Sprintf("%.2g (the chance of any block, %.2g, over a margin of %.2g: for the error of the fitted prior, at %d head runs of a %d-run schedule, and the %s share of alpha-pr)", p, p*m, m, f.read, f.last, f.rest())
 	}
-	return fmt.Sprintf("%.2g (the chance of any block, %.2g, over a margin of %.2g: the rest of alpha-pr is the outage checks')", p, p*m, m)
+	return fmt.Sprintf("%.2g (the chance of any block, %.2g, over a margin of %.2g: the rest of alpha-pr is the %s)", p, p*m, m, f.rest())
+}
+
+// rest names the tests beside the family's that take a share of alpha-pr.
+func (f *family) rest() string {
+	if f.ledger {
+		return "outage checks' and the ledger's"
+	}
+	return "outage checks'"
 }

@@ -95,6 +95,7 @@ type family struct {
 	first, last int     // the common schedule: looks first..last
 	budget      int     // the head-run budget (≤ last): looks past it never come
 	margin      float64 // alpha over alpha-pr (fitMargin × familyShare); 1 unless Evaluate sets it
+	ledger      bool    // the ledger's test takes a share of alpha-pr too (ledgerShare)
 	fitted      float64 // fitMargin's part of it
 	read        int     // the most head runs a member has, which set the margin
 	groups      map[groupKey]*nullGroup

@@ -533,10 +533,13 @@ type CrashSplit struct {
 // crashLevel is the share of alpha-pr each of the two splits (Crashes and
 // Missing) blocks at. Each is one more test beside the family's, which
 // spends familyShare of alpha-pr, so that by the union bound the chance
-// that a clean PR is blocked stays within alpha-pr.
+// that a clean PR is blocked stays within alpha-pr. With a base ledger
+// that has entries, ledgerShare more goes to the test that refuses an
+// entry's exemption (contradicts), out of the family's.
 const (
 	crashLevel  = 0.025
 	familyShare = 1 - 2*crashLevel
+	ledgerShare = 0.05
 )
 
 // missingSplit compares, for the test collected in every base run that
@@ -721,9 +724,14 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	fitted := fitMargin(read, last)
 	// The family spends alpha-pr less the outage checks' shares (Crashes,
 	// Missing): by the union bound all of them together stay within it.
-	margin := fitted * familyShare
+	share, ledgerLevel := familyShare, 0.0
+	if n := ledgerEntries(in); n > 0 {
+		share -= ledgerShare
+		ledgerLevel = ledgerShare * opt.AlphaPR / float64(n)
+	}
+	margin := fitted * share
 	fam := newFamily(sides, min(opt.FirstLook, opt.MaxRuns), last, opt.AlphaPR*margin)
-	fam.budget, fam.margin, fam.fitted, fam.read = opt.MaxRuns, margin, fitted, read
+	fam.budget, fam.margin, fam.fitted, fam.read, fam.ledger = opt.MaxRuns, margin, fitted, read, ledgerLevel > 0
 	failing := 0
 	for i, ti := range in.Tests {
 		if member(cls[i].tr.Bucket) {
@@ -748,20 +756,27 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		if (tr.Decision == Block || tr.Decision == Inconclusive) && tr.Head.Failures > 0 && in.BaseLedger != nil && !in.BaseLedgerUnknown {
 			// Exemption reads the base ledger only: see package ledger.
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
-			c := ""
+			var c contradiction
 			if e != nil {
-				c = contradicts(*e, ti.Head, opt.AlphaPR/float64(len(in.BaseLedger.Entries)))
+				c = contradicts(*e, cls[i].baseSide, ti.Head, tr.Decision == Block, opt.Alpha, ledgerLevel, len(in.BaseLedger.Entries))
 			}
 			switch {
-			case c != "":
-				// The entry says "a flake at rate p"; the head says far worse.
-				tr.Reason = fmt.Sprintf("the ledger does not exempt it: %s; %s; without the ledger: %s: %s", why, c, tr.Decision, tr.Reason)
+			case c.blocks:
+				// The entry says "a flake at rate p"; the head says far
+				// worse, and so do the base's own runs.
+				tr.Reason = fmt.Sprintf("the ledger does not exempt it: %s; %s; without the ledger: %s: %s", why, c.say, tr.Decision, tr.Reason)
 				tr.Decision, tr.Pending = Block, false
 				res.Ledger = append(res.Ledger, ledger.Finding{Rule: "contradicted", Severity: ledger.Warning, Test: ti.Name,
-					Message: fmt.Sprintf("entry %s no longer fits: %s; release it (remove the entry) and fix or re-measure the test", e.Signature, c)})
+					Message: fmt.Sprintf("entry %s no longer fits: %s; release it (remove the entry) and fix or re-measure the test", e.Signature, c.say)})
 			case e != nil:
 				tr.Reason = fmt.Sprintf("exempt: %s; without it: %s: %s", why, tr.Decision, tr.Reason)
-				tr.Decision, tr.Pending = Exempt, false
+				// More head runs may still show the entry contradicted: a
+				// sequential driver runs them while the gate could block
+				// the test and its entry's rate does not explain the head.
+				tr.Decision, tr.Pending = Exempt, tr.Pending && c.tail <= opt.Alpha
+				if tr.Pending {
+					tr.Reason += "; more head runs decide whether the entry still fits"
+				}
 			case why != "no ledger entry":
 				tr.Reason += "; not exempt: " + why
 			}
@@ -1608,24 +1623,53 @@ func listOutages(os []Outage) string {
 	return strings.Join(parts, ", ")
 }
 
-// contradicts says how a test's head runs contradict the flake rate its
-// ledger entry records, or "": the head failed every run (two or more), or
-// failed so often that the recorded rate gives it probability at most
-// level.
-func contradicts(e ledger.Entry, head []bool, level float64) string {
+// contradiction is how a test's head runs weigh against its ledger entry.
+type contradiction struct {
+	blocks bool    // the entry does not exempt the test
+	tail   float64 // the chance of the head's failures at the entry's rate (1 when none)
+	say    string  // why it blocks
+}
+
+// contradicts weighs a ledgered test's head runs against the flake rate its
+// entry records: the entry stops exempting when that rate does not explain
+// the head's failures and the head is worse than the base by the gate's own
+// tests. Either the family blocks the test (familyBlocks, within its share
+// of alpha-pr) and the entry's rate gives the head's failures probability
+// at most alpha; or both the entry's rate and the base side's runs (base
+// runs and history, by Fisher's exact test, which holds whatever the
+// test's true rate) give them probability at most level, the ledger's
+// share of alpha-pr over its entries. So a clean PR loses an exemption
+// only within the family's share or the ledger's (the union bound), and a
+// quarantined test is blocked only when the head is not the flake its
+// entry promises.
+func contradicts(e ledger.Entry, side Tally, head []bool, familyBlocks bool, alpha, level float64, entries int) contradiction {
 	t := TallyOf(head)
 	p := e.Evidence.PFlakeBaseline
 	if t.Failures == 0 || !(p > 0 && p < 1) {
-		return ""
+		return contradiction{tail: 1}
 	}
-	tail := binomTail(t.Runs, t.Failures, p)
-	switch {
-	case t.Runs >= 2 && t.Failures == t.Runs:
-		return fmt.Sprintf("head failed all %d runs, a regression, not the flake the entry records at a rate of %.2f (probability %.2g)", t.Runs, p, tail)
-	case tail <= level:
-		return fmt.Sprintf("head failed %d of %d runs, far above the rate of %.2f the entry records (probability %.2g, at most %.2g)", t.Failures, t.Runs, p, tail, level)
+	c := contradiction{tail: binomTail(t.Runs, t.Failures, p)}
+	switch fisher := fisherTail(side, t.Runs, t.Failures); {
+	case familyBlocks && c.tail <= alpha:
+		c.blocks = true
+		c.say = fmt.Sprintf("head failed %d of %d runs, which the rate of %.2f the entry records gives probability %.2g, at most alpha %.2g, and the gate blocks as worse than the base (below)",
+			t.Failures, t.Runs, p, c.tail, alpha)
+	case c.tail <= level && fisher <= level:
+		c.blocks = true
+		c.say = fmt.Sprintf("head failed %d of %d runs, far above the rate of %.2f the entry records (probability %.2g) and above its %d of %d base-side runs (%.2g, Fisher's exact test), each at most %.2g (the ledger's share of alpha-pr, %.2g, over its %d %s)",
+			t.Failures, t.Runs, p, c.tail, side.Failures, side.Runs, fisher, level, ledgerShare, entries, map[bool]string{true: "entry", false: "entries"}[entries == 1])
 	}
-	return ""
+	return c
+}
+
+// ledgerEntries is the number of base ledger entries that may exempt a
+// test, before any head result is read: the ledger's test gets its share
+// of alpha-pr only when there are some.
+func ledgerEntries(in Input) int {
+	if in.BaseLedger == nil || in.BaseLedgerUnknown {
+		return 0
+	}
+	return len(in.BaseLedger.Entries)
 }
 
 // binomTail is P(X ≥ k) for X ~ Binomial(n, p).

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -426,10 +427,17 @@ func TestExemption(t *testing.T) {
 		{"no signature observed", func() TestInput { t := ti; t.Signatures = nil; return t }(), nil, now, Block, "no failure signature was observed"},
 		// New evidence beats the entry: a regression, or far above its rate.
 		{"head broken: the entry hides a regression", func() TestInput { t := ti; t.Head = runs("FFFFF"); return t }(), nil, now, Block,
-			"head failed all 5 runs, a regression, not the flake the entry records at a rate of 0.30"},
+			"head failed 5 of 5 runs, which the rate of 0.30 the entry records gives probability 0.0024, at most alpha 0.05, and the gate blocks as worse than the base"},
 		{"far above the recorded rate", func() TestInput { t := ti; t.Head = runs("FFFFFFFFFFFFPFFFFFFF"); return t }(), nil, now, Block,
-			"far above the rate of 0.30"},
+			"head failed 19 of 20 runs, which the rate of 0.30 the entry records gives probability 1.7e-09"},
 		{"within the recorded rate", func() TestInput { t := ti; t.Head = runs("FFPPPPFPPP"); return t }(), nil, now, Exempt, "exempt: live ledger entry"},
+		// The gate blocks 3 of 5 against a clean base, but the entry's
+		// rate explains them: what a quarantine promises.
+		{"blocked, but as flaky as the entry says", func() TestInput {
+			t := ti
+			t.Head = runs("FFPFP")
+			return t
+		}(), nil, now, Exempt, "without it: block: patch-induced flake"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -456,6 +464,58 @@ func TestExemption(t *testing.T) {
 	}
 	if res.Tests[0].Decision != Block || res.Verdict != VerdictBlock {
 		t.Errorf("head-only ledger entry exempted the test: %+v", res.Tests[0])
+	}
+}
+
+// TestLedgerContradiction: in a suite of 300 stable tests beside it, a
+// quarantined test that failed every head run is refused its exemption only
+// by the gate's own tests, each within its share of alpha-pr.
+func TestLedgerContradiction(t *testing.T) {
+	const sig = "sha256:1"
+	tests := []struct {
+		name          string
+		p0            float64
+		base, history Tally
+		head          string
+		want          Decision
+		reason        string
+	}{
+		// Before, "failed every head run" refused the exemption whatever
+		// the rates: a quarantined test at 0.3 fails 5 of 5 in 1 PR of
+		// 400, and 27% on base says it may.
+		{"failed every run, as flaky as its base", 0.3, Tally{5, 0}, Tally{150, 45}, "FFFFF", Exempt,
+			"without it: inconclusive: undecided"},
+		// The entry's rate is stale: neither it nor the base explains the
+		// head, the ledger's share of alpha-pr blocks where the family
+		// cannot.
+		{"far above the entry and the base", 0.05, Tally{5, 0}, Tally{150, 40}, "FFFFF", Block,
+			"far above the rate of 0.05 the entry records (probability 3.1e-07) and above its 40 of 155 base-side runs (0.0015, Fisher's exact test), each at most 0.0025 (the ledger's share of alpha-pr, 0.05, over its 1 entry)"},
+		{"the family blocks it, the entry does not explain it", 0.3, Tally{5, 0}, Tally{150, 15}, "FFFFF", Block,
+			"which the rate of 0.30 the entry records gives probability 0.0024, at most alpha 0.05, and the gate blocks as worse than the base"},
+		{"the family blocks it, the entry explains it", 0.5, Tally{5, 0}, Tally{}, "FFFPF", Exempt,
+			"without it: block: patch-induced flake"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := ledger.Entry{Test: "a::b", Signature: sig, Evidence: ledger.Evidence{PFlakeBaseline: tc.p0, PRegression: 0.9, Alpha: 0.05, Beta: 0.05, Decision: sprt.Flake}}
+			l := &ledger.Ledger{Version: 1, Entries: []ledger.Entry{e}}
+			in := Input{Tests: []TestInput{{Name: "a::b", Base: tc.base, History: tc.history, Head: runs(tc.head), Signatures: []string{sig}}},
+				BaseLedger: l, HeadLedger: l, Now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
+			for i := range 300 {
+				in.Tests = append(in.Tests, TestInput{Name: fmt.Sprintf("z::%03d", i), Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PPPPP")})
+			}
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Tests[0]
+			if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
+				t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, tc.want, tc.reason)
+			}
+			if want := 0.9; math.Abs(res.Family.Margin-want) > 1e-12 {
+				t.Errorf("family margin %v, want %v: the ledger's share is not the family's", res.Family.Margin, want)
+			}
+		})
 	}
 }
 

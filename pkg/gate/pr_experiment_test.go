@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flakegate/flakegate/pkg/ledger"
+	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
 // The PR-level experiment: whole suites, whole PRs, the gate's verdict.
@@ -36,6 +39,13 @@ import (
 // any test is pending and none blocks, up to 10 and then 20, the looks at
 // 5/35, 10/35 and 20/35 of alpha-pr (LookAlpha).
 //
+// Q, Q20, Qs and QS are A and S with every 0.1–0.5 flake quarantined in the
+// base ledger (p0 measured on 150 or 20 earlier runs, or half the rate
+// measured: a test grown flakier since); their rows also count the PRs the
+// same runs block without the ledger, and the blocks the ledger added. A
+// quarantined test broken by the patch (now failing 0.95–1) should still
+// block.
+//
 // Default options throughout (alpha-pr 0.05, on-inconclusive neutral).
 // "Blocked" is the PR verdict block; for the must-block PRs the rate is over
 // the PRs whose changed test failed on head at least once in the runs it got
@@ -50,6 +60,14 @@ type population struct {
 	name                string
 	tail                int // near-stable tests
 	stable, flaky, rare int // 0: A's 2,000, 20 and 20
+	// ledgered: every flake (the 0.1–0.5 ones) has a live entry in the
+	// base ledger, its p0 measured on that many earlier runs (at least
+	// P0Floor), and fails with its signature. The seed measures p0 on
+	// about 20 base runs; the gate records its history's rate.
+	ledgered int
+	// stale: each entry's p0 is this share of the rate measured (0: 1),
+	// as when a quarantined test has grown flakier since.
+	stale float64
 }
 
 var (
@@ -58,6 +76,14 @@ var (
 	// S is a small project: 30 stable tests and 5 flakes, the real-tool
 	// audit's Go suite.
 	popS = population{name: "S", stable: 30, flaky: 5, rare: -1}
+	// Q is A with its flakes quarantined.
+	popQ = population{name: "Q", ledgered: 150}
+	// Q20 measured each p0 on 20 runs, as the seed's step 1 does.
+	popQ20 = population{name: "Q20", ledgered: 20}
+	// Qs: quarantined when half as flaky as now.
+	popQs = population{name: "Qs", ledgered: 150, stale: 0.5}
+	// QS: S with its flakes quarantined.
+	popQS = population{name: "QS", stable: 30, flaky: 5, rare: -1, ledgered: 20}
 )
 
 type prKind int
@@ -69,11 +95,13 @@ const (
 	prFlakier03
 	prFlakier10
 	prRedBase
+	prQuarantinedBroken
 )
 
 var prKindName = map[prKind]string{prClean: "clean", prInducedFlake: "induced flake 0 -> 0.2-0.6",
 	prRegression: "regression 0 -> 0.95-1", prFlakier03: "made flakier 0.03 -> 0.3",
-	prFlakier10: "made flakier 0.1 -> 0.5", prRedBase: "red base"}
+	prFlakier10: "made flakier 0.1 -> 0.5", prRedBase: "red base",
+	prQuarantinedBroken: "quarantined broken -> 0.95-1"}
 
 // simTest is one test of a simulated PR: its failure rate on base and head
 // (−1: absent on that side).
@@ -136,6 +164,8 @@ func drawSuite(r *rand.Rand, pop population, kind prKind) []simTest {
 	case prRedBase:
 		t := pick("stable")
 		t.base, t.head = 1, 0.3+0.7*r.Float64()
+	case prQuarantinedBroken:
+		pick("flaky").head = 0.95 + 0.05*r.Float64()
 	}
 	slices.SortFunc(ts, func(a, b simTest) int { return strings.Compare(a.name, b.name) })
 	return ts
@@ -151,6 +181,9 @@ type prOutcome struct {
 	plain      bool // the seed's plain head/base matrix on the first K pairs would block
 	preFlakes  int  // pre-existing flakes (flaky and rare tests left unchanged)
 	preBlocked int  // of them, blocked
+	// With a ledger: the verdict of the same runs without it blocks
+	// (unledgered), and the ledger blocked a PR that it would not have.
+	unledgered, ledgerAdded bool
 }
 
 // plainBlocks is the seed's plain matrix (article B) on one test's first
@@ -181,6 +214,28 @@ func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequenti
 			}
 		}
 		in.Tests[i] = ti
+	}
+	if pop.ledgered > 0 {
+		in.BaseLedger = &ledger.Ledger{Version: 1}
+		for i, st := range suite {
+			if !strings.HasPrefix(st.name, "flaky::") {
+				continue
+			}
+			fails := 0
+			for range pop.ledgered {
+				if bernoulli(r, st.base) {
+					fails++
+				}
+			}
+			if pop.stale > 0 {
+				fails = int(float64(fails) * pop.stale)
+			}
+			sig := "sha256:" + st.name
+			in.BaseLedger.Entries = append(in.BaseLedger.Entries, ledger.Entry{Test: st.name, Signature: sig, Owner: "@team",
+				Evidence: ledger.Evidence{PFlakeBaseline: max(float64(fails)/float64(pop.ledgered), P0Floor), PRegression: 0.9, Alpha: 0.05, Beta: 0.05, Decision: sprt.Flake}})
+			in.Tests[i].Signatures = []string{sig}
+		}
+		in.HeadLedger = in.BaseLedger
 	}
 	addPair := func() {
 		for i, st := range suite {
@@ -221,6 +276,16 @@ func simulatePR(r *rand.Rand, pop population, kind prKind, history int, sequenti
 			continue
 		}
 		out := prOutcome{verdict: res.Verdict, pairs: pairs, plain: plain}
+		if in.BaseLedger != nil {
+			bare := in
+			bare.BaseLedger, bare.HeadLedger = nil, nil
+			alt, err := Evaluate(bare, opt)
+			if err != nil {
+				panic(err)
+			}
+			out.unledgered = alt.Verdict == VerdictBlock
+			out.ledgerAdded = res.Verdict == VerdictBlock && !out.unledgered
+		}
 		byName := make(map[string]TestResult, len(res.Tests))
 		for _, tr := range res.Tests {
 			byName[tr.Name] = tr
@@ -260,6 +325,9 @@ type prRow struct {
 	plain      int // the seed's plain matrix would block (clean PRs)
 	preFlakes  int // pre-existing flakes seen
 	preBlocked int // of them, blocked
+	ledgered   bool
+	unledgered int // blocked without the ledger (of prs or of detectable)
+	added      int // blocked with the ledger and not without it
 }
 
 func (w prRow) rate() float64 {
@@ -284,6 +352,10 @@ func runPRExperiment(pop population, kind prKind, history int, sequential bool, 
 		if o.plain {
 			w.plain++
 		}
+		w.ledgered = pop.ledgered > 0
+		if o.ledgerAdded {
+			w.added++
+		}
 		if o.verdict == VerdictInconclusive {
 			w.incon++
 		}
@@ -294,6 +366,9 @@ func runPRExperiment(pop population, kind prKind, history int, sequential bool, 
 		w.detectable++
 		if o.verdict == VerdictBlock {
 			w.blocked++
+		}
+		if o.unledgered {
+			w.unledgered++
 		}
 		if o.target == Invalid {
 			w.invalid++
@@ -318,6 +393,9 @@ func (w prRow) String() string {
 	if w.kind == prClean {
 		extra = fmt.Sprintf("  pre-existing flakes blocked %.2f%% (%d of %d); the seed's plain matrix fails %.1f%%",
 			100*float64(w.preBlocked)/float64(max(w.preFlakes, 1)), w.preBlocked, w.preFlakes, 100*float64(w.plain)/float64(w.prs))
+	}
+	if w.ledgered {
+		extra += fmt.Sprintf("  without the ledger %d blocked, the ledger added %d", w.unledgered, w.added)
 	}
 	return fmt.Sprintf("%s  %-28s history %3d  %-16s  %s %5.1f%% (%d of %d)  inconclusive %5.1f%%  pairs %.1f%s",
 		w.pop, prKindName[w.kind], w.history, look, what, 100*w.rate(), map[bool]int{true: w.invalid, false: w.blocked}[w.kind == prRedBase],
@@ -411,6 +489,31 @@ var prCases = []prCase{
 	{popS, prClean, 0, false, 0.05, 0.05, 200, 1000, 8},
 	{popS, prClean, 30, false, 0.05, 0.05, 200, 1000, 8},
 	{popB, prClean, 150, false, 0.05, 0.05, 40, 400, 8},
+	// Q: A's flakes quarantined in the base ledger. The ledger only takes
+	// blocks away, so clean PRs must fail no more often than A's; a
+	// quarantined test the patch breaks outright should still block.
+	{popQ, prClean, 150, false, 0.05, 0.05, 200, 1000, 0},
+	{popQ, prClean, 150, true, 0.05, 0.05, 60, 300, 0},
+	{popQ, prClean, 30, false, 0.05, 0.05, 100, 500, 0},
+	{popQ, prQuarantinedBroken, 150, false, 0, 0, 100, 500, 0},
+	{popQ, prQuarantinedBroken, 150, true, 0, 0.85, 60, 300, 0},
+	{popQ20, prClean, 150, false, 0.05, 0.05, 200, 1000, 0},
+	{popQ20, prClean, 150, true, 0.05, 0.05, 60, 300, 0},
+	{popQ20, prClean, 30, false, 0.05, 0.05, 100, 500, 0},
+	{popQ20, prQuarantinedBroken, 150, false, 0, 0, 100, 500, 0},
+	{popQ20, prQuarantinedBroken, 150, true, 0, 0.85, 60, 300, 0},
+	{popQs, prClean, 150, false, 0.05, 0.05, 200, 1000, 0},
+	{popQs, prClean, 150, true, 0.05, 0.05, 60, 300, 0},
+	{popQs, prClean, 30, false, 0.05, 0.05, 100, 500, 0},
+	{popQ20, prClean, 0, false, 0.05, 0.05, 200, 1000, 0},
+	{popQ20, prClean, 0, true, 0.05, 0.05, 60, 300, 0},
+	{popQ20, prClean, 10, false, 0.05, 0.05, 200, 1000, 0},
+	{popQS, prClean, 0, false, 0.05, 0.05, 200, 1000, 0},
+	{popQS, prClean, 10, false, 0.05, 0.05, 200, 1000, 0},
+	{popQS, prClean, 30, false, 0.05, 0.05, 200, 1000, 0},
+	{popQS, prClean, 0, true, 0.05, 0.05, 200, 1000, 0},
+	{popQS, prQuarantinedBroken, 30, false, 0, 0, 100, 500, 0},
+	{popQS, prQuarantinedBroken, 0, true, 0, 0.6, 100, 500, 0},
 }
 
 func TestPRExperiment(t *testing.T) {
@@ -450,6 +553,12 @@ func TestPRExperiment(t *testing.T) {
 				t.Errorf("clean PRs: check fails %.3f, want <= %.2f", w.rate(), c.assert)
 			case c.kind != prClean && w.rate() < c.assert-se:
 				t.Errorf("%s: %.3f, want >= %.2f (issue target %.2f)", prKindName[c.kind], w.rate(), c.assert, c.target)
+			}
+			// The ledger's own test spends ledgerShare of alpha-pr: on
+			// clean PRs it may add blocks only that often.
+			if share := ledgerShare * DefaultAlphaPR; c.kind == prClean && w.ledgered &&
+				float64(w.added)/float64(w.prs) > share+2*math.Sqrt(share*(1-share)/float64(w.prs)) {
+				t.Errorf("clean PRs: the ledger added %d blocks in %d, want at most %.2f%%", w.added, w.prs, 100*share)
 			}
 			if c.kind == prClean && w.preFlakes > 0 && float64(w.preBlocked) > 0.05*float64(w.preFlakes) {
 				t.Errorf("pre-existing flakes: %d of %d blocked, want <= 5%%", w.preBlocked, w.preFlakes)
