@@ -47,6 +47,8 @@ func TestMatrixCLI(t *testing.T) {
 	wd, _ := os.Getwd()
 	t.Cleanup(func() { os.Chdir(wd) })
 	os.Chdir(repo)
+	// Runs without --results keep theirs in a directory of TMPDIR.
+	t.Setenv("TMPDIR", t.TempDir())
 	results := filepath.Join(t.TempDir(), "results")
 	// --block-exit-code: the same block, with the exit status asked for (0
 	// in the quickstarts, whose flakegate step gives the verdict).
