@@ -368,11 +368,17 @@ func (d *driver) note(format string, args ...any) {
 }
 
 // behind makes the base side the merge base of base and head when base has
-// commits head does not (Options.Base), and says so.
-func (d *driver) behind(ctx context.Context) {
+// commits head does not (Options.Base), and says so. A head that is an
+// ancestor of base has no commit of its own: the merge base is head itself,
+// and the run would compare head with itself, finding nothing whatever the
+// patch; that is an error.
+func (d *driver) behind(ctx context.Context) error {
 	base, head := d.shas[Base], d.shas[Head]
 	mb, ahead, ok := d.repo.mergeBase(ctx, head, base)
 	switch {
+	case ok && mb == head && head != base:
+		return fmt.Errorf("head %s (%s) is an ancestor of base %s (%s): it has no commit of its own, so the base side would run at head itself and find nothing whatever changed; were --base and --head swapped? (--exact-base compares %s with %s as given)",
+			d.rep.Head.Rev, model.ShortSHA(head), d.rep.Base.Rev, model.ShortSHA(base), d.rep.Base.Rev, d.rep.Head.Rev)
 	case !ok:
 		d.note("base %s and head %s have no common ancestor here (a shallow clone? fetch-depth: 0 fetches it): base is run as given, and what changed on it since head branched off reads as the patch's",
 			model.ShortSHA(base), model.ShortSHA(head))
@@ -382,6 +388,7 @@ func (d *driver) behind(ctx context.Context) {
 		d.shas[Base] = mb
 		d.rep.Base.SHA, d.rep.Base.Tip = mb, base
 	}
+	return nil
 }
 
 func (d *driver) run(ctx context.Context) error {
@@ -405,7 +412,9 @@ func (d *driver) run(ctx context.Context) error {
 		*s.dst = Revision{Rev: s.rev, SHA: sha}
 	}
 	if !opt.ExactBase {
-		d.behind(ctx)
+		if err := d.behind(ctx); err != nil {
+			return err
+		}
 	}
 	if d.repo.dirty(ctx) {
 		d.note("the working tree %s has uncommitted changes; they are not tested: base and head are checked out as committed", d.repo.top)

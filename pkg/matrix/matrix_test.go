@@ -882,6 +882,31 @@ func TestRunHeadBehindBase(t *testing.T) {
 	}
 }
 
+// TestRunHeadAncestorOfBase: --base HEAD --head HEAD~1 ran the base side at
+// their merge base, HEAD~1, and so compared HEAD~1 with itself, with only a
+// note: whatever the commit between did, nothing could block. It is an
+// error now, before any run; --exact-base compares the two as given.
+func TestRunHeadAncestorOfBase(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", "broken"}}, ""))
+	opt := r.options(t)
+	opt.Base, opt.Head, opt.K = r.head, r.base, 1
+	rep, err := Run(context.Background(), opt)
+	if err == nil || !strings.Contains(err.Error(), "is an ancestor of base") || !strings.Contains(err.Error(), "were --base and --head swapped?") || len(rep.Runs) != 0 {
+		t.Fatalf("head an ancestor of base: err %v, %d runs", err, len(rep.Runs))
+	}
+	opt = r.options(t)
+	opt.Base, opt.Head, opt.K, opt.ExactBase = r.head, r.base, 1, true
+	if rep, err = Run(context.Background(), opt); err != nil || rep.Base.SHA != r.head {
+		t.Errorf("--exact-base: err %v, base run at %s, want %s", err, rep.Base.SHA, r.head)
+	}
+	// The same commit on both sides (an A/A run) is allowed.
+	opt = r.options(t)
+	opt.Base, opt.K = r.head, 1
+	if _, err = Run(context.Background(), opt); err != nil {
+		t.Errorf("head = base: %v", err)
+	}
+}
+
 // TestRunUnrelatedBase: a base with no common ancestor with head (here an
 // orphan commit; on CI, a shallow clone) is run as given, saying what that
 // risks.
