@@ -18,7 +18,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path"
 	"slices"
 	"strings"
 	"time"
@@ -1185,10 +1184,13 @@ func (d declaration) uncovered(ti TestInput) string {
 	}
 	fn := ti.Name[strings.LastIndex(ti.Name, "::")+2:]
 	fn, _, _ = strings.Cut(fn, "[") // a parameterised case's function
-	for _, name := range []string{ti.Name, fn, file, path.Base(file)} {
+	for _, name := range []string{ti.Name, fn} {
 		if len(name) >= 4 && strings.Contains(d.text, strings.ToLower(name)) {
 			return ""
 		}
+	}
+	if namesFile(d.text, file) {
+		return ""
 	}
 	return file
 }
@@ -1413,9 +1415,24 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		// A required check that compared nothing has checked nothing.
 		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")
 	}
-	if n := Unscanned(in.Changes); in.ChangesKnown && len(n) > 0 {
-		partial = append(partial, fmt.Sprintf("%d changed file(s) whose diff GitHub did not show (too large) were not checked for new skip markers: %s",
-			len(n), strings.Join(n[:min(len(n), 5)], ", ")))
+	if scan := skipMarkers(in.Changes, in.PRBody); in.ChangesKnown {
+		if n := scan.unscanned; len(n) > 0 {
+			partial = append(partial, fmt.Sprintf("%d changed file(s) whose diff GitHub did not show (too large) were not checked for new skip markers: %s",
+				len(n), strings.Join(n[:min(len(n), 5)], ", ")))
+		}
+		if n := scan.inNew; len(n) > 0 {
+			where := make([]string, 0, min(len(n), 5))
+			for _, v := range n[:min(len(n), 5)] {
+				where = append(where, fmt.Sprintf("%s:%d", v.Path, v.Line))
+			}
+			if len(n) > 5 {
+				where = append(where, fmt.Sprintf("and %d more", len(n)-5))
+			}
+			notes = append(notes, fmt.Sprintf("%d skip marker(s) in files the PR adds, not a violation: a new file skips no test that ran before (%s)", len(n), strings.Join(where, ", ")))
+		}
+		for _, v := range scan.named {
+			notes = append(notes, fmt.Sprintf("skip marker at %s:%d declared: the Test-Changes line names its file", v.Path, v.Line))
+		}
 	}
 	if in.ChangesKnown && in.ChangesCut {
 		partial = append(partial, fmt.Sprintf("the pull request's files were listed only up to %d: protected-path and skip-marker checks saw only those", len(in.Changes)))

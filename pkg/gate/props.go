@@ -17,8 +17,9 @@ import (
 // (SEEDS.md, article C; DESIGN.md "Property checks"):
 //
 //   - protected-path: edits under protected paths need a declaration;
-//   - skip-marker: no new skip/xfail markers in added lines (a declaration
-//     does not waive this one);
+//   - skip-marker: no new skip/xfail markers in added lines of files that
+//     existed (a declaration does not waive this one; one in a new file is
+//     listed, not a violation);
 //   - test-count: the collected test count must not drop, unless declared;
 //   - red-test-removed: a test red on base must still run on head (never
 //     waived);
@@ -106,7 +107,7 @@ func checkProperties(in Input, opt Options, declared bool) []Violation {
 		if !declared {
 			out = append(out, protectedEdits(in.Changes, opt.ProtectedPaths, opt.DeclareLabel, opt.AllowNewProtected)...)
 		}
-		out = append(out, SkipMarkers(in.Changes)...)
+		out = append(out, skipMarkers(in.Changes, in.PRBody).found...)
 	}
 
 	counts := in.Collected
@@ -316,21 +317,51 @@ var markerLangs = sync.OnceValue(func() []markerLang {
 // and a marker line that the same change removes elsewhere in the file (a
 // move, not a new marker).
 func SkipMarkers(changes []FileChange) []Violation {
-	out, _ := skipMarkers(changes)
-	return out
+	return skipMarkers(changes, "").found
 }
 
 // Unscanned lists the changed files SkipMarkers would scan whose diff
 // GitHub left out (too large to show): their added lines are not checked.
 func Unscanned(changes []FileChange) []string {
-	_, out := skipMarkers(changes)
-	return out
+	return skipMarkers(changes, "").unscanned
 }
 
-func skipMarkers(changes []FileChange) (out []Violation, unscanned []string) {
+// markerScan is what skipMarkers found: violations, markers in files the
+// PR adds, markers the declaration names the files of, and the files whose
+// diff it could not read.
+type markerScan struct {
+	found, inNew, named []Violation
+	unscanned           []string
+}
+
+// skipMarkers reads the added lines of the changed files for new skip
+// markers. A marker that a removed line of the PR held (a test moved
+// within a file or to another, as when a file is split) is not new. One in
+// a file the PR adds is not a violation either, but listed (inNew): a new
+// file holds new tests, and a marker there skips no test that ran before
+// (an existing test skipped on head is caught by its results, "newly
+// skipped"); a conditional skip in a new Go integration test (`if
+// testing.Short() { t.Skip(…) }`) blocked every PR that added one, and a
+// declaration does not waive the check. Nor does a Test-Changes line in
+// general, or the label; one that names the file (its path or its base
+// name) does (named): the PR says in so many words that it adds a skip
+// there, for its reviewers to see. With no way to say it, a new
+// conditionally skipped test in an existing file could not pass the
+// required check. A test that ran on base and is skipped in every head run
+// blocks whatever the PR says ("newly skipped").
+func skipMarkers(changes []FileChange, body string) markerScan {
+	var scan markerScan
+	text := strings.ToLower(declarationText(body))
+	type scanned struct {
+		c              FileChange
+		lang           *markerLang
+		added, removed []diffLine
+	}
+	var files []scanned
+	moved := map[string]int{}
+	langs := markerLangs()
 	for _, c := range changes {
 		var lang *markerLang
-		langs := markerLangs()
 		for i := range langs {
 			if langs[i].applies(c.Path) {
 				lang = &langs[i]
@@ -338,20 +369,22 @@ func skipMarkers(changes []FileChange) (out []Violation, unscanned []string) {
 			}
 		}
 		if lang != nil && c.Patch == "" && c.Changes > 0 && c.Status != "removed" {
-			unscanned = append(unscanned, c.Path)
+			scan.unscanned = append(scan.unscanned, c.Path)
 		}
 		if lang == nil || c.Patch == "" {
 			continue
 		}
 		added, removed := hunkLines(c.Patch)
-		moved := map[string]int{}
 		for _, l := range removed {
 			if lang.marker(l.Text) != "" {
 				moved[strings.TrimSpace(l.Text)]++
 			}
 		}
-		for _, l := range added {
-			m := lang.marker(l.Text)
+		files = append(files, scanned{c, lang, added, removed})
+	}
+	for _, f := range files {
+		for _, l := range f.added {
+			m := f.lang.marker(l.Text)
 			if m == "" {
 				continue
 			}
@@ -359,11 +392,20 @@ func skipMarkers(changes []FileChange) (out []Violation, unscanned []string) {
 				moved[k]--
 				continue
 			}
-			out = append(out, Violation{Check: CheckSkipMarker, Path: c.Path, Line: l.No,
-				Message: fmt.Sprintf("new %s skip marker %q in an added line", lang.name, m)})
+			v := Violation{Check: CheckSkipMarker, Path: f.c.Path, Line: l.No,
+				Message: fmt.Sprintf("new %s skip marker %q in an added line", f.lang.name, m)}
+			switch {
+			case f.c.Status == "added" || f.c.Status == "copied":
+				scan.inNew = append(scan.inNew, v)
+			case namesFile(text, f.c.Path):
+				scan.named = append(scan.named, v)
+			default:
+				v.Message += fmt.Sprintf("; a declaration waives it only if its Test-Changes line names the file (%s), and a test that ran on base and is skipped in every head run blocks whatever it says", path.Base(f.c.Path))
+				scan.found = append(scan.found, v)
+			}
 		}
 	}
-	return out, unscanned
+	return scan
 }
 
 // marker returns the marker found in one line of code, or "".
@@ -414,4 +456,15 @@ func blankStrings(line, quotes string) string {
 // to keep.
 func goneFromBase(t TestInput) bool {
 	return len(t.Head) == 0 && t.LeftBaseBranch > 0 && t.HeadSkipped == 0
+}
+
+// namesFile reports whether a declaration's text (lower-case) names a file
+// by its path or base name (four characters or more).
+func namesFile(text, p string) bool {
+	for _, name := range []string{p, path.Base(p)} {
+		if len(name) >= 4 && strings.Contains(text, strings.ToLower(name)) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,6 +191,68 @@ func TestSkipMarkerMoveIsNotNew(t *testing.T) {
 	patch = "@@ -1,1 +1,2 @@\n func x() {\n+\tt.Skip(\"windows\")"
 	if v := SkipMarkers([]FileChange{{Path: "a_test.go", Patch: patch}}); len(v) != 1 {
 		t.Errorf("new marker not reported: %v", v)
+	}
+	// A file split: the test and its marker move to another file.
+	split := []FileChange{
+		{Path: "a_test.go", Status: "modified", Patch: "@@ -1,3 +1,0 @@\n-func TestX(t *testing.T) {\n-\tt.Skip(\"windows\")\n-}"},
+		{Path: "b_test.go", Status: "modified", Patch: "@@ -1,0 +1,3 @@\n+func TestX(t *testing.T) {\n+\tt.Skip(\"windows\")\n+}"},
+	}
+	if v := SkipMarkers(split); len(v) != 0 {
+		t.Errorf("marker moved to another file reported: %v", v)
+	}
+}
+
+// TestSkipMarkerInANewFile: a new Go integration test's conditional skip
+// blocked every PR that added one, declared or not. A marker in a file the
+// PR adds is listed in the notes, not a violation; one added to a file
+// that existed still is.
+func TestSkipMarkerInANewFile(t *testing.T) {
+	newFile := FileChange{Path: "store/store_integration_test.go", Status: "added",
+		Patch: "@@ -0,0 +1,9 @@\n+package store\n+\n+import \"testing\"\n+\n+func TestStoreIntegration(t *testing.T) {\n+\tif testing.Short() {\n+\t\tt.Skip(\"integration\")\n+\t}\n+}"}
+	existing := FileChange{Path: "store/store_test.go", Status: "modified", Patch: "@@ -5,2 +5,3 @@\n func TestStore(t *testing.T) {\n+\tt.Skip(\"later\")\n }"}
+	in := Input{
+		Tests:        []TestInput{{Name: "store::TestStore", Base: Tally{5, 0}, Head: runs("PPPPP")}, {Name: "store::TestStoreIntegration", Head: runs("PPPPP")}},
+		Changes:      []FileChange{newFile},
+		ChangesKnown: true,
+		PRBody:       "Test-Changes: adds an integration test",
+	}
+	res, err := Evaluate(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictPass || len(res.Properties) != 0 {
+		t.Errorf("new file's skip marker: verdict %s, properties %v", res.Verdict, res.Properties)
+	}
+	if !slices.ContainsFunc(res.Reasons, func(r string) bool {
+		return strings.Contains(r, "1 skip marker(s) in files the PR adds, not a violation: a new file skips no test that ran before (store/store_integration_test.go:7)")
+	}) {
+		t.Errorf("the new file's marker is not said: %q", res.Reasons)
+	}
+	in.Changes = []FileChange{newFile, existing}
+	if res, err = Evaluate(in, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictBlock || len(res.Properties) != 1 || res.Properties[0].Path != "store/store_test.go" || res.Properties[0].Line != 6 ||
+		!strings.Contains(res.Properties[0].Message, "a declaration waives it only if its Test-Changes line names the file (store_test.go)") {
+		t.Errorf("a marker added to an existing file: verdict %s, properties %v", res.Verdict, res.Properties)
+	}
+	// Named in the declaration, it is waived, and said.
+	in.PRBody = "Test-Changes: adds an integration test; store_test.go skips TestStore under -short"
+	if res, err = Evaluate(in, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictPass || len(res.Properties) != 0 || !slices.ContainsFunc(res.Reasons, func(r string) bool {
+		return strings.Contains(r, "skip marker at store/store_test.go:6 declared: the Test-Changes line names its file")
+	}) {
+		t.Errorf("a marker in a file the declaration names: verdict %s, properties %v, reasons %q", res.Verdict, res.Properties, res.Reasons)
+	}
+	// The label declares, but names no file.
+	in.PRBody, in.Labels = "", []string{"test-changes-declared"}
+	if res, err = Evaluate(in, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != VerdictBlock || len(res.Properties) != 1 {
+		t.Errorf("the label waived a marker: verdict %s, properties %v", res.Verdict, res.Properties)
 	}
 }
 
