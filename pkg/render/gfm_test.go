@@ -2,7 +2,9 @@ package render
 
 import (
 	"bytes"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +32,34 @@ func gfm(t *testing.T, md string) string {
 	if got := gfmhtml.HTML(md); got != out.String() {
 		t.Errorf("pkg/internal/gfm renders this Markdown unlike goldmark:\n%s\n(-goldmark +gfm):\n%s", md, cmp.Diff(out.String(), got))
 	}
+	if gh, ok := cmarkGFM(t, md); ok {
+		// GitHub renders with cmark-gfm, whose autolinks differ from
+		// goldmark's ("\_www.x.example" is a link there): the links must
+		// be the same.
+		if a, b := hrefRE.FindAllString(out.String(), -1), hrefRE.FindAllString(gh, -1); !slices.Equal(a, b) {
+			t.Errorf("GitHub's renderer (cmark-gfm) makes other links of this Markdown than goldmark:\n%s\n(-goldmark +cmark-gfm):\n%s", md, cmp.Diff(a, b))
+		}
+	}
 	return out.String()
+}
+
+var hrefRE = regexp.MustCompile(`<a href="[^"]*"`)
+
+// cmarkGFM renders md with cmark-gfm, GitHub's own renderer, when it is
+// installed (Debian's cmark-gfm package; .ci/run installs it where it can).
+func cmarkGFM(t *testing.T, md string) (string, bool) {
+	t.Helper()
+	bin, err := exec.LookPath("cmark-gfm")
+	if err != nil {
+		return "", false
+	}
+	cmd := exec.Command(bin, "-e", "autolink", "-e", "table", "-e", "strikethrough", "-e", "tasklist", "--unsafe")
+	cmd.Stdin = strings.NewReader(md)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("cmark-gfm: %v", err)
+	}
+	return string(out), true
 }
 
 var (

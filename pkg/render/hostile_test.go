@@ -54,8 +54,9 @@ var (
 	rawHTMLRE = regexp.MustCompile(`(?i)<(img|script|style|iframe|object|embed|svg|a|b|!--)[\s>/]`)
 	// unescapedLinkRE finds "](" whose "]" is not backslash-escaped.
 	unescapedLinkRE = regexp.MustCompile(`(^|[^\\])\]\(`)
-	autolinkRE      = regexp.MustCompile(`(?i)(https?|javascript)://|(^|[^\pL\pN_])www\.`)
-	preRE           = regexp.MustCompile(`(?s)\n<pre>\n(.*?)\n</pre>\n`)
+	// cmark-gfm, GitHub's renderer, links a www. after _ too (\_www.).
+	autolinkRE = regexp.MustCompile(`(?i)(https?|javascript)://|(^|[^\pL\pN])www\.`)
+	preRE      = regexp.MustCompile(`(?s)\n<pre>\n(.*?)\n</pre>\n`)
 )
 
 // splitPre returns md with the contents of its <pre> blocks removed, and

@@ -105,7 +105,9 @@ func neutralize(r, prev rune, rest string) bool {
 		// GH-123 is an issue reference too.
 		return (prev == 'H' || prev == 'h') && rest != "" && rest[0] >= '0' && rest[0] <= '9'
 	case 'w', 'W':
-		return !isWordRune(prev) && len(rest) >= 3 && strings.EqualFold(rest[:2], "ww") && rest[2] == '.'
+		// GitHub's renderer (cmark-gfm) links a www. after a blank, the
+		// line's start or one of * _ ~ (, in the source: "\_www." too.
+		return (!isWordRune(prev) || prev == '_') && len(rest) >= 3 && strings.EqualFold(rest[:2], "ww") && rest[2] == '.'
 	}
 	return false
 }

@@ -19,7 +19,7 @@ import (
 //	go test -run '^$' -fuzz FuzzUntrustedTextKeepsStructure -fuzztime 5m ./pkg/render
 func FuzzUntrustedTextKeepsStructure(f *testing.F) {
 	for _, s := range []string{hostileName, hostileMsg, "a|b", "`x`", "<b>x</b>", "@admins", "[x](https://e.example)",
-		"line\n## Heading", "* item", "1. item", "> quote", "---", "a\\|b", "x_y*z~w", "&amp;", "&#64;admins", "www.e.example", "a\r\nb",
+		"line\n## Heading", "* item", "1. item", "> quote", "---", "a\\|b", "x_y*z~w", "&amp;", "&#64;admins", "www.e.example", "test_www.evil.example/track.png", "__www.f.example__", "~www.e.example", "a\r\nb",
 		"java.lang.AssertionError: expected 1\n\tat org.Foo.bar(Foo.java:12)\n\tat org.Baz.qux(Baz.java:34)", "a \t\n  b  \nc\\\nd"} {
 		f.Add(s, s)
 	}

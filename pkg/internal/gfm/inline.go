@@ -174,6 +174,10 @@ func (p *inliner) parse() {
 		}
 		if c == '\\' {
 			if i+1 < len(s) && isPunct(s[i+1]) {
+				// cmark-gfm, which GitHub renders with, looks for a www.
+				// autolink after any of * _ ~ ( in the source, escaped or
+				// not: "\_www.example.com" is a link there.
+				head = strings.IndexByte("*_~(", s[i+1]) >= 0
 				i += 2
 				continue
 			}
