@@ -867,6 +867,14 @@ func TestDeclaredFences(t *testing.T) {
 		{"Run ```make test``` locally.\nTest-Changes: removes test_old", true},
 		{"````md\n```\nTest-Changes: adds test_x\n```\n````\n", false},
 		{"```\n```go\nTest-Changes: adds test_x\n```\n", false},
+		// Hidden from the rendered body, so from its reviewers (an audit):
+		// none declares.
+		{"[//]: # (\nTest-Changes: deleted the payment tests\n)\n", false},
+		{"<img src=\"x.png\" alt=\"\nTest-Changes: deleted the payment tests\n\">", false},
+		{"<p hidden>\nTest-Changes: everything\n</p>\n", false},
+		{"Describe it:\n\n    Test-Changes: <describe the change>\n", false},
+		{"Test-Changes: <describe the change>\n", false},
+		{"<details>\n<summary>Checklist</summary>\n\nTest-Changes: adds test_x\n\n</details>\n", true},
 	} {
 		if got, _ := Declared(tc.body, nil, DefaultDeclareLabel); got != tc.want {
 			t.Errorf("%q: declared %v, want %v", tc.body, got, tc.want)
