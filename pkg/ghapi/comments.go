@@ -70,6 +70,34 @@ func HasMarker(body, marker string) bool {
 	return false
 }
 
+// endsWithMarker reports whether marker ends body's trailer, or is followed
+// there only by flakegate's own hidden lines (the sticky comment's state
+// mark): where a comment of ours has it (or, with no trailer, a person's
+// note written under it, HasMarker). A comment that only holds it in
+// its trailer is another tool's that echoed a test's output (a marker a
+// fork planted, then "<!-- test-reporter -->"): picked as ours, it was
+// edited to the verdict (by a token that may) or, by one that may not,
+// hid ours and failed the edit.
+func endsWithMarker(body, marker string) bool {
+	t := Trailer(body)
+	if len(t) == 0 {
+		return HasMarker(body, marker) // a person wrote under it: see HasMarker
+	}
+	i := slices.Index(t, marker)
+	if marker == "" || i < 0 {
+		return false
+	}
+	for _, l := range t[i+1:] {
+		if !strings.HasPrefix(l, ownPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// ownPrefix begins every hidden line flakegate writes.
+const ownPrefix = "<!-- flakegate:"
+
 // WithMarker returns body with marker in its trailer: unchanged when the
 // trailer has it, else with the marker appended after a blank line. A
 // marker elsewhere in body does not count.
@@ -124,7 +152,7 @@ func (c *Client) FindComments(ctx context.Context, repo Repo, issue int, marker 
 	}
 	var marked []*github.IssueComment
 	for _, cm := range cs {
-		if HasMarker(cm.GetBody(), marker) {
+		if endsWithMarker(cm.GetBody(), marker) {
 			marked = append(marked, cm)
 		}
 	}

@@ -1258,6 +1258,23 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 		{"a person's note under the trailer", "report\n\n" + marker + "\n" + other + "\n\nTriage: owned by @team-a, see #12.", true},
 		{"a note, and a marker mid-line", "report " + marker + "\n\nTriage note", false},
 	}
+	// Another tool's comment that echoed a test's output, a planted marker
+	// in it, then its own hidden line: a line of its trailer, but not where
+	// ours ends, so not ours (an audit: test-reporter[bot]'s comment was
+	// edited to the verdict). An issue's trailer rule stays HasMarker's.
+	echoed := "Failed tests:\n\n" + marker + "\n<!-- test-reporter -->\n"
+	{
+		s := ghfake.New(t)
+		r := s.Repo("octo/app")
+		c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
+		pr := r.AddPullRequest(ghfake.PullRequest{})
+		r.AddComment(ghfake.Comment{Issue: pr.Number, User: "test-reporter[bot]", Bot: true, Body: echoed})
+		ours := r.AddComment(ghfake.Comment{Issue: pr.Number, User: "github-actions[bot]", Bot: true, Body: "verdict\n\n" + marker + "\n" + other + "\n"})
+		found, err := c.FindComments(context.Background(), repo, pr.Number, marker)
+		if err != nil || len(found) != 1 || found[0].ID != ours.ID {
+			t.Errorf("FindComments with another tool's echo first = %+v, %v; want ours, %d", found, err, ours.ID)
+		}
+	}
 	s := ghfake.New(t)
 	r := s.Repo("octo/app")
 	c, _ := newClient(t, s, ghfake.Token, ghapi.Options{})
