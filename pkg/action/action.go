@@ -61,10 +61,22 @@ type verdictJSON struct {
 // outputs at 1 MB, and a verdict can block tens of thousands of tests.
 const maxOutputNames = 100
 
+// outputNames are the first maxOutputNames of names for verdict-json, each
+// on one line without control or invisible characters (render.Plain): a
+// later step that prints them (`jq -r '.blocking[]'`) would otherwise send
+// a name's "\n::add-mask::…" to the runner as a workflow command.
+func outputNames(names []string) []string {
+	out := make([]string, 0, min(len(names), maxOutputNames))
+	for _, n := range names[:min(len(names), maxOutputNames)] {
+		out = append(out, render.Plain(n))
+	}
+	return out
+}
+
 // outputs are the step outputs, in action.yml's order.
 func (o outcome) outputs(reportDir, summaryPath string) [][2]string {
 	v := verdictJSON{Verdict: o.verdict, Tests: o.tests, Failed: o.failed, Flaky: o.flaky,
-		Blocking: nonNil(o.blocking[:min(len(o.blocking), maxOutputNames)]), Inconclusive: nonNil(o.inconclusive[:min(len(o.inconclusive), maxOutputNames)]),
+		Blocking: outputNames(o.blocking), Inconclusive: outputNames(o.inconclusive),
 		Truncated: len(o.blocking) > maxOutputNames || len(o.inconclusive) > maxOutputNames}
 	js, _ := json.Marshal(v) // strings and ints only: cannot fail
 	return [][2]string{
@@ -81,13 +93,6 @@ func (o outcome) outputs(reportDir, summaryPath string) [][2]string {
 		{"report-dir", reportDir},
 		{"report-json", o.jsonPath},
 	}
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // Run runs the action and returns the exit code: 0 when the verdict lets

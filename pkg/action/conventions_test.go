@@ -575,6 +575,23 @@ func TestVerdictJSONBounded(t *testing.T) {
 		if kv[0] == "verdict-json" && strings.Contains(kv[1], "truncated") {
 			t.Errorf("an uncut verdict-json says truncated: %s", kv[1])
 		}
+		if kv[0] == "verdict-json" && !strings.Contains(kv[1], `"blocking":[]`) {
+			t.Errorf("no blocking test is not an empty list: %s", kv[1])
+		}
+	}
+	// A name a later step prints (jq -r) is one line: its "::" cannot
+	// start a workflow command there (an audit).
+	hostile := outcome{verdict: "block", blocking: []string{"t::x\n::add-mask::secret\u202e"}}
+	for _, kv := range hostile.outputs("", "") {
+		if kv[0] != "verdict-json" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(kv[1]), &v); err != nil {
+			t.Fatal(err)
+		}
+		if want := []string{"t::x ::add-mask::secret"}; !slices.Equal(v.Blocking, want) {
+			t.Errorf("verdict-json names %q, want %q", v.Blocking, want)
+		}
 	}
 }
 

@@ -473,3 +473,27 @@ func TestWrappedNameIsEscaped(t *testing.T) {
 		t.Errorf("wrapped = %q", got)
 	}
 }
+
+// TestHiddenCharacters: default-ignorable characters show as nothing, so
+// two names with and without one looked alike in every output (an
+// audit); they go, as the formatting characters do.
+func TestHiddenCharacters(t *testing.T) {
+	for _, r := range []rune{'\u200d', '\ufe0f', '\u034f', '\u3164', '\u115f', '\u17b4', '\u180b', '\U000e0100', '\u2060'} {
+		name := "test_pay" + string(r) + "ment"
+		for what, got := range map[string]string{"Plain": Plain(name), "PlainLines": PlainLines(name), "EscapeMarkdown": EscapeMarkdown(name)} {
+			want := "test_payment"
+			if what == "EscapeMarkdown" {
+				want = `test\_payment`
+			}
+			if got != want {
+				t.Errorf("%s(%q) = %q", what, name, got)
+			}
+		}
+		if !Invisible(r) {
+			t.Errorf("Invisible(%U) = false", r)
+		}
+	}
+	if Invisible('\u200b') || Invisible('é') || Invisible('\u2800') {
+		t.Error("the zero-width space the renderers write, a letter or a visible blank reads as invisible")
+	}
+}

@@ -190,11 +190,11 @@ func escapeInvisible(j []byte) []byte {
 
 // Invisible reports whether r, not an ASCII control below space, is a
 // character a terminal should not be sent: DEL, the C1 controls and the
-// formatting characters (bidirectional overrides and the like), but the
+// formatting and other default-ignorable characters (hidden), but the
 // zero-width space the renderers put after @. The CLI's output guard
 // drops them; JSON escapes them (escapeInvisible).
 func Invisible(r rune) bool {
-	return r == 0x7f || r >= utf8.RuneSelf && r != '\u200b' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r))
+	return r == 0x7f || r >= utf8.RuneSelf && r != '\u200b' && (unicode.IsControl(r) || hidden(r))
 }
 
 // appendFloat formats f as encoding/json does.

@@ -172,7 +172,7 @@ func oneLine(s string) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t' || r == '\u2028' || r == '\u2029' || r == '\u0085':
 			return ' '
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r) || hidden(r):
 			return -1
 		}
 		return r
@@ -203,11 +203,20 @@ func cleanLines(s string) string {
 			return r
 		case r == '\r' || r == '\u2028' || r == '\u2029' || r == '\u0085':
 			return '\n'
-		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+		case unicode.IsControl(r) || hidden(r):
 			return -1
 		}
 		return r
 	}, s)
+}
+
+// hidden reports the characters that show as nothing: the formatting
+// characters (Cf: zero-width characters, bidirectional overrides) and the
+// rest of Unicode's default-ignorable code points (variation selectors,
+// the Hangul fillers, the combining grapheme joiner), with which two test
+// names can look alike (an audit: "test_pay\ufe0fment").
+func hidden(r rune) bool {
+	return r >= 0x80 && (unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r))
 }
 
 // plain makes s safe for a terminal: one line, no escape sequences.
