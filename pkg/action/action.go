@@ -42,6 +42,7 @@ type outcome struct {
 	verdict                        string // pass, block, inconclusive
 	tests, failed, flaky           int
 	blocking, inconclusive         []string // test names (and property checks)
+	invalid                        []string // tests red on base: attribution undefined
 	jsonPath, commentURL, checkURL string
 	exit                           int
 }
@@ -54,7 +55,10 @@ type verdictJSON struct {
 	Flaky        int      `json:"flaky"`
 	Blocking     []string `json:"blocking"`
 	Inconclusive []string `json:"inconclusive"`
-	Truncated    bool     `json:"truncated,omitempty"` // a list holds its first maxOutputNames names
+	// Invalid are the tests red on base, whose attribution is undefined:
+	// they make a verdict inconclusive that no undecided test does.
+	Invalid   []string `json:"invalid,omitempty"`
+	Truncated bool     `json:"truncated,omitempty"` // a list holds its first maxOutputNames names
 }
 
 // maxOutputNames bounds each list of verdict-json: GitHub caps a job's
@@ -76,8 +80,8 @@ func outputNames(names []string) []string {
 // outputs are the step outputs, in action.yml's order.
 func (o outcome) outputs(reportDir, summaryPath string) [][2]string {
 	v := verdictJSON{Verdict: o.verdict, Tests: o.tests, Failed: o.failed, Flaky: o.flaky,
-		Blocking: outputNames(o.blocking), Inconclusive: outputNames(o.inconclusive),
-		Truncated: len(o.blocking) > maxOutputNames || len(o.inconclusive) > maxOutputNames}
+		Blocking: outputNames(o.blocking), Inconclusive: outputNames(o.inconclusive), Invalid: outputNames(o.invalid),
+		Truncated: len(o.blocking) > maxOutputNames || len(o.inconclusive) > maxOutputNames || len(o.invalid) > maxOutputNames}
 	js, _ := json.Marshal(v) // strings and ints only: cannot fail
 	return [][2]string{
 		{"verdict", o.verdict},

@@ -579,6 +579,13 @@ func TestVerdictJSONBounded(t *testing.T) {
 			t.Errorf("no blocking test is not an empty list: %s", kv[1])
 		}
 	}
+	// Tests red on base alone make a verdict inconclusive: named.
+	red := outcome{verdict: "inconclusive", invalid: []string{"t::checkout"}}
+	for _, kv := range red.outputs("", "") {
+		if kv[0] == "verdict-json" && !strings.Contains(kv[1], `"inconclusive":[],"invalid":["t::checkout"]`) {
+			t.Errorf("red base: verdict-json %s", kv[1])
+		}
+	}
 	// A name a later step prints (jq -r) is one line: its "::" cannot
 	// start a workflow command there (an audit).
 	hostile := outcome{verdict: "block", blocking: []string{"t::x\n::add-mask::secret\u202e"}}

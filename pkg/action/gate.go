@@ -118,7 +118,7 @@ func (a *run) gate(ctx context.Context) (outcome, error) {
 		return outcome{}, err
 	}
 	out := outcome{verdict: string(res.Verdict), tests: headTests(in.Tests), blocking: res.Blocking(), inconclusive: res.Undecided(),
-		jsonPath: filepath.Join(a.reportDir, render.GateJSONFile)}
+		invalid: res.Invalid(), jsonPath: filepath.Join(a.reportDir, render.GateJSONFile)}
 	for _, t := range in.Tests {
 		for _, pass := range t.Head {
 			if !pass {

@@ -632,6 +632,9 @@ func (r Result) Blocking() []string {
 // Undecided lists the tests decided Inconclusive.
 func (r Result) Undecided() []string { return r.named(Inconclusive) }
 
+// Invalid lists the tests red on base, whose attribution is undefined.
+func (r Result) Invalid() []string { return r.named(Invalid) }
+
 // named lists the tests with decision d.
 func (r Result) named(d Decision) []string {
 	var out []string
@@ -924,7 +927,7 @@ func evaluateTest(ti TestInput, c classified, fam *family, opt Options, decl dec
 			return say(Invalid, "base red: every base run it ran in (%d) failed most of the suite and was left out as an infrastructure failure, and it has no base-branch history, so the base has no reference and attribution is undefined (%s): neither the patch's fault nor a pass; re-run the base",
 				ti.leftOut("base"), headStr)
 		case ti.History.Runs > 0 && ti.History.Failures == 0:
-			return say(Invalid, "base red: failed all %d base runs but passed all %d base-branch history runs, so the base runs look like an outage (or the base commit broke it), not this test's baseline: attribution is undefined (%s), neither the patch's fault nor a pass; re-run the base",
+			return say(Invalid, "base red: failed all %d base runs but passed all %d base-branch history runs, so the base runs look like an outage, or the base commit broke it (a branch that left the base branch while it was red), not this test's baseline: attribution is undefined (%s), neither the patch's fault nor a pass; re-run the base, or, if the base branch was fixed since the branch left it, update the branch (merge or rebase) so that its base has the fix",
 				ti.Base.Runs, ti.History.Runs, headStr)
 		}
 		return say(Invalid, "base red: failed all %d base runs, so the base has no reference and attribution is undefined (%s): neither the patch's fault nor a pass",
