@@ -443,14 +443,7 @@ func TestExemption(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Tests: []TestInput{tc.ti}, BaseLedger: base, HeadLedger: base, Now: tc.now,
 				Changes: tc.changes, ChangesKnown: true, PRBody: "Test-Changes: touch upload tests"}
-			res, err := Evaluate(in, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := res.Tests[0]
-			if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
-				t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, tc.want, tc.reason)
-			}
+			res := wantFirst(t, in, tc.want, tc.reason)
 			released := slices.ContainsFunc(res.Ledger, func(f ledger.Finding) bool { return f.Rule == "contradicted" && f.Test == ti.Name })
 			if want := strings.Contains(tc.reason, "the entry records") || strings.Contains(tc.reason, "far above"); released != want {
 				t.Errorf("ledger finding \"contradicted\" reported = %v, want %v: %+v", released, want, res.Ledger)
@@ -504,19 +497,26 @@ func TestLedgerContradiction(t *testing.T) {
 			for i := range 300 {
 				in.Tests = append(in.Tests, TestInput{Name: fmt.Sprintf("z::%03d", i), Base: Tally{5, 0}, History: Tally{150, 0}, Head: runs("PPPPP")})
 			}
-			res, err := Evaluate(in, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := res.Tests[0]
-			if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
-				t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, tc.want, tc.reason)
-			}
+			res := wantFirst(t, in, tc.want, tc.reason)
 			if want := 0.9; math.Abs(res.Family.Margin-want) > 1e-12 {
 				t.Errorf("family margin %v, want %v: the ledger's share is not the family's", res.Family.Margin, want)
 			}
 		})
 	}
+}
+
+// wantFirst evaluates in with the default options and checks the first
+// test's decision and that its reason holds reason.
+func wantFirst(t *testing.T, in Input, want Decision, reason string) Result {
+	t.Helper()
+	res, err := Evaluate(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Tests[0]; got.Decision != want || !strings.Contains(got.Reason, reason) {
+		t.Errorf("decision %q, reason %q; want %q with %q", got.Decision, got.Reason, want, reason)
+	}
+	return res
 }
 
 // TestGolden pins the JSON contract on a PR that exercises every part.
