@@ -320,12 +320,6 @@ func SkipMarkers(changes []FileChange) []Violation {
 	return skipMarkers(changes, "").found
 }
 
-// Unscanned lists the changed files SkipMarkers would scan whose diff
-// GitHub left out (too large to show): their added lines are not checked.
-func Unscanned(changes []FileChange) []string {
-	return skipMarkers(changes, "").unscanned
-}
-
 // markerScan is what skipMarkers found: violations, markers in files the
 // PR adds, markers the declaration names the files of, and the files whose
 // diff it could not read.
