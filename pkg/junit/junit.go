@@ -12,6 +12,7 @@ package junit
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/model"
@@ -134,6 +135,9 @@ type Outcome struct {
 	Type    string // the type attribute, e.g. an exception class
 	Message string // the message attribute, cut to MaxMessageBytes
 	Text    string // the element's text, cut to MaxMessageBytes
+	// Flaky marks a <flakyFailure> or <flakyError>: an attempt that failed
+	// before a final pass.
+	Flaky bool
 }
 
 // Case is one <testcase> element.
@@ -226,9 +230,13 @@ func (c *Case) Meta() (Props, time.Time) {
 }
 
 // Attempts counts the case's attempts by kind: the final outcome plus every
-// rerun child.
+// rerun child. A <failure> beside flakyFailure or flakyError children is
+// cargo-nextest's flaky-result = "fail" ("test passed on attempt 4/4 but
+// is configured to fail when flaky"): its last attempt passed.
 func (c *Case) Attempts() (passed, failed, skipped int) {
 	switch {
+	case c.Outcome.IsFailure() && slices.ContainsFunc(c.Reruns, func(o Outcome) bool { return o.Flaky }):
+		passed++
 	case c.Outcome.IsFailure():
 		failed++
 	case c.Outcome == model.Skipped:

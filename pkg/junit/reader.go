@@ -1744,6 +1744,7 @@ func (r *Reader) open(kind elemKind, at int) error {
 		default:
 			r.outKind, r.out.Kind = outRerun, model.Error
 		}
+		r.out.Flaky = kind == elemFlakyFailure || kind == elemFlakyError
 		r.text, r.textCut = r.text[:0], 0
 		r.capturing = r.out.Kind != model.Skipped
 		r.attrs(func(name, v []byte) {

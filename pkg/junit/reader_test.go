@@ -94,7 +94,7 @@ func TestParseFeatures(t *testing.T) {
 <testcase classname="C" name="always"><failure message="first" type="AE"><![CDATA[at C.always(C.java:42)]]></failure><rerunFailure message="again"/><rerunError message="boom"/></testcase>
 </testsuite>`,
 			want: []flat{
-				{ID: "C::flaky", Reruns: []Outcome{{Kind: model.Failed, Type: "AE", Message: "m1", Text: "trace one"}, {Kind: model.Error, Message: "m2"}}},
+				{ID: "C::flaky", Reruns: []Outcome{{Kind: model.Failed, Type: "AE", Message: "m1", Text: "trace one", Flaky: true}, {Kind: model.Error, Message: "m2", Flaky: true}}},
 				{ID: "C::always", Outcome: model.Failed, Detail: Outcome{Kind: model.Failed, Type: "AE", Message: "first", Text: "at C.always(C.java:42)"},
 					Reruns: []Outcome{{Kind: model.Failed, Message: "again"}, {Kind: model.Error, Message: "boom"}}},
 			},
@@ -370,5 +370,46 @@ func TestOtherFormats(t *testing.T) {
 				t.Errorf("error %v does not say what the file is", err)
 			}
 		})
+	}
+}
+
+// TestAttempts: the final outcome plus every rerun child; cargo-nextest's
+// flaky-result = "fail" writes a <failure> beside the flaky children of a
+// test whose last attempt passed, which is flake evidence, not three
+// failures (a report audit: the case also tipped its run into an outage).
+func TestAttempts(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "conformance", "junit", "nextest", "quick-junit-basic_report.xml"))
+	if err != nil {
+		t.Skipf("conformance corpus: %v", err)
+	}
+	defer f.Close()
+	got := map[string][3]int{}
+	if _, err := NewReader().Parse("basic.xml", f, func(c *Case) error {
+		p, fl, s := c.Attempts()
+		got[c.Name] = [3]int{p, fl, s}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][3]int{"testcase7": {1, 2, 0}} {
+		if got[name] != want {
+			t.Errorf("%s: attempts (passed, failed, skipped) %v, want %v", name, got[name], want)
+		}
+	}
+	doc := `<testsuite name="s">
+<testcase classname="C" name="flaky"><flakyFailure message="m1"/><flakyError message="m2"/></testcase>
+<testcase classname="C" name="always"><failure message="first"/><rerunFailure message="again"/><rerunError message="boom"/></testcase>
+</testsuite>`
+	if _, err := NewReader().Parse("s.xml", strings.NewReader(doc), func(c *Case) error {
+		p, fl, s := c.Attempts()
+		got[c.Name] = [3]int{p, fl, s}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][3]int{"flaky": {1, 2, 0}, "always": {0, 3, 0}} {
+		if got[name] != want {
+			t.Errorf("%s: attempts %v, want %v", name, got[name], want)
+		}
 	}
 }
