@@ -1192,7 +1192,7 @@ func (d declaration) uncovered(ti TestInput) string {
 			return ""
 		}
 	}
-	if namesFile(d.text, file) {
+	if namesFile(d.text, file, d.changed) {
 		return ""
 	}
 	return file
@@ -1422,16 +1422,6 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		if n := scan.unscanned; len(n) > 0 {
 			partial = append(partial, fmt.Sprintf("%d changed file(s) whose diff GitHub did not show (too large) were not checked for new skip markers: %s",
 				len(n), strings.Join(n[:min(len(n), 5)], ", ")))
-		}
-		if n := scan.inNew; len(n) > 0 {
-			where := make([]string, 0, min(len(n), 5))
-			for _, v := range n[:min(len(n), 5)] {
-				where = append(where, fmt.Sprintf("%s:%d", v.Path, v.Line))
-			}
-			if len(n) > 5 {
-				where = append(where, fmt.Sprintf("and %d more", len(n)-5))
-			}
-			notes = append(notes, fmt.Sprintf("%d skip marker(s) in files the PR adds, not a violation: a new file skips no test that ran before (%s)", len(n), strings.Join(where, ", ")))
 		}
 		for _, v := range scan.named {
 			notes = append(notes, fmt.Sprintf("skip marker at %s:%d declared: the Test-Changes line names its file", v.Path, v.Line))

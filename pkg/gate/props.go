@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/flakegate/flakegate/pkg/internal/gfm"
 	"github.com/flakegate/flakegate/pkg/internal/glob"
@@ -321,38 +322,29 @@ func SkipMarkers(changes []FileChange) []Violation {
 }
 
 // markerScan is what skipMarkers found: violations, markers in files the
-// PR adds, markers the declaration names the files of, and the files whose
-// diff it could not read.
+// declaration names, and the files whose diff it could not read.
 type markerScan struct {
-	found, inNew, named []Violation
-	unscanned           []string
+	found, named []Violation
+	unscanned    []string
 }
 
 // skipMarkers reads the added lines of the changed files for new skip
-// markers. A marker that a removed line of the PR held (a test moved
-// within a file or to another, as when a file is split) is not new. One in
-// a file the PR adds is not a violation either, but listed (inNew): a new
-// file holds new tests, and a marker there skips no test that ran before
-// (an existing test skipped on head is caught by its results, "newly
-// skipped"); a conditional skip in a new Go integration test (`if
-// testing.Short() { t.Skip(…) }`) blocked every PR that added one, and a
-// declaration does not waive the check. Nor does a Test-Changes line in
-// general, or the label; one that names the file (its path or its base
-// name) does (named): the PR says in so many words that it adds a skip
+// markers. A marker that a removed line of the same file held (a test
+// moved within it) is not new. Neither the label nor a Test-Changes line
+// in general waives one; a Test-Changes line that names the file (its
+// path, or its base name where no other changed file has it, as a word of
+// its own) does (named): the PR says in so many words that it adds a skip
 // there, for its reviewers to see. With no way to say it, a new
-// conditionally skipped test in an existing file could not pass the
-// required check. A test that ran on base and is skipped in every head run
-// blocks whatever the PR says ("newly skipped").
+// conditionally skipped Go test (`if testing.Short() { t.Skip(…) }`) could
+// not pass the required check, in a new file or an old one. A marker in a
+// new file is a violation too: a new file can skip existing tests (a
+// helper an existing test calls, a conftest.py hook, a test moved there
+// under a new id). Whatever the PR says, a test that ran on base and is
+// skipped in every head run blocks ("newly skipped").
 func skipMarkers(changes []FileChange, body string) markerScan {
 	var scan markerScan
 	text := strings.ToLower(declarationText(body))
-	type scanned struct {
-		c              FileChange
-		lang           *markerLang
-		added, removed []diffLine
-	}
-	var files []scanned
-	moved := map[string]int{}
+	paths := changedPaths(changes)
 	langs := markerLangs()
 	for _, c := range changes {
 		var lang *markerLang
@@ -369,16 +361,14 @@ func skipMarkers(changes []FileChange, body string) markerScan {
 			continue
 		}
 		added, removed := hunkLines(c.Patch)
+		moved := map[string]int{}
 		for _, l := range removed {
 			if lang.marker(l.Text) != "" {
 				moved[strings.TrimSpace(l.Text)]++
 			}
 		}
-		files = append(files, scanned{c, lang, added, removed})
-	}
-	for _, f := range files {
-		for _, l := range f.added {
-			m := f.lang.marker(l.Text)
+		for _, l := range added {
+			m := lang.marker(l.Text)
 			if m == "" {
 				continue
 			}
@@ -386,17 +376,14 @@ func skipMarkers(changes []FileChange, body string) markerScan {
 				moved[k]--
 				continue
 			}
-			v := Violation{Check: CheckSkipMarker, Path: f.c.Path, Line: l.No,
-				Message: fmt.Sprintf("new %s skip marker %q in an added line", f.lang.name, m)}
-			switch {
-			case f.c.Status == "added" || f.c.Status == "copied":
-				scan.inNew = append(scan.inNew, v)
-			case namesFile(text, f.c.Path):
+			v := Violation{Check: CheckSkipMarker, Path: c.Path, Line: l.No,
+				Message: fmt.Sprintf("new %s skip marker %q in an added line", lang.name, m)}
+			if namesFile(text, c.Path, paths) {
 				scan.named = append(scan.named, v)
-			default:
-				v.Message += fmt.Sprintf("; a declaration waives it only if its Test-Changes line names the file (%s), and a test that ran on base and is skipped in every head run blocks whatever it says", path.Base(f.c.Path))
-				scan.found = append(scan.found, v)
+				continue
 			}
+			v.Message += fmt.Sprintf("; neither the label nor a declaration in general waives it: a Test-Changes line that names the file (%s) does, and a test that ran on base and is skipped in every head run blocks whatever it says", path.Base(c.Path))
+			scan.found = append(scan.found, v)
 		}
 	}
 	return scan
@@ -452,11 +439,33 @@ func goneFromBase(t TestInput) bool {
 	return len(t.Head) == 0 && t.LeftBaseBranch > 0 && t.HeadSkipped == 0
 }
 
-// namesFile reports whether a declaration's text (lower-case) names a file
-// by its path or base name (four characters or more).
-func namesFile(text, p string) bool {
-	for _, name := range []string{p, path.Base(p)} {
-		if len(name) >= 4 && strings.Contains(text, strings.ToLower(name)) {
+// namesFile reports whether a declaration's text (lower-case) names the
+// file p: its path as a word of the text (or a path ending in it, as a
+// monorepo's root may differ), or its base name as a word where none of
+// the other files (others, the PR's changed files when known) has it: a
+// word is a run of letters, digits and . _ - / (so "conftest.py" does not
+// name "test.py", nor "unit/test_views.py" "integration/test_views.py").
+func namesFile(text, p string, others []string) bool {
+	p = strings.ToLower(strings.ReplaceAll(p, "\\", "/"))
+	base := path.Base(p)
+	if len(base) < 4 {
+		return false
+	}
+	unique := true
+	for _, o := range others {
+		o = strings.ToLower(strings.ReplaceAll(o, "\\", "/"))
+		if o != p && path.Base(o) == base {
+			unique = false
+		}
+	}
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._-/", r))
+	}) {
+		w = strings.Trim(w, ".")
+		switch {
+		case w == p, strings.HasSuffix(w, "/"+p), strings.HasSuffix(p, "/"+w) && strings.Contains(w, "/"):
+			return true
+		case w == base && unique:
 			return true
 		}
 	}

@@ -192,67 +192,75 @@ func TestSkipMarkerMoveIsNotNew(t *testing.T) {
 	if v := SkipMarkers([]FileChange{{Path: "a_test.go", Patch: patch}}); len(v) != 1 {
 		t.Errorf("new marker not reported: %v", v)
 	}
-	// A file split: the test and its marker move to another file.
+	// A marker "moved" to another file is new there: the deleted file's
+	// marker skipped its own tests, the added one may skip another
+	// (a review: a skipif moved from a deleted file onto an existing test).
 	split := []FileChange{
 		{Path: "a_test.go", Status: "modified", Patch: "@@ -1,3 +1,0 @@\n-func TestX(t *testing.T) {\n-\tt.Skip(\"windows\")\n-}"},
 		{Path: "b_test.go", Status: "modified", Patch: "@@ -1,0 +1,3 @@\n+func TestX(t *testing.T) {\n+\tt.Skip(\"windows\")\n+}"},
 	}
-	if v := SkipMarkers(split); len(v) != 0 {
-		t.Errorf("marker moved to another file reported: %v", v)
+	if v := SkipMarkers(split); len(v) != 1 || v[0].Path != "b_test.go" {
+		t.Errorf("marker moved to another file: %v", v)
 	}
 }
 
-// TestSkipMarkerInANewFile: a new Go integration test's conditional skip
-// blocked every PR that added one, declared or not. A marker in a file the
-// PR adds is listed in the notes, not a violation; one added to a file
-// that existed still is.
-func TestSkipMarkerInANewFile(t *testing.T) {
+// TestSkipMarkerNamedFile: a new Go integration test's conditional skip
+// failed every PR that added one, declared or not, with no way to pass.
+// A Test-Changes line that names the file waives its markers; the label,
+// or a declaration that names another file, does not. A new file is no
+// exception: it can skip existing tests (a helper they call, a test moved
+// there under a new id), so the PR must name it too.
+func TestSkipMarkerNamedFile(t *testing.T) {
 	newFile := FileChange{Path: "store/store_integration_test.go", Status: "added",
 		Patch: "@@ -0,0 +1,9 @@\n+package store\n+\n+import \"testing\"\n+\n+func TestStoreIntegration(t *testing.T) {\n+\tif testing.Short() {\n+\t\tt.Skip(\"integration\")\n+\t}\n+}"}
 	existing := FileChange{Path: "store/store_test.go", Status: "modified", Patch: "@@ -5,2 +5,3 @@\n func TestStore(t *testing.T) {\n+\tt.Skip(\"later\")\n }"}
+	other := FileChange{Path: "cart/store_test.go", Status: "modified", Patch: "@@ -5,2 +5,3 @@\n func TestCart(t *testing.T) {\n+\tt.Skip(\"later\")\n }"}
 	in := Input{
 		Tests:        []TestInput{{Name: "store::TestStore", Base: Tally{5, 0}, Head: runs("PPPPP")}, {Name: "store::TestStoreIntegration", Head: runs("PPPPP")}},
-		Changes:      []FileChange{newFile},
 		ChangesKnown: true,
-		PRBody:       "Test-Changes: adds an integration test",
 	}
-	res, err := Evaluate(in, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != VerdictPass || len(res.Properties) != 0 {
-		t.Errorf("new file's skip marker: verdict %s, properties %v", res.Verdict, res.Properties)
-	}
-	if !slices.ContainsFunc(res.Reasons, func(r string) bool {
-		return strings.Contains(r, "1 skip marker(s) in files the PR adds, not a violation: a new file skips no test that ran before (store/store_integration_test.go:7)")
-	}) {
-		t.Errorf("the new file's marker is not said: %q", res.Reasons)
-	}
-	in.Changes = []FileChange{newFile, existing}
-	if res, err = Evaluate(in, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != VerdictBlock || len(res.Properties) != 1 || res.Properties[0].Path != "store/store_test.go" || res.Properties[0].Line != 6 ||
-		!strings.Contains(res.Properties[0].Message, "a declaration waives it only if its Test-Changes line names the file (store_test.go)") {
-		t.Errorf("a marker added to an existing file: verdict %s, properties %v", res.Verdict, res.Properties)
-	}
-	// Named in the declaration, it is waived, and said.
-	in.PRBody = "Test-Changes: adds an integration test; store_test.go skips TestStore under -short"
-	if res, err = Evaluate(in, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != VerdictPass || len(res.Properties) != 0 || !slices.ContainsFunc(res.Reasons, func(r string) bool {
-		return strings.Contains(r, "skip marker at store/store_test.go:6 declared: the Test-Changes line names its file")
-	}) {
-		t.Errorf("a marker in a file the declaration names: verdict %s, properties %v, reasons %q", res.Verdict, res.Properties, res.Reasons)
-	}
-	// The label declares, but names no file.
-	in.PRBody, in.Labels = "", []string{"test-changes-declared"}
-	if res, err = Evaluate(in, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if res.Verdict != VerdictBlock || len(res.Properties) != 1 {
-		t.Errorf("the label waived a marker: verdict %s, properties %v", res.Verdict, res.Properties)
+	for _, tc := range []struct {
+		name    string
+		changes []FileChange
+		body    string
+		labels  []string
+		blocked []string // the files whose markers block
+	}{
+		{"new file, declared in general", []FileChange{newFile}, "Test-Changes: adds an integration test", nil, []string{"store/store_integration_test.go"}},
+		{"new file, named", []FileChange{newFile}, "Test-Changes: adds store_integration_test.go, skipped under -short", nil, nil},
+		{"new file, named by path", []FileChange{newFile}, "Test-Changes: store/store_integration_test.go (integration, -short skips it)", nil, nil},
+		{"label", []FileChange{newFile, existing}, "", []string{"test-changes-declared"}, []string{"store/store_integration_test.go", "store/store_test.go"}},
+		{"one named, one not", []FileChange{newFile, existing}, "Test-Changes: store_test.go skips TestStore under -short", nil, []string{"store/store_integration_test.go"}},
+		// Two changed files share the base name: only a path names one.
+		{"base name of two files", []FileChange{existing, other}, "Test-Changes: store_test.go skips a test", nil, []string{"cart/store_test.go", "store/store_test.go"}},
+		{"path of one of two", []FileChange{existing, other}, "Test-Changes: store/store_test.go skips a test", nil, []string{"cart/store_test.go"}},
+		// A word of its own: "integration_store_test.go" is not "store_test.go".
+		{"a longer word", []FileChange{existing}, "Test-Changes: integration_store_test.go", nil, []string{"store/store_test.go"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := in
+			in.Changes, in.PRBody, in.Labels = tc.changes, tc.body, tc.labels
+			res, err := Evaluate(in, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, v := range res.Properties {
+				if v.Check == CheckSkipMarker {
+					got = append(got, v.Path)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tc.blocked) {
+				t.Errorf("markers blocking in %v, want %v: %v", got, tc.blocked, res.Properties)
+			}
+			if (res.Verdict == VerdictBlock) != (len(tc.blocked) > 0) {
+				t.Errorf("verdict %s", res.Verdict)
+			}
+			if len(tc.blocked) < len(tc.changes) && !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.Contains(r, "declared: the Test-Changes line names its file") }) {
+				t.Errorf("a waived marker is not said: %q", res.Reasons)
+			}
+		})
 	}
 }
 
