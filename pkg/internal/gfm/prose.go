@@ -9,92 +9,126 @@ import (
 // Prose returns the lines of md that GitHub shows as the author's own
 // words, for a search line by line (a pull request body's "Test-Changes:"
 // line, which a template's hint or example must not make, nor text the
-// rendered page does not show): it leaves out fenced and indented code,
-// HTML comments, HTML blocks, link reference definitions (with a title
-// that may run over lines: "[//]: # (…)" is a comment that renders as
-// nothing) and the tags of raw inline HTML with their attributes (an
-// image's alt text across lines). An unclosed fence, comment or block runs
-// to the end, as it renders.
+// rendered page does not show). It leaves out fenced and indented code,
+// HTML comments, the HTML blocks whose text does not show (<script>,
+// <style>, <pre>, <textarea>, declarations, CDATA), link reference
+// definitions (with a title that may run over lines: "[//]: # (…)" is a
+// comment that renders as nothing) and the tags of raw HTML with their
+// attributes (an image's alt text across lines); the text of other HTML
+// blocks (<details>, <div>, <p>) shows and stays. Block quote and list
+// markers go, so that a line reads from its content: "- Test-Changes: x"
+// and "> Test-Changes: x" show as text too. An unclosed fence, comment or
+// block runs to the end, as it renders.
 func Prose(md string) string {
 	var b strings.Builder
 	var fence byte // the open fence's character, 0 outside one
 	var fenceLen int
 	comment := false
-	html := 0         // the open HTML block's kind (htmlStart), 0 outside one
+	html := 0         // the open hidden HTML block's kind (htmlStart), 0 outside one
 	var title byte    // the closing character of a link reference title still open
 	para := false     // the line before continues a paragraph
 	indented := false // inside an indented code block
+	item := 0         // the content column of the open list item, 0 outside a list
+	blankBefore := true
 	for _, l := range strings.SplitAfter(md, "\n") {
+		if l == "" {
+			continue
+		}
 		line := strings.TrimRight(l, "\r\n")
 		blank := isBlank(line)
+		// The line's content, inside its block quotes and list item.
+		c, marked := line, false
+		for {
+			q, ok := quoteLine(c)
+			if !ok {
+				break
+			}
+			c = q
+		}
+		if m, ok := listMarker(c); ok && fence == 0 && html == 0 {
+			item, c, marked, para, indented = m.width, m.first, true, false, false
+		} else if item > 0 && !blank {
+			switch {
+			case indent(c) >= item:
+				c = stripCols(c, 0, item)
+			case blankBefore:
+				item = 0 // past the list
+			}
+		}
+		prevBlank := blankBefore
+		blankBefore = blank
 		switch {
 		case fence != 0:
-			if fenceCloses(line, fence, fenceLen) {
+			if fenceCloses(c, fence, fenceLen) {
 				fence = 0
 			}
 			continue
 		case comment:
 			// Outside code, below: a comment may span lines.
 		case html != 0:
-			if htmlEnds(html, line) {
+			if htmlEnds(html, c) {
 				html = 0
 			}
 			continue
 		case title != 0:
-			if strings.IndexByte(line, title) >= 0 {
+			if blank || strings.IndexByte(c, title) >= 0 {
 				title = 0
 			}
 			continue
-		case indented && (blank || indent(line) >= 4):
+		case indented && (blank || indent(c) >= 4):
 			continue
 		default:
 			indented = false
-			if c, n, _, ok := fenceOpen(line); ok {
-				fence, fenceLen, para = c, n, false
+			if f, n, _, ok := fenceOpen(c); ok {
+				fence, fenceLen, para = f, n, false
 				continue
 			}
-			if indent(line) >= 4 && !para && !blank {
+			if indent(c) >= 4 && !para && !blank && !marked && (prevBlank || !para) {
 				indented = true
 				continue
 			}
-			if k := htmlStart(line, para); k > 0 && k != 2 {
+			if k := htmlStart(c, para); k > 0 && k != 2 && k != 6 && k != 7 {
 				para = false
-				if !htmlEnds(k, line) {
+				if !htmlEnds(k, c) {
 					html = k
 				}
 				continue
 			}
-			if rest, ok := linkDefinition(line, para); ok {
+			if rest, ok := linkDefinition(c, para); ok {
 				title = openTitle(rest)
 				continue
 			}
 		}
-		para = !blank
+		_, _, heading := atxHeading(c)
+		para = !blank && !heading && !isBreak(c) && setext(c) == 0
 		// Outside code: drop the comments, which may span lines.
-		for l != "" {
+		if strings.HasSuffix(l, "\n") {
+			c += "\n"
+		}
+		for c != "" {
 			if comment {
-				end := strings.Index(l, "-->")
+				end := strings.Index(c, "-->")
 				if end < 0 {
-					l = ""
+					c = ""
 					break
 				}
-				l, comment = l[end+3:], false
+				c, comment = c[end+3:], false
 				continue
 			}
-			start := strings.Index(l, "<!--")
+			start := strings.Index(c, "<!--")
 			if start < 0 {
-				b.WriteString(l)
+				b.WriteString(c)
 				break
 			}
-			b.WriteString(l[:start])
-			l, comment = l[start+4:], true
+			b.WriteString(c[:start])
+			c, comment = c[start+4:], true
 		}
 	}
 	return inlineTag().ReplaceAllString(b.String(), "")
 }
 
-// htmlEnds reports whether line ends an HTML block of kind k: kinds 1 to 5
-// at their end marker, 6 and 7 at a blank line.
+// htmlEnds reports whether line ends an HTML block of kind k (1, 3, 4 or
+// 5) at its end marker.
 func htmlEnds(k int, line string) bool {
 	low := strings.ToLower(line)
 	switch k {

@@ -1,6 +1,9 @@
 package gfm
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 // TestProse: fenced code and HTML comments go, as the renderer leaves them
 // out of the text read; the rest stays, line by line.
@@ -19,17 +22,47 @@ func TestProse(t *testing.T) {
 		"[//]: # (\nTest-Changes: x\n)\nc\n":                                 "c\n",
 		"[//]: # \"Test-Changes: x\"\nc\n":                                   "c\n",
 		"<img src=\"x.png\" alt=\"\nTest-Changes: x\n\">\nc\n":               "\nc\n",
-		"<p hidden>\nTest-Changes: x\n</p>\n\nc\n":                           "c\n",
+		"<p hidden>\nTest-Changes: x\n</p>\n\nc\n":                           "\nTest-Changes: x\n\n\nc\n",
 		"a\n\n    Test-Changes: <describe>\n\nc\n":                           "a\n\nc\n",
 		"Test-Changes: <describe the change>\n":                              "Test-Changes: \n",
 		"Test-Changes: updates <Button> tests\n":                             "Test-Changes: updates  tests\n",
-		"<details>\n<summary>s</summary>\n\nTest-Changes: x\n\n</details>\n": "Test-Changes: x\n\n",
+		"<details>\n<summary>s</summary>\n\nTest-Changes: x\n\n</details>\n": "\ns\n\nTest-Changes: x\n\n\n",
 		// An indented line that continues a paragraph is its text.
 		"a\n    Test-Changes: x\n":                  "a\n    Test-Changes: x\n",
 		"[a link][r] and\n[r]: https://e.example\n": "[a link][r] and\n[r]: https://e.example\n",
 	} {
 		if got := Prose(in); got != want {
 			t.Errorf("Prose(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestProseShowsWhatGitHubShows: lines GitHub renders as text are read
+// (their block quote and list markers gone), lines it does not are not (a
+// review of the first version, each case checked with cmark-gfm).
+func TestProseShowsWhatGitHubShows(t *testing.T) {
+	declared := regexp.MustCompile(`(?m)^[ \t]*Test-Changes: x`)
+	for body, want := range map[string]bool{
+		// Shown: the text of HTML blocks, list items' continuations.
+		"## Summary\nFix.\n<details>\n<summary>Checklist</summary>\nTest-Changes: x\n</details>":            true,
+		"Fixes.\n\n<img width=\"600\" alt=\"screenshot\" src=\"https://e.example/a.png\">\nTest-Changes: x": true,
+		"<div>\nTest-Changes: x\n</div>\n":    true,
+		"- Changes:\n\n    Test-Changes: x\n": true,
+		"1. one\n\n    Test-Changes: x\n":     true,
+		"- Changes:\n\n\tTest-Changes: x\n":   true,
+		"- Test-Changes: x\n":                 true,
+		"> Test-Changes: x\n":                 true,
+		"[//]: # (note\n\nTest-Changes: x\n":  true,
+		// Not shown as text: code, in a list item or after a heading or a
+		// rule, and a script.
+		"- ```\n  Test-Changes: x\n  ```\n":      false,
+		"# H\n    Test-Changes: x\n":             false,
+		"Title\n===\n    Test-Changes: x\n":      false,
+		"***\n    Test-Changes: x\n":             false,
+		"<script>\nTest-Changes: x\n</script>\n": false,
+	} {
+		if got := declared.MatchString(Prose(body)); got != want {
+			t.Errorf("Prose(%q) = %q: declaration read %v, want %v", body, Prose(body), got, want)
 		}
 	}
 }
