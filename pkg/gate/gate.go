@@ -726,10 +726,10 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	fitted := fitMargin(read, last)
 	// The family spends alpha-pr less the outage checks' shares (Crashes,
 	// Missing): by the union bound all of them together stay within it.
-	share, ledgerLevel := familyShare, 0.0
-	if n := ledgerEntries(in); n > 0 {
+	share, ledgerLevel, ledgerTests := familyShare, 0.0, ledgerCandidates(in)
+	if ledgerTests > 0 {
 		share -= ledgerShare
-		ledgerLevel = ledgerShare * opt.AlphaPR / float64(n)
+		ledgerLevel = ledgerShare * opt.AlphaPR / float64(ledgerTests)
 	}
 	margin := fitted * share
 	fam := newFamily(sides, min(opt.FirstLook, opt.MaxRuns), last, opt.AlphaPR*margin)
@@ -760,7 +760,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 			e, why := in.BaseLedger.Exemption(ti.Name, lctx.Observed[ti.Name], lctx)
 			var c contradiction
 			if e != nil {
-				c = contradicts(*e, cls[i].baseSide, ti.Head, tr.Decision == Block, opt.Alpha, ledgerLevel, len(in.BaseLedger.Entries))
+				c = contradicts(*e, cls[i].baseSide, ti.Head, tr.Decision == Block, opt.Alpha, ledgerLevel, ledgerTests)
 			}
 			switch {
 			case c.blocks:
@@ -1648,11 +1648,11 @@ type contradiction struct {
 // at most alpha; or both the entry's rate and the base side's runs (base
 // runs and history, by Fisher's exact test, which holds whatever the
 // test's true rate) give them probability at most level, the ledger's
-// share of alpha-pr over its entries. So a clean PR loses an exemption
+// share of alpha-pr over the tests its entries may exempt. So a clean PR loses an exemption
 // only within the family's share or the ledger's (the union bound), and a
 // quarantined test is blocked only when the head is not the flake its
 // entry promises.
-func contradicts(e ledger.Entry, side Tally, head []bool, familyBlocks bool, alpha, level float64, entries int) contradiction {
+func contradicts(e ledger.Entry, side Tally, head []bool, familyBlocks bool, alpha, level float64, candidates int) contradiction {
 	t := TallyOf(head)
 	p := e.Evidence.PFlakeBaseline
 	if t.Failures == 0 || !(p > 0 && p < 1) {
@@ -1666,20 +1666,32 @@ func contradicts(e ledger.Entry, side Tally, head []bool, familyBlocks bool, alp
 			t.Failures, t.Runs, p, c.tail, alpha)
 	case c.tail <= level && fisher <= level:
 		c.blocks = true
-		c.say = fmt.Sprintf("head failed %d of %d runs, far above the rate of %.2f the entry records (probability %.2g) and above its %d of %d base-side runs (%.2g, Fisher's exact test), each at most %.2g (the ledger's share of alpha-pr, %.2g, over its %d %s)",
-			t.Failures, t.Runs, p, c.tail, side.Failures, side.Runs, fisher, level, ledgerShare, entries, map[bool]string{true: "entry", false: "entries"}[entries == 1])
+		c.say = fmt.Sprintf("head failed %d of %d runs, far above the rate of %.2f the entry records (probability %.2g) and above its %d of %d base-side runs (%.2g, Fisher's exact test), each at most %.2g (the ledger's share of alpha-pr, %.2g, over the %d %s its entries may exempt)",
+			t.Failures, t.Runs, p, c.tail, side.Failures, side.Runs, fisher, level, ledgerShare, candidates, map[bool]string{true: "test", false: "tests"}[candidates == 1])
 	}
 	return c
 }
 
-// ledgerEntries is the number of base ledger entries that may exempt a
-// test, before any head result is read: the ledger's test gets its share
-// of alpha-pr only when there are some.
-func ledgerEntries(in Input) int {
-	if in.BaseLedger == nil || in.BaseLedgerUnknown {
+// ledgerCandidates is the number of tests a base ledger entry may exempt,
+// counted before any head result is read: those an entry names, or names
+// a project or leg of, or whose leg it names (Ledger.Exemption). The
+// ledger's test spends its share of alpha-pr over them, and gets one only
+// when there are some. Over entries instead, one entry for c::n covered
+// every c::n [leg] at the whole level: a review measured 0.8% of clean PRs
+// blocked by the ledger alone with 10 legs, against its 0.25%.
+func ledgerCandidates(in Input) int {
+	if in.BaseLedger == nil || in.BaseLedgerUnknown || len(in.BaseLedger.Entries) == 0 {
 		return 0
 	}
-	return len(in.BaseLedger.Entries)
+	n := 0
+	for _, ti := range in.Tests {
+		if slices.ContainsFunc(in.BaseLedger.Entries, func(e ledger.Entry) bool {
+			return e.Test == ti.Name || model.Refines(ti.Name, e.Test) || model.Refines(e.Test, ti.Name)
+		}) {
+			n++
+		}
+	}
+	return n
 }
 
 // binomTail is P(X ≥ k) for X ~ Binomial(n, p).

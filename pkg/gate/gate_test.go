@@ -482,7 +482,7 @@ func TestLedgerContradiction(t *testing.T) {
 		// head, the ledger's share of alpha-pr blocks where the family
 		// cannot.
 		{"far above the entry and the base", 0.05, Tally{5, 0}, Tally{150, 40}, "FFFFF", Block,
-			"far above the rate of 0.05 the entry records (probability 3.1e-07) and above its 40 of 155 base-side runs (0.0015, Fisher's exact test), each at most 0.0025 (the ledger's share of alpha-pr, 0.05, over its 1 entry)"},
+			"far above the rate of 0.05 the entry records (probability 3.1e-07) and above its 40 of 155 base-side runs (0.0015, Fisher's exact test), each at most 0.0025 (the ledger's share of alpha-pr, 0.05, over the 1 test its entries may exempt)"},
 		{"the family blocks it, the entry does not explain it", 0.3, Tally{5, 0}, Tally{150, 15}, "FFFFF", Block,
 			"which the rate of 0.30 the entry records gives probability 0.0024, at most alpha 0.05, and the gate blocks as worse than the base"},
 		{"the family blocks it, the entry explains it", 0.5, Tally{5, 0}, Tally{}, "FFFPF", Exempt,
@@ -901,5 +901,23 @@ func TestCollectionErrorInSomeBaseRunsIsNoRemoval(t *testing.T) {
 	}
 	if res.Verdict == VerdictBlock {
 		t.Errorf("clean PR blocked: %q", res.Blocking())
+	}
+}
+
+// TestLedgerCandidates: the ledger's share is spent over the tests its
+// entries may exempt, a test's legs each one (an entry for c::n covers
+// c::n [leg]), not over its entries.
+func TestLedgerCandidates(t *testing.T) {
+	in := Input{BaseLedger: &ledger.Ledger{Version: 1, Entries: []ledger.Entry{{Test: "c::n"}, {Test: "d::m [junit-windows]"}, {Test: "gone::x"}}}}
+	for i := range 10 {
+		in.Tests = append(in.Tests, TestInput{Name: fmt.Sprintf("c::n [leg%d]", i)})
+	}
+	in.Tests = append(in.Tests, TestInput{Name: "d::m"}, TestInput{Name: "c::other"})
+	if got := ledgerCandidates(in); got != 11 {
+		t.Errorf("ledgerCandidates = %d, want 11 (10 legs of c::n, and d::m whose leg an entry names)", got)
+	}
+	in.BaseLedgerUnknown = true
+	if got := ledgerCandidates(in); got != 0 {
+		t.Errorf("with the base ledger unknown: %d, want 0", got)
 	}
 }
