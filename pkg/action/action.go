@@ -72,7 +72,14 @@ const maxOutputNames = 100
 func outputNames(names []string) []string {
 	out := make([]string, 0, min(len(names), maxOutputNames))
 	for _, n := range names[:min(len(names), maxOutputNames)] {
-		out = append(out, render.Plain(n))
+		n = render.Plain(n)
+		if strings.HasPrefix(n, "::") {
+			// An empty classname and suite give "::name": printed alone,
+			// "::add-mask::x" is a command; a backslash keeps it text, as
+			// the log's guard does.
+			n = `\` + n
+		}
+		out = append(out, n)
 	}
 	return out
 }

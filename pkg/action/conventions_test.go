@@ -588,7 +588,7 @@ func TestVerdictJSONBounded(t *testing.T) {
 	}
 	// A name a later step prints (jq -r) is one line: its "::" cannot
 	// start a workflow command there (an audit).
-	hostile := outcome{verdict: "block", blocking: []string{"t::x\n::add-mask::secret\u202e"}}
+	hostile := outcome{verdict: "block", blocking: []string{"t::x\n::add-mask::secret\u202e", "::add-mask::hunter2"}}
 	for _, kv := range hostile.outputs("", "") {
 		if kv[0] != "verdict-json" {
 			continue
@@ -596,7 +596,7 @@ func TestVerdictJSONBounded(t *testing.T) {
 		if err := json.Unmarshal([]byte(kv[1]), &v); err != nil {
 			t.Fatal(err)
 		}
-		if want := []string{"t::x ::add-mask::secret"}; !slices.Equal(v.Blocking, want) {
+		if want := []string{"t::x ::add-mask::secret", `\::add-mask::hunter2`}; !slices.Equal(v.Blocking, want) {
 			t.Errorf("verdict-json names %q, want %q", v.Blocking, want)
 		}
 	}

@@ -72,17 +72,15 @@ func HasMarker(body, marker string) bool {
 
 // endsWithMarker reports whether marker ends body's trailer, or is followed
 // there only by flakegate's own hidden lines (the sticky comment's state
-// mark): where a comment of ours has it (or, with no trailer, a person's
-// note written under it, HasMarker). A comment that only holds it in
+// mark): where a comment of ours has it. A comment with a person's note
+// written under the trailer is not found (the next run posts anew): read as
+// ours, a marker in a code block of another tool's comment was too. A comment that only holds it in
 // its trailer is another tool's that echoed a test's output (a marker a
 // fork planted, then "<!-- test-reporter -->"): picked as ours, it was
 // edited to the verdict (by a token that may) or, by one that may not,
 // hid ours and failed the edit.
 func endsWithMarker(body, marker string) bool {
 	t := Trailer(body)
-	if len(t) == 0 {
-		return HasMarker(body, marker) // a person wrote under it: see HasMarker
-	}
 	i := slices.Index(t, marker)
 	if marker == "" || i < 0 {
 		return false

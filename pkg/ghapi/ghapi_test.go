@@ -1243,20 +1243,23 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 	tests := []struct {
 		name, body string
 		want       bool
+		// notComment: an issue's marker, not a comment's: a comment is
+		// ours only when the marker ends its trailer (endsWithMarker).
+		notComment bool
 	}{
-		{"trailer", "report\n\n" + marker + "\n", true},
-		{"trailer with a state mark after", "report\n\n" + marker + "\n" + other + "\n", true},
-		{"older trailer without a blank line", "report\n" + marker, true},
-		{"marker alone", marker, true},
-		{"in a code span", "pending: `t::x " + marker + "`\n\n<!-- flakegate:sticky-comment:unit -->", false},
-		{"on its own line above the trailer", "x\n" + marker + "\n\n<!-- flakegate:sticky-comment:unit -->", false},
-		{"at the end of a line", "report " + marker, false},
-		{"followed by a line of text", marker + "\nreport", true},
-		{"two comments on one line", "report\n<!-- a -->" + marker, false},
+		{"trailer", "report\n\n" + marker + "\n", true, false},
+		{"trailer with a state mark after", "report\n\n" + marker + "\n" + other + "\n", true, false},
+		{"older trailer without a blank line", "report\n" + marker, true, false},
+		{"marker alone", marker, true, false},
+		{"in a code span", "pending: `t::x " + marker + "`\n\n<!-- flakegate:sticky-comment:unit -->", false, false},
+		{"on its own line above the trailer", "x\n" + marker + "\n\n<!-- flakegate:sticky-comment:unit -->", false, false},
+		{"at the end of a line", "report " + marker, false, false},
+		{"followed by a line of text", marker + "\nreport", true, true},
+		{"two comments on one line", "report\n<!-- a -->" + marker, false, false},
 		// A person wrote under the trailer (a triage note): the marker
 		// is still a whole line of the body, and nothing hidden ends it.
-		{"a person's note under the trailer", "report\n\n" + marker + "\n" + other + "\n\nTriage: owned by @team-a, see #12.", true},
-		{"a note, and a marker mid-line", "report " + marker + "\n\nTriage note", false},
+		{"a person's note under the trailer", "report\n\n" + marker + "\n" + other + "\n\nTriage: owned by @team-a, see #12.", true, true},
+		{"a note, and a marker mid-line", "report " + marker + "\n\nTriage note", false, false},
 	}
 	// Another tool's comment that echoed a test's output, a planted marker
 	// in it, then its own hidden line: a line of its trailer, but not where
@@ -1270,6 +1273,8 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 		pr := r.AddPullRequest(ghfake.PullRequest{})
 		r.AddComment(ghfake.Comment{Issue: pr.Number, User: "test-reporter[bot]", Bot: true, Body: echoed})
 		ours := r.AddComment(ghfake.Comment{Issue: pr.Number, User: "github-actions[bot]", Bot: true, Body: "verdict\n\n" + marker + "\n" + other + "\n"})
+		// Its marker in a code block, with no hidden line after (a review).
+		r.AddComment(ghfake.Comment{Issue: pr.Number, User: "test-reporter[bot]", Bot: true, Body: "Output:\n```\n" + marker + "\n```\n"})
 		found, err := c.FindComments(context.Background(), repo, pr.Number, marker)
 		if err != nil || len(found) != 1 || found[0].ID != ours.ID {
 			t.Errorf("FindComments with another tool's echo first = %+v, %v; want ours, %d", found, err, ours.ID)
@@ -1290,8 +1295,8 @@ func TestMarkerOnlyInTrailer(t *testing.T) {
 			pr := r.AddPullRequest(ghfake.PullRequest{})
 			cm := r.AddComment(ghfake.Comment{Issue: pr.Number, User: "github-actions[bot]", Bot: true, Body: tc.body})
 			found, err := c.FindComment(ctx, repo, pr.Number, marker)
-			if err != nil || (found != nil) != tc.want || found != nil && found.ID != cm.ID {
-				t.Errorf("FindComment = %+v, %v; want found %v", found, err, tc.want)
+			if want := tc.want && !tc.notComment; err != nil || (found != nil) != want || found != nil && found.ID != cm.ID {
+				t.Errorf("FindComment = %+v, %v; want found %v", found, err, tc.want && !tc.notComment)
 			}
 			is := r.AddIssue(ghfake.Issue{Title: tc.name, Body: tc.body, User: "github-actions[bot]"})
 			got, err := c.FindIssue(ctx, repo, marker, nil)
