@@ -444,7 +444,8 @@ func rankCmp(a, b *Test) int {
 type commitState struct {
 	pass, fail int
 	runs       int
-	failRuns   int
+	failRuns   int // runs with a failed attempt
+	endFail    int // runs whose every attempt failed
 }
 
 type scorer struct {
@@ -532,6 +533,9 @@ func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 		if c.Fail > 0 {
 			st.failRuns++
 			sigRuns[c.Sig]++
+			if c.Pass == 0 {
+				st.endFail++
+			}
 		}
 		if c.Mixed() {
 			retry = true
@@ -567,8 +571,11 @@ func (s *scorer) test(ti int, ht *history.Test) (Test, bool) {
 			t.FlakyCommits++
 			t.CommitsWhereFlaky = append(t.CommitsWhereFlaky, s.commits[ci].SHA)
 			// Failed in one run and passed in another, not only by a retry
-			// inside one run.
-			if st.failRuns > 0 && st.runs > st.failRuns || st.failRuns > 1 && st.pass > 0 {
+			// inside one run: a run that failed beside one that passed
+			// throughout, or one whose every attempt failed beside a pass
+			// (two runs that each failed and passed on retry are retry
+			// evidence alone).
+			if st.failRuns > 0 && st.runs > st.failRuns || st.endFail > 0 && st.pass > 0 {
 				sameCommit = true
 			}
 			timeline[ci] = 'M'

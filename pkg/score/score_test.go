@@ -445,3 +445,42 @@ func TestVaryingNamesScored(t *testing.T) {
 		t.Errorf("tests %d, flaky %d; varying names (-want +got):\n%s", rep.TestsAnalyzed, rep.FlakyCount, diff)
 	}
 }
+
+// TestRetryOnlyIsNotSameCommit: two runs of one commit that each failed
+// and passed on a retry are retry evidence alone; same-commit needs a run
+// that failed beside one that passed throughout, or one that failed every
+// attempt beside a pass (a report audit: both were said).
+func TestRetryOnlyIsNotSameCommit(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		runs [][]string // per run of the one commit, the attempts
+		want []string
+	}{
+		{"retries in both runs", [][]string{{"F", "P"}, {"F", "P"}}, []string{EvidenceRetry}},
+		{"a retry and a clean run", [][]string{{"F", "P"}, {"P"}}, []string{EvidenceSameCommit, EvidenceRetry}},
+		{"a failed run and a retry", [][]string{{"F", "F"}, {"F", "P"}}, []string{EvidenceSameCommit, EvidenceRetry}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var docs []string
+			run := 0
+			for c := range 5 {
+				sha := fmt.Sprintf("c%02d", c)
+				for _, attempts := range tc.runs {
+					run++
+					if c > 0 {
+						attempts = []string{"P"}
+					}
+					docs = append(docs, doc(sha, run, map[string][]string{"t": attempts}))
+				}
+			}
+			rep, err := Score(load(t, docs), Defaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := find(t, rep, "c::t")
+			if diff := cmp.Diff(tc.want, got.Evidence); diff != "" {
+				t.Errorf("evidence (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
