@@ -334,7 +334,7 @@ func TrendMarkdown(w io.Writer, t *score.Trend) error {
 		if len(s.list) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "\n**%s**\n\n| test | flake score before | after | commits now |\n|---|---|---|--:|\n", s.title)
+		fmt.Fprintf(&b, "\n**%s**\n\n| test | flake rate before | after | commits now |\n|---|---|---|--:|\n", s.title)
 		for i, e := range s.list {
 			if i == 25 {
 				fmt.Fprintf(&b, "\n… and %d more (see report.json).\n", len(s.list)-i)

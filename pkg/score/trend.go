@@ -10,7 +10,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/model"
 )
 
-// minDelta is the smallest change in flake score that counts as worse or
+// minDelta is the smallest change in flake rate that counts as worse or
 // better between two reports.
 const minDelta = 0.05
 
@@ -29,8 +29,8 @@ type Trend struct {
 	// artifacts left out, or a test deleted or renamed): too few to call
 	// it resolved. A report that read nothing resolves nothing.
 	Unclear    []TrendEntry `json:"unclear"`
-	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake score up by minDelta or more
-	Improved   []TrendEntry `json:"improved"` // flagged in both, flake score down by minDelta or more
+	Worsened   []TrendEntry `json:"worsened"` // flagged in both, flake rate up by minDelta or more
+	Improved   []TrendEntry `json:"improved"` // flagged in both, flake rate down by minDelta or more
 	FlakyDelta int          `json:"flaky_count_delta"`
 	// RulesChanged says how the threshold or min_commits differ from the
 	// previous report's, which flag or unflag tests by themselves; empty
@@ -41,8 +41,8 @@ type Trend struct {
 // TrendEntry is one test's change.
 type TrendEntry struct {
 	Name   string  `json:"name"`
-	Before float64 `json:"before"` // flake score in the previous report; 0 when absent
-	After  float64 `json:"after"`  // flake score now; 0 when absent
+	Before float64 `json:"before"` // flake rate (rateOf) in the previous report; 0 when absent
+	After  float64 `json:"after"`  // flake rate now; 0 when absent
 	// Seen is false for a test that did not run in this window at all,
 	// rather than one that stopped failing.
 	Seen bool `json:"seen"`
@@ -92,13 +92,13 @@ func Compare(prev, cur *Report) *Trend {
 		if p, ok := model.Unrefined(t.Name); ok && !had && len(refined[p]) > 0 {
 			b, had, part = before[p], true, true
 		}
-		e := TrendEntry{Name: t.Name, Before: b.FlakeScore, After: t.FlakeScore, Seen: true, Commits: t.Commits}
+		e := TrendEntry{Name: t.Name, Before: rateOf(b), After: rateOf(t), Seen: true, Commits: t.Commits}
 		switch {
 		case t.IsFlaky && !(had && b.IsFlaky):
 			tr.New = append(tr.New, e)
-		case t.IsFlaky && t.FlakeScore-b.FlakeScore >= minDelta:
+		case t.IsFlaky && rateOf(t)-rateOf(b) >= minDelta:
 			tr.Worsened = append(tr.Worsened, e)
-		case t.IsFlaky && b.FlakeScore-t.FlakeScore >= minDelta:
+		case t.IsFlaky && rateOf(b)-rateOf(t) >= minDelta:
 			tr.Improved = append(tr.Improved, e)
 		case part:
 			// Resolved or unclear as a whole, below.
@@ -114,16 +114,16 @@ func Compare(prev, cur *Report) *Trend {
 		}
 		parts := refined[b.Name]
 		if len(parts) == 0 {
-			tr.Unclear = append(tr.Unclear, TrendEntry{Name: b.Name, Before: b.FlakeScore})
+			tr.Unclear = append(tr.Unclear, TrendEntry{Name: b.Name, Before: rateOf(b)})
 			continue
 		}
 		// Told apart by project now: resolved when no part is flagged,
 		// and then with the most flaky part's figures.
-		e := TrendEntry{Name: b.Name, Before: b.FlakeScore, Seen: true}
+		e := TrendEntry{Name: b.Name, Before: rateOf(b), Seen: true}
 		flagged := false
 		for _, t := range parts {
 			flagged = flagged || t.IsFlaky
-			e.After, e.Commits = max(e.After, t.FlakeScore), max(e.Commits, t.Commits)
+			e.After, e.Commits = max(e.After, rateOf(t)), max(e.Commits, t.Commits)
 		}
 		switch {
 		case flagged:
@@ -150,4 +150,15 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// rateOf is the figure the trend compares: the flake rate, the one the
+// report ranks by and shows first (the flake score went down while the
+// rate, and the test's rank, went up: "Better" beside a climb). A report
+// from before the flake rate has only the score.
+func rateOf(t Test) float64 {
+	if t.RateCommits == 0 && t.FlakeRate == 0 {
+		return t.FlakeScore
+	}
+	return t.FlakeRate
 }

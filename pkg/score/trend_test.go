@@ -68,3 +68,25 @@ func TestCompare(t *testing.T) {
 		t.Error("Compare(nil, cur) != nil")
 	}
 }
+
+// TestCompareByFlakeRate: the trend compares the flake rate, which the
+// report ranks by and shows; a test whose rate rose while its flake score
+// fell was listed as better, beside its climb in the ranking (a report
+// audit). A previous report without the rate is read by its score.
+func TestCompareByFlakeRate(t *testing.T) {
+	prev := &Report{MinCommits: 5, Tests: []Test{
+		{Name: "a", IsFlaky: true, FlakeScore: 0.3, FlakeRate: 0.3, RateCommits: 20},
+		{Name: "old", IsFlaky: true, FlakeScore: 0.3}, // a report from before flake_rate
+	}}
+	cur := &Report{MinCommits: 5, Tests: []Test{
+		{Name: "a", IsFlaky: true, FlakeScore: 0.2, FlakeRate: 0.5, RateCommits: 20, Commits: 20},
+		{Name: "old", IsFlaky: true, FlakeScore: 0.1, FlakeRate: 0.1, RateCommits: 20, Commits: 20},
+	}}
+	got := Compare(prev, cur)
+	if len(got.Worsened) != 1 || got.Worsened[0].Name != "a" || got.Worsened[0].Before != 0.3 || got.Worsened[0].After != 0.5 {
+		t.Errorf("worsened %+v, want a from 0.3 to 0.5", got.Worsened)
+	}
+	if len(got.Improved) != 1 || got.Improved[0].Name != "old" {
+		t.Errorf("improved %+v, want old", got.Improved)
+	}
+}
