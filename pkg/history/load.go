@@ -653,7 +653,7 @@ func (b *Builder) markReruns(tot *junit.Totals) {
 			tests[p.base] = true
 		}
 	}
-	if len(tests) > 1 && len(repeated) == len(tests) {
+	if len(tests) > 1 && len(repeated) == len(tests) && !rerunsOfAllFailed(b.pend, b.suites) {
 		return
 	}
 	later := make(map[int32]bool, len(b.reruns)) // by test: a case of it follows
@@ -669,6 +669,37 @@ func (b *Builder) markReruns(tot *junit.Totals) {
 		}
 		later[p.test] = true
 	}
+}
+
+// rerunsOfAllFailed reports whether every test of a pytest document that
+// repeats them all ends in a failure after cases that are all empty: what
+// pytest-rerunfailures writes for a run in which every test failed every
+// attempt (an outage), not a repeated suite, whose repetitions carry their
+// own outcomes and do not all fail last after passing. Read as a repeated
+// suite, every test of such a run was a pass, then a failure: all flagged
+// flaky, and no outage (a report audit).
+func rerunsOfAllFailed(pend []pending, suites []*junit.Suite) bool {
+	last := map[int32]int{} // by base test, its last case's index in pend
+	for i := range pend {
+		if pytestSuite(suites[pend[i].suite]) {
+			last[pend[i].base] = i
+		}
+	}
+	for i := range pend {
+		p := &pend[i]
+		if !pytestSuite(suites[p.suite]) {
+			continue
+		}
+		switch {
+		case last[p.base] == i:
+			if p.fail == 0 {
+				return false
+			}
+		case !(p.pass == 1 && p.fail == 0 && p.skip == 0):
+			return false
+		}
+	}
+	return len(last) > 0
 }
 
 // newTest adds a test to the builder and returns its index. cls and name

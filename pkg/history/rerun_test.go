@@ -180,3 +180,41 @@ func TestPytestRepeatedSuiteIsNotReruns(t *testing.T) {
 		t.Errorf("totals (-want +got):\n%s", diff)
 	}
 }
+
+// TestPytestRerunsOfAnOutage: under pytest-rerunfailures, a run in which
+// every test failed every attempt writes each test as empty cases, then a
+// failure: every test repeated, as in a repeated suite, which read them as
+// a pass and a failure each (all flagged flaky, and no outage; a report
+// audit). Every test ending failed after empty cases is reruns; a repeated
+// suite's copies carry their own outcomes and do not all fail last.
+func TestPytestRerunsOfAnOutage(t *testing.T) {
+	tc := func(name, body string) string {
+		if body == "" {
+			return `<testcase classname="tests.test_mod" name="` + name + `" />`
+		}
+		return `<testcase classname="tests.test_mod" name="` + name + `">` + body + `</testcase>`
+	}
+	const fail = `<failure message="connection refused">E</failure>`
+	var cases string
+	for _, n := range []string{"test_a", "test_b", "test_c"} {
+		cases += tc(n, "") + tc(n, "") + tc(n, fail)
+	}
+	doc := `<testsuites name="pytest tests"><testsuite name="pytest" timestamp="2026-01-01T00:00:00">` + cases + `</testsuite></testsuites>`
+	h, err := Load(context.Background(), []Source{stringSource("junit.xml", doc)}, Options{Workers: 1})
+	if err != nil || len(h.Skipped) > 0 {
+		t.Fatal(err, h.Skipped)
+	}
+	for id, cells := range cellsByID(h) {
+		if len(cells) != 1 || cells[0].Pass != 0 || cells[0].Fail != 3 {
+			t.Errorf("%s: cells %+v, want 3 failed attempts", id, cells)
+		}
+	}
+	// One test repeated and passing last: a repeated suite after all.
+	doc = strings.Replace(doc, tc("test_c", fail), tc("test_c", ""), 1)
+	if h, err = Load(context.Background(), []Source{stringSource("junit.xml", doc)}, Options{Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := cellsByID(h)["tests.test_mod::test_c"]; len(got) != 1 || got[0].Pass != 3 {
+		t.Errorf("repeated suite: test_c %+v, want 3 passes", got)
+	}
+}
