@@ -494,7 +494,7 @@ func Stamped(h *History, t time.Time) *History {
 		if r.Time.IsZero() {
 			r.Time = t
 		}
-		r.Tests, r.Failed, r.Repeated = 0, 0, 0 // counted again by finalize
+		r.Tests, r.Failed, r.Repeated, r.FailedAttempt = 0, 0, 0, 0 // counted again by finalize
 	}
 	out.finalize()
 	return out
@@ -553,7 +553,7 @@ func combine(older, newer *History, keep func(Run) bool, replace bool) *History 
 			keys[k] = int32(len(out.Runs))
 			remap[i] = int32(len(out.Runs))
 			rr := r
-			rr.Tests, rr.Failed, rr.Repeated = 0, 0, 0
+			rr.Tests, rr.Failed, rr.Repeated, rr.FailedAttempt = 0, 0, 0, 0
 			out.Runs = append(out.Runs, rr)
 		}
 		remaps[n] = remap

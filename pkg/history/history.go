@@ -59,6 +59,9 @@ type Run struct {
 	model.Run
 	Tests  int // tests with a pass or a failure in the run
 	Failed int // tests that failed every attempt in the run
+	// FailedAttempt counts the tests that failed an attempt in the run:
+	// Failed and those that passed on a retry.
+	FailedAttempt int
 	// Repeated counts the tests with more than one attempt (passes and
 	// failures) in the run: retried, repeated by the runner, or written
 	// to several files of the run that splitLegs did not tell apart.
@@ -220,11 +223,12 @@ type finisher struct {
 	mu                      *sync.Mutex
 	scratch                 []Cell
 	tests, failed, repeated []int
+	failedAttempt           []int
 }
 
 func (h *History) newFinisher(mu *sync.Mutex) *finisher {
 	n := len(h.Runs)
-	return &finisher{h: h, mu: mu, tests: make([]int, n), failed: make([]int, n), repeated: make([]int, n)}
+	return &finisher{h: h, mu: mu, tests: make([]int, n), failed: make([]int, n), repeated: make([]int, n), failedAttempt: make([]int, n)}
 }
 
 func (f *finisher) finish(t *Test) {
@@ -295,6 +299,9 @@ func (f *finisher) count(c *Cell) {
 	if c.Fail > 0 && c.Pass == 0 {
 		f.failed[c.Run]++
 	}
+	if c.Fail > 0 {
+		f.failedAttempt[c.Run]++
+	}
 	if int(c.Pass)+int(c.Fail) > 1 {
 		f.repeated[c.Run]++
 	}
@@ -306,6 +313,7 @@ func (f *finisher) flush() {
 	for r := range f.h.Runs {
 		f.h.Runs[r].Tests += f.tests[r]
 		f.h.Runs[r].Failed += f.failed[r]
+		f.h.Runs[r].FailedAttempt += f.failedAttempt[r]
 		f.h.Runs[r].Repeated += f.repeated[r]
 	}
 }

@@ -44,7 +44,7 @@ func JoinRuns(h *History, groups []RunGroup) *History {
 	for i, r := range h.Runs {
 		if remap[i] < 0 {
 			remap[i] = int32(len(out.Runs))
-			r.Tests, r.Failed, r.Repeated = 0, 0, 0
+			r.Tests, r.Failed, r.Repeated, r.FailedAttempt = 0, 0, 0, 0
 			out.Runs = append(out.Runs, r)
 		}
 	}

@@ -202,7 +202,7 @@ type InfraRun struct {
 	Source  string    `json:"source"`
 	Time    time.Time `json:"time,omitzero"`
 	Tests   int       `json:"tests"`
-	Failed  int       `json:"failed"`
+	Failed  int       `json:"failed"` // tests that failed an attempt (every one, or before a retry passed)
 }
 
 // Report is the scored history. Its first nine fields are the seed's.
@@ -317,13 +317,17 @@ func Score(h *history.History, o Options) (*Report, error) {
 	runCommit := make([]int32, len(h.Runs))
 	commitIdx := map[string]int32{}
 	for i, r := range h.Runs {
-		if r.Tests >= o.InfraMinTests && 2*r.Repeated > r.Tests && !o.IsInfraRun(r.Tests, r.Failed) {
+		// An outage is most tests failing an attempt, whether or not a
+		// retry then passed: a database not ready for the first attempts
+		// made every test of the run look flaky (a report audit).
+		outage := o.IsInfraRun(r.Tests, r.FailedAttempt)
+		if r.Tests >= o.InfraMinTests && 2*r.Repeated > r.Tests && !outage {
 			rep.RepeatedRuns++
 		}
-		if o.IsInfraRun(r.Tests, r.Failed) {
+		if outage {
 			infra[i] = true
 			rep.InfraRuns = append(rep.InfraRuns, InfraRun{RunID: r.RunID, Attempt: r.Attempt, Commit: r.CommitSHA,
-				Source: r.Source, Time: r.Time, Tests: r.Tests, Failed: r.Failed})
+				Source: r.Source, Time: r.Time, Tests: r.Tests, Failed: r.FailedAttempt})
 		}
 		if r.CommitSHA == "" {
 			runCommit[i] = -1

@@ -484,3 +484,31 @@ func TestRetryOnlyIsNotSameCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestOutageFixedByRetry: a run in which every test failed its first
+// attempt and passed its retry (a database not ready) is an outage, left
+// out; before, every test of the suite was flagged flaky on retry evidence
+// (a report audit).
+func TestOutageFixedByRetry(t *testing.T) {
+	var docs []string
+	for c := range 10 {
+		cases := map[string][]string{}
+		for i := range 20 {
+			cases[fmt.Sprintf("t%02d", i)] = []string{"P"}
+			if c == 3 || c == 7 {
+				cases[fmt.Sprintf("t%02d", i)] = []string{"F", "P"}
+			}
+		}
+		docs = append(docs, doc(fmt.Sprintf("c%02d", c), c+1, cases))
+	}
+	rep, err := Score(load(t, docs), Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.InfraRuns) != 2 || rep.FlakyCount != 0 {
+		t.Errorf("%d outage runs, %d flaky tests; want 2 and 0", len(rep.InfraRuns), rep.FlakyCount)
+	}
+	if len(rep.InfraRuns) > 0 && rep.InfraRuns[0].Failed != 20 {
+		t.Errorf("outage run: %+v, want 20 tests that failed an attempt", rep.InfraRuns[0])
+	}
+}
