@@ -161,7 +161,9 @@ func lnChoose(n, k int) float64 {
 //   - tests whose failures fall on exactly the same runs form a cluster when
 //     chance would make that improbable ((k-1) ln C(runs, m) >= ln
 //     1/eventAlpha for k tests failing m times), and each of those runs is an
-//     event of the cluster.
+//     event of the cluster;
+//   - but a suite, or a cluster within one, that co-fails again and again
+//     (recurring) is flaky as a group, and its failures are its tests' own.
 func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits int, o Options) *events {
 	ev := &events{suite: make([]int32, len(h.Tests)), cluster: make([]int32, len(h.Tests)), hit: map[uint64]bool{}}
 	suiteIdx := map[string]int32{}
@@ -267,6 +269,7 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			ev.hit[k] = true
 		}
 	}
+	ev.dropRecurringSuites(h, infra, runCommit)
 	for k, c := range cand {
 		if ev.hit[k] {
 			ev.list = append(ev.list, event(h, int32(uint32(k)), EventSuite, suiteNames[k>>32], nil, c.n, c.f, c.mu))
@@ -311,7 +314,7 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			for _, ti := range same {
 				runs = min(runs, present[ti])
 			}
-			if float64(len(same)-1)*lnChoose(runs, len(rest[first])) >= -lnAlpha {
+			if float64(len(same)-1)*lnChoose(runs, len(rest[first])) >= -lnAlpha && !(oneSuite(ev.suite, same) && recurring(len(rest[first]), runs)) {
 				clusters = append(clusters, same)
 			}
 		}
@@ -350,6 +353,74 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 		return cmp.Compare(a.ev.Group, b.ev.Group)
 	})
 	return ev
+}
+
+// A suite (a classname), or a cluster of tests of one suite, that
+// co-failed in at least recurMin runs and in at least recurShare of the
+// runs it ran in fails so by its own flakiness (a flaky class fixture, a
+// setUpClass or beforeAll that fails a third of the time), not by
+// infrastructure events: its failures stay its tests'. Left out as events,
+// a class whose tests all failed together in 12 of 40 runs read as "No
+// flaky tests", each test 0 of 20 commits (a report audit). Tests of
+// several suites failing together again and again share something outside
+// them (a service): those stay events, as do a suite's rarer co-failures.
+const (
+	recurMin   = 3
+	recurShare = 0.2
+)
+
+func recurring(events, runs int) bool {
+	return events >= recurMin && float64(events) >= recurShare*float64(runs)
+}
+
+// oneSuite reports whether the tests tis are all of one suite.
+func oneSuite(suite []int32, tis []int) bool {
+	return !slices.ContainsFunc(tis, func(ti int) bool { return suite[ti] != suite[tis[0]] })
+}
+
+// dropRecurringSuites takes the suite events of recurring suites back out
+// of ev.hit: their co-failures are scored as the tests' own.
+func (ev *events) dropRecurringSuites(h *history.History, infra []bool, runCommit []int32) {
+	hits := map[int32]int{}
+	for k := range ev.hit {
+		hits[int32(k>>32)]++
+	}
+	ran := map[int32][]bool{} // by suite with recurMin events or more: the runs it ran in
+	for g, n := range hits {
+		if n >= recurMin {
+			ran[g] = make([]bool, len(h.Runs))
+		}
+	}
+	if len(ran) == 0 {
+		return
+	}
+	for ti, t := range h.Tests {
+		seen := ran[ev.suite[ti]]
+		if seen == nil {
+			continue
+		}
+		for _, c := range t.Cells {
+			if !infra[c.Run] && c.Pass+c.Fail > 0 && runCommit[c.Run] >= 0 {
+				seen[c.Run] = true
+			}
+		}
+	}
+	for g, seen := range ran {
+		runs := 0
+		for _, s := range seen {
+			if s {
+				runs++
+			}
+		}
+		if !recurring(hits[g], runs) {
+			continue
+		}
+		for k := range ev.hit {
+			if int32(k>>32) == g {
+				delete(ev.hit, k)
+			}
+		}
+	}
 }
 
 // Events returns the events found, in run order.

@@ -272,3 +272,54 @@ func TestEventRunsStayWithTheirSuite(t *testing.T) {
 			broken.Failures, broken.InfraFailures, want, len(rep.InfraRuns)+second, rep.InfraEvents)
 	}
 }
+
+// TestFlakyClassFixture: the k tests of one class fail together in 12 of
+// 40 runs (a flaky setUpClass). Left out as co-failure events, each read
+// 0 of 20 commits and the report said "No flaky tests" (a report audit);
+// a suite that co-fails so often is flaky as a group, its tests flagged.
+// A single such co-failure stays one event.
+func TestFlakyClassFixture(t *testing.T) {
+	for _, tc := range []struct {
+		k, fixtureFails int
+		flagged         bool
+		events          int
+	}{{2, 12, true, 0}, {4, 12, true, 0}, {8, 12, true, 0}, {4, 1, false, 1}} {
+		t.Run(fmt.Sprintf("k=%d,fails=%d", tc.k, tc.fixtureFails), func(t *testing.T) {
+			var docs []string
+			run := 0
+			for c := range 20 {
+				for r := range 2 {
+					run++
+					var b strings.Builder
+					fmt.Fprintf(&b, `<testsuite name="s" timestamp="2026-11-01T%02d:%02d:00"><properties><property name="commit_sha" value="c%02d"/><property name="run_id" value="%d"/></properties>`, run/60, run%60, c, run)
+					for i := range 30 {
+						fmt.Fprintf(&b, `<testcase classname="tests.test_api.T%d" name="test_%d"/>`, i%5, i)
+					}
+					failing := r == 0 && c < tc.fixtureFails
+					for i := range tc.k {
+						if failing {
+							fmt.Fprintf(&b, `<testcase classname="tests.test_db.TestDB" name="test_%d"><error message="setUpClass: connection reset"/></testcase>`, i)
+						} else {
+							fmt.Fprintf(&b, `<testcase classname="tests.test_db.TestDB" name="test_%d"/>`, i)
+						}
+					}
+					b.WriteString(`</testsuite>`)
+					docs = append(docs, b.String())
+				}
+			}
+			rep, err := Score(load(t, docs), Defaults())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range tc.k {
+				got := find(t, rep, fmt.Sprintf("tests.test_db.TestDB::test_%d", i))
+				if got.IsFlaky != tc.flagged {
+					t.Errorf("test_%d: is_flaky %v, want %v (score %.3f, %d of %d commits)", i, got.IsFlaky, tc.flagged, got.Score, got.FlakyCommits, got.Commits)
+				}
+			}
+			if len(rep.InfraEvents) != tc.events {
+				t.Errorf("%d co-failure events, want %d", len(rep.InfraEvents), tc.events)
+			}
+		})
+	}
+}
