@@ -115,9 +115,9 @@ func TestGitHubRunMetadata(t *testing.T) {
 	}
 	want := []history.Run{
 		{Run: model.Run{CommitSHA: a.HeadSHA, RunID: fmt.Sprint(a.ID), Attempt: 1, Time: t0, Workflow: "CI", Branch: "main", Event: "push",
-			Source: fmt.Sprintf("run %d attempt 1 / junit-linux / reports/TEST-a.xml", a.ID)}, Tests: 2, Failed: 1},
+			Source: fmt.Sprintf("run %d attempt 1 / junit-linux / reports/TEST-a.xml", a.ID)}, Tests: 2, Failed: 1, FailedAttempt: 1},
 		{Run: model.Run{CommitSHA: b.HeadSHA, RunID: fmt.Sprint(b.ID), Attempt: 1, Time: t0.Add(time.Hour), Workflow: "Tests", Branch: "feature/x", Event: "pull_request",
-			Source: fmt.Sprintf("run %d attempt 1 / junit-linux / reports/TEST-a.xml", b.ID)}, Tests: 2, Failed: 1},
+			Source: fmt.Sprintf("run %d attempt 1 / junit-linux / reports/TEST-a.xml", b.ID)}, Tests: 2, Failed: 1, FailedAttempt: 1},
 	}
 	// Each run records its workflow's id, as GitHub lists it.
 	listed, err := newClient(t, s).ListWorkflowRuns(context.Background(), testRepo, ghapi.RunFilter{})
