@@ -1683,11 +1683,23 @@ func ledgerCandidates(in Input) int {
 	if in.BaseLedger == nil || in.BaseLedgerUnknown || len(in.BaseLedger.Entries) == 0 {
 		return 0
 	}
+	// The entries' names, and the names they refine ("c::n" for an entry
+	// of "c::n [leg]"), so that each test is looked up by its own name
+	// and the names it refines: linear in tests and entries.
+	named, legOf := map[string]bool{}, map[string]bool{}
+	for _, e := range in.BaseLedger.Entries {
+		named[e.Test] = true
+		for id, ok := model.Unrefined(e.Test); ok; id, ok = model.Unrefined(id) {
+			legOf[id] = true
+		}
+	}
 	n := 0
 	for _, ti := range in.Tests {
-		if slices.ContainsFunc(in.BaseLedger.Entries, func(e ledger.Entry) bool {
-			return e.Test == ti.Name || model.Refines(ti.Name, e.Test) || model.Refines(e.Test, ti.Name)
-		}) {
+		hit := named[ti.Name] || legOf[ti.Name]
+		for id, ok := model.Unrefined(ti.Name); ok && !hit; id, ok = model.Unrefined(id) {
+			hit = named[id]
+		}
+		if hit {
 			n++
 		}
 	}
