@@ -240,3 +240,37 @@ func TestGateCLIAnotherToolsReportBesideTestNG(t *testing.T) {
 		t.Errorf("exit %d, want 1 blocking com.acme.PaymentTest::charges:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestGateCLIOutageFixedByRetry: a head run in which every test failed its
+// first attempt and passed its retry (a service not ready) is an outage,
+// as the report calls it: the gate reads a failed attempt as a failure, and
+// before it read all 20 tests as patch-induced flakes of 1 in 3 head runs
+// (a review).
+func TestGateCLIOutageFixedByRetry(t *testing.T) {
+	dir := t.TempDir()
+	write := func(side string, n int, retry bool) {
+		var b strings.Builder
+		fmt.Fprintf(&b, `<testsuite name="s"><properties><property name="run_id" value="%s-%d"/></properties>`, side, n)
+		for i := range 20 {
+			if retry {
+				fmt.Fprintf(&b, `<testcase classname="c" name="t%02d"><flakyFailure message="db not ready"/></testcase>`, i)
+			} else {
+				fmt.Fprintf(&b, `<testcase classname="c" name="t%02d"/>`, i)
+			}
+		}
+		b.WriteString(`</testsuite>`)
+		os.MkdirAll(filepath.Join(dir, side), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, side, fmt.Sprintf("r%d.xml", n)), []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range 3 {
+		write("base", n, false)
+		write("head", n, n == 0)
+	}
+	jsonPath := filepath.Join(dir, "gate.json")
+	r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base"), "--head", filepath.Join(dir, "head"), "--json", jsonPath)
+	if strings.Contains(r.stdout, "patch-induced flake") || !strings.Contains(r.stdout, "infrastructure failure") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}

@@ -61,7 +61,7 @@ func GateHistory(h, base, head *history.History, infra score.Options) (*history.
 			ofHead++
 		case baseRuns[history.RunKey(r.Run)]:
 			twice++
-		case infra.InfraMinTests > 0 && infra.IsInfraRun(r.Tests, r.Failed):
+		case infra.InfraMinTests > 0 && infra.IsInfraRun(r.Tests, r.FailedAttempt):
 			outage++
 		default:
 			return true

@@ -12,7 +12,7 @@ import (
 func runsOf(runs ...history.Run) *history.History { return &history.History{Runs: runs} }
 
 func hrun(sha, id string, tests, failed int) history.Run {
-	return history.Run{Run: model.Run{CommitSHA: sha, RunID: id}, Tests: tests, Failed: failed}
+	return history.Run{Run: model.Run{CommitSHA: sha, RunID: id}, Tests: tests, Failed: failed, FailedAttempt: failed}
 }
 
 // TestGateHistory: the gate's base-branch history leaves out the head's

@@ -432,9 +432,9 @@ func outages(side string, h *history.History, infra model.InfraRule) []Outage {
 	}
 	var out []Outage
 	for i, r := range h.Runs {
-		if infra.Is(r.Tests, r.Failed) {
+		if infra.Is(r.Tests, r.FailedAttempt) {
 			out = append(out, Outage{Side: side, Run: i + 1, Runs: len(h.Runs), ID: cmp.Or(r.RunID, r.Source),
-				Tests: r.Tests, Failed: r.Failed, Threshold: infra.Threshold})
+				Tests: r.Tests, Failed: r.FailedAttempt, Threshold: infra.Threshold})
 		}
 	}
 	return out
