@@ -544,7 +544,7 @@ func (b *Builder) onCase(c *junit.Case) error {
 	}
 	b.pend = append(b.pend, p)
 	pi := int32(len(b.pend) - 1)
-	if c.Outcome.IsFailure() {
+	if c.Outcome.IsFailure() && !c.PassedLast() {
 		b.addSig(pi, c.Detail)
 	}
 	for _, r := range c.Reruns {

@@ -218,3 +218,27 @@ func TestPytestRerunsOfAnOutage(t *testing.T) {
 		t.Errorf("repeated suite: test_c %+v, want 3 passes", got)
 	}
 }
+
+// TestNextestFlakyFailSignature: under nextest's flaky-result = "fail",
+// the <failure> beside the flaky children is nextest's note ("test passed
+// on attempt 3/3 …"), not a failure: the children's messages are the
+// signatures (a review: the note was the top signature, the assertion had
+// no run).
+func TestNextestFlakyFailSignature(t *testing.T) {
+	doc := `<testsuites><testsuite name="nextest-run"><testcase classname="crate" name="t0">` +
+		`<failure message="test passed on attempt 3/3 but is configured to fail when flaky" type="flaky failure"/>` +
+		`<flakyFailure message="assertion failed: left == right"/><flakyFailure message="assertion failed: left == right"/>` +
+		`</testcase></testsuite></testsuites>`
+	h, err := Load(context.Background(), []Source{stringSource("junit.xml", doc)}, Options{Workers: 1})
+	if err != nil || len(h.Tests) != 1 {
+		t.Fatal(err, h.Tests)
+	}
+	for _, s := range h.Tests[0].Sigs {
+		if strings.Contains(s.Message, "configured to fail when flaky") {
+			t.Errorf("nextest's note is a signature: %+v", h.Tests[0].Sigs)
+		}
+	}
+	if c := h.Tests[0].Cells; len(c) != 1 || c[0].Pass != 1 || c[0].Fail != 2 {
+		t.Errorf("cells %+v, want a pass after 2 failed attempts", c)
+	}
+}

@@ -235,7 +235,7 @@ func (c *Case) Meta() (Props, time.Time) {
 // is configured to fail when flaky"): its last attempt passed.
 func (c *Case) Attempts() (passed, failed, skipped int) {
 	switch {
-	case c.Outcome.IsFailure() && slices.ContainsFunc(c.Reruns, func(o Outcome) bool { return o.Flaky }):
+	case c.PassedLast():
 		passed++
 	case c.Outcome.IsFailure():
 		failed++
@@ -246,6 +246,14 @@ func (c *Case) Attempts() (passed, failed, skipped int) {
 	}
 	failed += len(c.Reruns)
 	return passed, failed, skipped
+}
+
+// PassedLast reports a <failure> or <error> beside flakyFailure or
+// flakyError children: cargo-nextest's flaky-result = "fail", whose last
+// attempt passed (Attempts). Its outcome element is nextest's note, not a
+// failure's signature.
+func (c *Case) PassedLast() bool {
+	return c.Outcome.IsFailure() && slices.ContainsFunc(c.Reruns, func(o Outcome) bool { return o.Flaky })
 }
 
 // Totals counts <testcase> elements by final outcome (model.Totals).
