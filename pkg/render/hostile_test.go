@@ -497,3 +497,27 @@ func TestHiddenCharacters(t *testing.T) {
 		t.Error("the zero-width space the renderers write, a letter or a visible blank reads as invisible")
 	}
 }
+
+// TestRecurringEventsSaid: a suite whose co-failures were each left out as
+// an infrastructure event, again and again, is named in every report
+// format, as its tests are not flagged.
+func TestRecurringEventsSaid(t *testing.T) {
+	r := handReport()
+	r.RecurringEvents = []score.RecurringGroup{{Group: "tests.test_db.TestDB", Events: 12, Runs: 40}}
+	const want = "failed as one again and again"
+	var md, txt, htm bytes.Buffer
+	if err := Markdown(&md, r, MarkdownOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Text(&txt, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&htm, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"markdown": md.String(), "text": txt.String(), "html": htm.String()} {
+		if !strings.Contains(out, want) || !strings.Contains(out, "in 12 of 40 runs") {
+			t.Errorf("%s does not name the suite", name)
+		}
+	}
+}

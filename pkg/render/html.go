@@ -57,6 +57,7 @@ type htmlPage struct {
 	AI                           string
 	NoCommitText, InfraThreshold string
 	Unflagged                    string // tests with flaky evidence on too few commits
+	Recurring                    string // suites whose co-failure events recur
 	Repeated                     string // runs in which most tests ran more than once
 	Varying                      string // tests whose names vary from run to run
 	LegBounds                    string // where the legs of a matrix were not told apart
@@ -214,6 +215,7 @@ func htmlData(r *score.Report) *htmlPage {
 		NoCommit:       r.ResultsWithoutCommit,
 		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
 		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
+		Recurring:      recurringText(r, func(s string) string { return s }),
 		Repeated:       repeatedText(r),
 		Varying:        varyingText(r),
 		LegBounds:      LegBoundsNote(r),

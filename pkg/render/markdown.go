@@ -342,6 +342,9 @@ func mdWarnings(r *score.Report) string {
 	if s := unflaggedText(r, EscapeMarkdown); s != "" {
 		items = append(items, s)
 	}
+	if s := recurringText(r, EscapeMarkdown); s != "" {
+		items = append(items, s)
+	}
 	if s := repeatedText(r); s != "" {
 		items = append(items, s)
 	}

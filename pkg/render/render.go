@@ -297,6 +297,25 @@ func unflaggedText(r *score.Report, clean func(string) string) string {
 		plural(len(ts), "test shows", "tests show"), r.MinCommits, strings.Join(names, ", "))
 }
 
+// recurringText names the suites whose co-failures, each left out as an
+// infrastructure event, came again and again (Report.RecurringEvents):
+// their tests are not flagged, so the report says so.
+func recurringText(r *score.Report, clean func(string) string) string {
+	if len(r.RecurringEvents) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, g := range r.RecurringEvents {
+		if i == maxUnflaggedNames {
+			parts = append(parts, fmt.Sprintf("and %d more", len(r.RecurringEvents)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (in %d of %d runs)", clean(Truncate(oneLine(g.Group), 120)), g.Events, g.Runs))
+	}
+	return fmt.Sprintf("%s failed as one again and again, each time left out as an infrastructure event, so %s not flagged: %s. A shared fixture (a setUpClass, a beforeAll) or service that fails this often is flaky: fix it or route it out.",
+		plural(len(r.RecurringEvents), "suite", "suites"), map[bool]string{true: "its tests are", false: "their tests are"}[len(r.RecurringEvents) == 1], strings.Join(parts, ", "))
+}
+
 // infraRunsText says that n runs were left out as infrastructure failures,
 // runs in which more than threshold (a percentage) of the tests failed.
 func infraRunsText(n int, threshold string) string {

@@ -81,6 +81,8 @@ type events struct {
 	// scoring to mark a test's excluded runs once instead of looking up
 	// every cell.
 	runs [][]int32
+	// recurring are the suites whose events came again and again.
+	recurring []RecurringGroup
 }
 
 type found struct {
@@ -161,9 +163,7 @@ func lnChoose(n, k int) float64 {
 //   - tests whose failures fall on exactly the same runs form a cluster when
 //     chance would make that improbable ((k-1) ln C(runs, m) >= ln
 //     1/eventAlpha for k tests failing m times), and each of those runs is an
-//     event of the cluster;
-//   - but a suite, or a cluster within one, that co-fails again and again
-//     (recurring) is flaky as a group, and its failures are its tests' own.
+//     event of the cluster.
 func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits int, o Options) *events {
 	ev := &events{suite: make([]int32, len(h.Tests)), cluster: make([]int32, len(h.Tests)), hit: map[uint64]bool{}}
 	suiteIdx := map[string]int32{}
@@ -269,12 +269,12 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			ev.hit[k] = true
 		}
 	}
-	ev.dropRecurringSuites(h, infra, runCommit)
 	for k, c := range cand {
 		if ev.hit[k] {
 			ev.list = append(ev.list, event(h, int32(uint32(k)), EventSuite, suiteNames[k>>32], nil, c.n, c.f, c.mu))
 		}
 	}
+	ev.recurring = ev.recurringSuites(h, infra, runCommit, suiteNames)
 
 	// Clusters: tests whose remaining failures fall on the same runs.
 	byHash := map[uint64][]int{}
@@ -314,7 +314,7 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 			for _, ti := range same {
 				runs = min(runs, present[ti])
 			}
-			if float64(len(same)-1)*lnChoose(runs, len(rest[first])) >= -lnAlpha && !(oneSuite(ev.suite, same) && recurring(len(rest[first]), runs)) {
+			if float64(len(same)-1)*lnChoose(runs, len(rest[first])) >= -lnAlpha {
 				clusters = append(clusters, same)
 			}
 		}
@@ -355,32 +355,30 @@ func detectEvents(h *history.History, infra []bool, runCommit []int32, nCommits 
 	return ev
 }
 
-// A suite (a classname), or a cluster of tests of one suite, that
-// co-failed in at least recurMin runs and in at least recurShare of the
-// runs it ran in fails so by its own flakiness (a flaky class fixture, a
-// setUpClass or beforeAll that fails a third of the time), not by
-// infrastructure events: its failures stay its tests'. Left out as events,
-// a class whose tests all failed together in 12 of 40 runs read as "No
-// flaky tests", each test 0 of 20 commits (a report audit). Tests of
-// several suites failing together again and again share something outside
-// them (a service): those stay events, as do a suite's rarer co-failures.
+// A suite that co-failed as one event in at least recurMin runs and in at
+// least recurShare of the runs it ran in fails so again and again: a flaky
+// class fixture (a setUpClass that fails a third of the time) or a flaky
+// service its tests share. Its events stay events (a service shared by
+// several suites, a short regression of the whole class, would otherwise
+// flag every test), but the report names the suite (Report.RecurringEvents):
+// before, a class whose tests all failed together in 12 of 40 runs read as
+// "No flaky tests", each test 0 of 20 commits (a report audit).
 const (
 	recurMin   = 3
 	recurShare = 0.2
 )
 
-func recurring(events, runs int) bool {
-	return events >= recurMin && float64(events) >= recurShare*float64(runs)
+// RecurringGroup is a suite whose co-failures, each left out as an
+// infrastructure event, came again and again.
+type RecurringGroup struct {
+	Group  string `json:"group"`  // the suite's classname
+	Events int    `json:"events"` // runs in which it failed as one
+	Runs   int    `json:"runs"`   // runs it ran in
 }
 
-// oneSuite reports whether the tests tis are all of one suite.
-func oneSuite(suite []int32, tis []int) bool {
-	return !slices.ContainsFunc(tis, func(ti int) bool { return suite[ti] != suite[tis[0]] })
-}
-
-// dropRecurringSuites takes the suite events of recurring suites back out
-// of ev.hit: their co-failures are scored as the tests' own.
-func (ev *events) dropRecurringSuites(h *history.History, infra []bool, runCommit []int32) {
+// recurringSuites lists the suites whose events recur, of the suite events
+// in ev.hit (before any cluster's are added), by name.
+func (ev *events) recurringSuites(h *history.History, infra []bool, runCommit []int32, names []string) []RecurringGroup {
 	hits := map[int32]int{}
 	for k := range ev.hit {
 		hits[int32(k>>32)]++
@@ -392,7 +390,7 @@ func (ev *events) dropRecurringSuites(h *history.History, infra []bool, runCommi
 		}
 	}
 	if len(ran) == 0 {
-		return
+		return nil
 	}
 	for ti, t := range h.Tests {
 		seen := ran[ev.suite[ti]]
@@ -405,6 +403,7 @@ func (ev *events) dropRecurringSuites(h *history.History, infra []bool, runCommi
 			}
 		}
 	}
+	var out []RecurringGroup
 	for g, seen := range ran {
 		runs := 0
 		for _, s := range seen {
@@ -412,15 +411,14 @@ func (ev *events) dropRecurringSuites(h *history.History, infra []bool, runCommi
 				runs++
 			}
 		}
-		if !recurring(hits[g], runs) {
-			continue
-		}
-		for k := range ev.hit {
-			if int32(k>>32) == g {
-				delete(ev.hit, k)
-			}
+		if float64(hits[g]) >= recurShare*float64(runs) {
+			out = append(out, RecurringGroup{Group: names[g], Events: hits[g], Runs: runs})
 		}
 	}
+	slices.SortFunc(out, func(a, b RecurringGroup) int {
+		return cmp.Or(cmp.Compare(b.Events, a.Events), cmp.Compare(a.Group, b.Group))
+	})
+	return out
 }
 
 // Events returns the events found, in run order.

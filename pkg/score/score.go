@@ -231,6 +231,11 @@ type Report struct {
 	// failing in one run far above its usual rate. Whole outage runs are in
 	// InfraRuns instead.
 	InfraEvents InfraEvents `json:"infra_events"`
+	// RecurringEvents are the suites whose co-failures, each an
+	// infrastructure event, came in at least 3 runs and a fifth of the
+	// runs the suite ran in: a flaky fixture or service its tests share,
+	// flaky whatever its tests' own scores say; absent when none.
+	RecurringEvents []RecurringGroup `json:"recurring_events,omitempty"`
 	// TooFewCommits counts the tests with flaky evidence on fewer than
 	// MinCommits commits (Test.TooFewCommits): not flagged, for want of
 	// commits.
@@ -347,6 +352,7 @@ func Score(h *history.History, o Options) (*Report, error) {
 
 	ev := detectEvents(h, infra, runCommit, len(rep.Commits), o)
 	rep.InfraEvents = ev.Events()
+	rep.RecurringEvents = ev.recurring
 
 	// Tests are scored independently: split them across the cores, each
 	// part with its own scratch state, and keep the input order.
