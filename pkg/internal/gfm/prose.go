@@ -23,6 +23,7 @@ func Prose(md string) string {
 	var b strings.Builder
 	var fence byte // the open fence's character, 0 outside one
 	var fenceLen int
+	fenceQuotes, fenceItem := 0, 0 // the block quotes and list item the fence opened in
 	comment := false
 	html := 0         // the open hidden HTML block's kind (htmlStart), 0 outside one
 	var title byte    // the closing character of a link reference title still open
@@ -30,26 +31,35 @@ func Prose(md string) string {
 	indented := false // inside an indented code block
 	item := 0         // the content column of the open list item, 0 outside a list
 	blankBefore := true
+	off := 0 // of the line after l in md
 	for _, l := range strings.SplitAfter(md, "\n") {
 		if l == "" {
 			continue
 		}
+		off += len(l)
 		line := strings.TrimRight(l, "\r\n")
 		blank := isBlank(line)
 		// The line's content, inside its block quotes and list item.
-		c, marked := line, false
+		c, marked, quotes := line, false, 0
 		for {
 			q, ok := quoteLine(c)
 			if !ok {
 				break
 			}
-			c = q
+			c, quotes = q, quotes+1
 		}
-		if m, ok := listMarker(c); ok && fence == 0 && html == 0 {
+		inItem := item > 0 && (blank || indent(c) >= item)
+		if fence != 0 && (quotes < fenceQuotes || fenceItem > 0 && !inItem) {
+			fence = 0 // its block quote or list item ended, and the fence with it
+		}
+		if m, ok := listMarker(c); ok && fence == 0 && html == 0 && !isBreak(c) {
 			item, c, marked, para, indented = m.width, m.first, true, false, false
+			if indent(m.first) >= 4 {
+				marked = false // "-     x": code in the item
+			}
 		} else if item > 0 && !blank {
 			switch {
-			case indent(c) >= item:
+			case inItem:
 				c = stripCols(c, 0, item)
 			case blankBefore:
 				item = 0 // past the list
@@ -80,7 +90,7 @@ func Prose(md string) string {
 		default:
 			indented = false
 			if f, n, _, ok := fenceOpen(c); ok {
-				fence, fenceLen, para = f, n, false
+				fence, fenceLen, para, fenceQuotes, fenceItem = f, n, false, quotes, item
 				continue
 			}
 			if indent(c) >= 4 && !para && !blank && !marked && (prevBlank || !para) {
@@ -116,6 +126,15 @@ func Prose(md string) string {
 				continue
 			}
 			start := strings.Index(c, "<!--")
+			// A comment opens a block at the line's start (run to the end
+			// if unclosed, as it renders), but within a line only when
+			// closed later and not inside a code span: "drop `<!--`
+			// comments" is text.
+			if start > 0 && (strings.Count(c[:start], "`")%2 == 1 || !strings.Contains(md[off-len(c)+start:], "-->")) {
+				b.WriteString(c[:start+4])
+				c = c[start+4:]
+				continue
+			}
 			if start < 0 {
 				b.WriteString(c)
 				break

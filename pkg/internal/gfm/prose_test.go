@@ -60,6 +60,18 @@ func TestProseShowsWhatGitHubShows(t *testing.T) {
 		"Title\n===\n    Test-Changes: x\n":      false,
 		"***\n    Test-Changes: x\n":             false,
 		"<script>\nTest-Changes: x\n</script>\n": false,
+		// A fence ends with its block quote or list item (a review).
+		"> ```\nTest-Changes: x\n":     true,
+		"- ```\nTest-Changes: x\n":     true,
+		"> > ```\n> Test-Changes: x\n": true,
+		"-     Test-Changes: x\n":      false,
+		"1.      Test-Changes: x\n":    false,
+		"* * *\n    Test-Changes: x\n": false,
+		// "<!--" in a code span, or unclosed within a line, is text.
+		"Make the sanitizer drop `<!--` comments.\n\nTest-Changes: x": true,
+		"a <!-- b\n\nTest-Changes: x\n":                               true,
+		"<!-- a hint\nTest-Changes: x\n":                              false,
+		"a <!-- b -->\nTest-Changes: x\n":                             true,
 	} {
 		if got := declared.MatchString(Prose(body)); got != want {
 			t.Errorf("Prose(%q) = %q: declaration read %v, want %v", body, Prose(body), got, want)
