@@ -671,19 +671,32 @@ func (b *Builder) markReruns(tot *junit.Totals) {
 	}
 }
 
-// rerunsOfAllFailed reports whether every test of a pytest document that
-// repeats them all ends in a failure after cases that are all empty: what
+// rerunsOfAllFailed reports whether a pytest document that repeats every
+// test it holds is reruns after all: its tests repeated unequally often, or
+// every one ending in a failure after cases that are all empty: what
 // pytest-rerunfailures writes for a run in which every test failed every
 // attempt (an outage), not a repeated suite, whose repetitions carry their
 // own outcomes and do not all fail last after passing. Read as a repeated
 // suite, every test of such a run was a pass, then a failure: all flagged
 // flaky, and no outage (a report audit).
 func rerunsOfAllFailed(pend []pending, suites []*junit.Suite) bool {
-	last := map[int32]int{} // by base test, its last case's index in pend
+	last := map[int32]int{}  // by base test, its last case's index in pend
+	count := map[int32]int{} // by base test, its cases
 	for i := range pend {
 		if pytestSuite(suites[pend[i].suite]) {
 			last[pend[i].base] = i
+			count[pend[i].base]++
 		}
+	}
+	// A repeated suite repeats every test as often; reruns stop at a
+	// test's first pass, so counts that differ are reruns (--reruns 2 or
+	// more, some tests passing on a rerun).
+	n := -1
+	for _, k := range count {
+		if n >= 0 && k != n {
+			return true
+		}
+		n = k
 	}
 	for i := range pend {
 		p := &pend[i]

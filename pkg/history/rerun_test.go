@@ -209,6 +209,19 @@ func TestPytestRerunsOfAnOutage(t *testing.T) {
 			t.Errorf("%s: cells %+v, want 3 failed attempts", id, cells)
 		}
 	}
+	// With --reruns 2, some tests passing on a rerun: counts differ.
+	mixed := `<testsuites name="pytest tests"><testsuite name="pytest" timestamp="2026-01-01T00:00:00">` +
+		tc("test_a", "") + tc("test_a", "") + tc("test_a", fail) + tc("test_b", "") + tc("test_b", "") + tc("test_c", "") + tc("test_c", "") + tc("test_c", "") +
+		`</testsuite></testsuites>`
+	h2, err := Load(context.Background(), []Source{stringSource("junit.xml", mixed)}, Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]Cell{"tests.test_mod::test_a": {Fail: 3}, "tests.test_mod::test_b": {Pass: 1, Fail: 1}, "tests.test_mod::test_c": {Pass: 1, Fail: 2}} {
+		if got := cellsByID(h2)[id]; len(got) != 1 || got[0].Pass != want.Pass || got[0].Fail != want.Fail {
+			t.Errorf("reruns of unequal counts: %s %+v, want %+v", id, got, want)
+		}
+	}
 	// One test repeated and passing last: a repeated suite after all.
 	doc = strings.Replace(doc, tc("test_c", fail), tc("test_c", ""), 1)
 	if h, err = Load(context.Background(), []Source{stringSource("junit.xml", doc)}, Options{Workers: 1}); err != nil {
