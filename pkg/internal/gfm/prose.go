@@ -31,7 +31,7 @@ func Prose(md string) string {
 	indented := false // inside an indented code block
 	item := 0         // the content column of the open list item, 0 outside a list
 	blankBefore := true
-	off := 0 // of the line after l in md
+	off := 0 // of the line after l in md (c, a suffix of l, starts near off-len(c))
 	for _, l := range strings.SplitAfter(md, "\n") {
 		if l == "" {
 			continue
@@ -130,7 +130,8 @@ func Prose(md string) string {
 			// if unclosed, as it renders), but within a line only when
 			// closed later and not inside a code span: "drop `<!--`
 			// comments" is text.
-			if start > 0 && (strings.Count(c[:start], "`")%2 == 1 || !strings.Contains(md[off-len(c)+start:], "-->")) {
+			if start > 0 && strings.TrimLeft(c[:start], " \t") != "" &&
+				(strings.Count(c[:start], "`")%2 == 1 || !strings.Contains(md[max(0, off-len(c)+start):], "-->")) {
 				b.WriteString(c[:start+4])
 				c = c[start+4:]
 				continue

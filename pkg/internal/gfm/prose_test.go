@@ -72,9 +72,22 @@ func TestProseShowsWhatGitHubShows(t *testing.T) {
 		"a <!-- b\n\nTest-Changes: x\n":                               true,
 		"<!-- a hint\nTest-Changes: x\n":                              false,
 		"a <!-- b -->\nTest-Changes: x\n":                             true,
+		"  <!-- a hint\nTest-Changes: x\n":                            false,
 	} {
 		if got := declared.MatchString(Prose(body)); got != want {
 			t.Errorf("Prose(%q) = %q: declaration read %v, want %v", body, Prose(body), got, want)
 		}
 	}
+}
+
+// FuzzProse: any body, a PR author's, is read without a panic (a tab after
+// a container's marker widens a line's content past its bytes, and the
+// search for a comment's end indexes the body by them).
+//
+//	go test -run '^$' -fuzz FuzzProse -fuzztime 1m ./pkg/internal/gfm
+func FuzzProse(f *testing.F) {
+	for _, body := range []string{"> \t<!-- x\nTest-Changes: x\n", ">\t\t`a` <!-- b", "- \t> \t<!--", "<details>\nTest-Changes: x\n</details>", "[//]: # (\nx\n)"} {
+		f.Add(body)
+	}
+	f.Fuzz(func(t *testing.T, body string) { _ = Prose(body) })
 }
