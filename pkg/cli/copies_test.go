@@ -274,3 +274,38 @@ func TestGateCLIOutageFixedByRetry(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestAnalyzeLegsAsDirectoriesWithoutRunID: run-N/junit-linux/junit.xml
+// and run-N/junit-windows/junit.xml, with a commit but no run_id: each file
+// is a run, and a test that always fails on Windows and passes on Linux is
+// flagged as a certain flake. The report says that its results split by
+// directory and how to tell legs apart (a report audit); with a run_id the
+// legs are told apart and nothing is flagged.
+func TestAnalyzeLegsAsDirectoriesWithoutRunID(t *testing.T) {
+	for _, withID := range []bool{false, true} {
+		dir := t.TempDir()
+		for c := range 8 {
+			for _, leg := range []string{"junit-linux", "junit-windows"} {
+				props := fmt.Sprintf(`<property name="commit_sha" value="c%02d"/>`, c)
+				if withID {
+					props += fmt.Sprintf(`<property name="run_id" value="%d"/>`, c)
+				}
+				body := `<testcase classname="app" name="test_path"/>`
+				if leg == "junit-windows" {
+					body = `<testcase classname="app" name="test_path"><failure message="backslash"/></testcase>`
+				}
+				doc := fmt.Sprintf(`<testsuite name="s" timestamp="2026-11-01T%02d:00:00"><properties>%s</properties>%s<testcase classname="app" name="test_ok"/></testsuite>`, c, props, body)
+				p := filepath.Join(dir, fmt.Sprintf("run-%d", c), leg, "junit.xml")
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		r := run(t, fixedClock, "analyze", dir)
+		said := strings.Contains(r.stdout, "fails only under junit-windows/, passes only under junit-linux/")
+		if said == withID {
+			t.Errorf("run_id %v: split said %v\n%s%s", withID, said, r.stdout, r.stderr)
+		}
+	}
+}

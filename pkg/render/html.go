@@ -58,6 +58,7 @@ type htmlPage struct {
 	NoCommitText, InfraThreshold string
 	Unflagged                    string // tests with flaky evidence on too few commits
 	Recurring                    string // suites whose co-failure events recur
+	SplitByDirectory             string // flagged tests whose results split by directory
 	Repeated                     string // runs in which most tests ran more than once
 	Varying                      string // tests whose names vary from run to run
 	LegBounds                    string // where the legs of a matrix were not told apart
@@ -199,31 +200,32 @@ func htmlData(r *score.Report) *htmlPage {
 	fl := flagged(r)
 	threshold := fmt.Sprintf("%.0f%%", r.InfraThreshold*100)
 	p := &htmlPage{
-		Title:          "flakegate report",
-		Generated:      r.GeneratedAt.UTC().Format("2006-01-02 15:04 UTC"),
-		Source:         oneLine(r.Source),
-		Threshold:      fmt.Sprintf("%.2f", r.Threshold),
-		MinCommits:     group(r.MinCommits),
-		FlakyRate:      fmt.Sprintf("%.2f%%", r.FlakyRate*100),
-		Flaky:          group(r.FlakyCount),
-		Tests:          group(r.TestsAnalyzed),
-		Commits:        group(len(r.Commits)),
-		Runs:           group(r.Runs),
-		Results:        group(r.ResultsParsed),
-		Infra:          len(r.InfraRuns),
-		Skipped:        len(r.SkippedFiles),
-		NoCommit:       r.ResultsWithoutCommit,
-		NoCommitText:   plural(r.ResultsWithoutCommit, "result", "results"),
-		Unflagged:      unflaggedText(r, func(s string) string { return s }), // the template escapes
-		Recurring:      recurringText(r, func(s string) string { return s }),
-		Repeated:       repeatedText(r),
-		Varying:        varyingText(r),
-		LegBounds:      LegBoundsNote(r),
-		InfraThreshold: threshold,
-		SkippedText:    plural(len(r.SkippedFiles), "input file", "input files"),
-		InfraText:      infraRunsText(len(r.InfraRuns), threshold),
-		HeadCount:      plural(r.FlakyCount, "flaky test", "flaky tests"),
-		TestsCountText: plural(r.TestsAnalyzed, "test", "tests"),
+		Title:            "flakegate report",
+		Generated:        r.GeneratedAt.UTC().Format("2006-01-02 15:04 UTC"),
+		Source:           oneLine(r.Source),
+		Threshold:        fmt.Sprintf("%.2f", r.Threshold),
+		MinCommits:       group(r.MinCommits),
+		FlakyRate:        fmt.Sprintf("%.2f%%", r.FlakyRate*100),
+		Flaky:            group(r.FlakyCount),
+		Tests:            group(r.TestsAnalyzed),
+		Commits:          group(len(r.Commits)),
+		Runs:             group(r.Runs),
+		Results:          group(r.ResultsParsed),
+		Infra:            len(r.InfraRuns),
+		Skipped:          len(r.SkippedFiles),
+		NoCommit:         r.ResultsWithoutCommit,
+		NoCommitText:     plural(r.ResultsWithoutCommit, "result", "results"),
+		Unflagged:        unflaggedText(r, func(s string) string { return s }), // the template escapes
+		Recurring:        recurringText(r, func(s string) string { return s }),
+		SplitByDirectory: directorySplitText(r, func(s string) string { return s }),
+		Repeated:         repeatedText(r),
+		Varying:          varyingText(r),
+		LegBounds:        LegBoundsNote(r),
+		InfraThreshold:   threshold,
+		SkippedText:      plural(len(r.SkippedFiles), "input file", "input files"),
+		InfraText:        infraRunsText(len(r.InfraRuns), threshold),
+		HeadCount:        plural(r.FlakyCount, "flaky test", "flaky tests"),
+		TestsCountText:   plural(r.TestsAnalyzed, "test", "tests"),
 	}
 	for i := range r.Tests {
 		if t := &r.Tests[i]; !t.IsFlaky && t.Failures > 0 {

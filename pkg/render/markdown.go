@@ -345,6 +345,9 @@ func mdWarnings(r *score.Report) string {
 	if s := recurringText(r, EscapeMarkdown); s != "" {
 		items = append(items, s)
 	}
+	if s := directorySplitText(r, EscapeMarkdown); s != "" {
+		items = append(items, s)
+	}
 	if s := repeatedText(r); s != "" {
 		items = append(items, s)
 	}

@@ -316,6 +316,25 @@ func recurringText(r *score.Report, clean func(string) string) string {
 		plural(len(r.RecurringEvents), "suite", "suites"), map[bool]string{true: "its tests are", false: "their tests are"}[len(r.RecurringEvents) == 1], strings.Join(parts, ", "))
 }
 
+// directorySplitText names the flagged tests that failed only in files under
+// some directory names and passed only under others (Report.SplitByDirectory).
+func directorySplitText(r *score.Report, clean func(string) string) string {
+	if len(r.SplitByDirectory) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, d := range r.SplitByDirectory {
+		if i == maxUnflaggedNames {
+			parts = append(parts, fmt.Sprintf("and %d more", len(r.SplitByDirectory)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (fails only under %s/, passes only under %s/)", clean(Truncate(oneLine(d.Test), 120)),
+			clean(Truncate(oneLine(strings.Join(d.FailsUnder, "/, ")), 120)), clean(Truncate(oneLine(strings.Join(d.PassesUnder, "/, ")), 120))))
+	}
+	return fmt.Sprintf("%s flagged, but %s by directory: %s. Files that state no run_id are each a run; if those directories are the legs of one run (a matrix), such a test is broken on one leg, not flaky: give each run's files a run_id property, or analyze each leg apart.",
+		plural(len(r.SplitByDirectory), "test is", "tests are"), map[bool]string{true: "its results split", false: "their results split"}[len(r.SplitByDirectory) == 1], strings.Join(parts, ", "))
+}
+
 // infraRunsText says that n runs were left out as infrastructure failures,
 // runs in which more than threshold (a percentage) of the tests failed.
 func infraRunsText(n int, threshold string) string {

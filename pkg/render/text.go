@@ -76,6 +76,9 @@ func Text(w io.Writer, r *score.Report) error {
 	if s := recurringText(r, plain); s != "" {
 		fmt.Fprintf(&b, "warning: %s\n", s)
 	}
+	if s := directorySplitText(r, plain); s != "" {
+		fmt.Fprintf(&b, "warning: %s\n", s)
+	}
 	if s := repeatedText(r); s != "" {
 		fmt.Fprintf(&b, "note: %s\n", s)
 	}

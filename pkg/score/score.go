@@ -14,7 +14,10 @@ package score
 import (
 	"cmp"
 	"errors"
+	"maps"
 	"math"
+	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -236,6 +239,10 @@ type Report struct {
 	// runs the suite ran in: a flaky fixture or service its tests share,
 	// flaky whatever its tests' own scores say; absent when none.
 	RecurringEvents []RecurringGroup `json:"recurring_events,omitempty"`
+	// SplitByDirectory are the flagged tests whose failures and passes
+	// fall under different directory names of files with no run_id: the
+	// legs of a matrix read as runs, perhaps; absent when none.
+	SplitByDirectory []DirectorySplit `json:"split_by_directory,omitempty"`
 	// TooFewCommits counts the tests with flaky evidence on fewer than
 	// MinCommits commits (Test.TooFewCommits): not flagged, for want of
 	// commits.
@@ -367,6 +374,14 @@ func Score(h *history.History, o Options) (*Report, error) {
 		}
 		noCommit.Add(int64(sc.noCommit))
 	})
+	for i := range scored {
+		if keep[i] && scored[i].IsFlaky {
+			if fails, passes, ok := splitByDirectory(h, infra, runCommit, h.Tests[i]); ok {
+				rep.SplitByDirectory = append(rep.SplitByDirectory, DirectorySplit{Test: scored[i].Name, FailsUnder: fails, PassesUnder: passes})
+			}
+		}
+	}
+	slices.SortFunc(rep.SplitByDirectory, func(a, b DirectorySplit) int { return strings.Compare(a.Test, b.Test) })
 	// Rank by index: a Test is a few hundred bytes, and a sort moves
 	// what it sorts many times. The tests left out follow the ranked ones
 	// in the order, so that it is a permutation, and gather moves each
@@ -401,6 +416,62 @@ func Score(h *history.History, o Options) (*Report, error) {
 		rep.FlakyRate = math.Round(float64(rep.FlakyCount)/float64(rep.TestsAnalyzed)*1e4) / 1e4
 	}
 	return rep, nil
+}
+
+// DirectorySplit is a flagged test whose runs, read from files that state
+// no run_id (each file a run), failed only in files under some directory
+// names and passed only under others, on two commits or more: the legs of
+// one run (junit-linux/, junit-windows/) read as runs of their own make a
+// test broken on one leg look flaky (a report audit: score 1.0, 8 of 8).
+type DirectorySplit struct {
+	Test        string   `json:"test"`
+	FailsUnder  []string `json:"fails_under"`
+	PassesUnder []string `json:"passes_under"`
+}
+
+// splitByDirectory reports a DirectorySplit for one test: the directory
+// names (the last part of each file's directory) of its failed and its
+// passed runs, when they share none and two commits or more have both.
+func splitByDirectory(h *history.History, infra []bool, runCommit []int32, t *history.Test) (fails, passes []string, ok bool) {
+	failDir, passDir := map[string]bool{}, map[string]bool{}
+	type sides struct{ fail, pass bool }
+	byCommit := map[int32]*sides{}
+	for _, c := range t.Cells {
+		r := h.Runs[c.Run]
+		if infra[c.Run] || c.Pass+c.Fail == 0 || runCommit[c.Run] < 0 || r.RunID != "" || len(r.Parts) > 0 {
+			continue
+		}
+		dir := path.Base(path.Dir(filepath.ToSlash(r.Source)))
+		if dir == "." || dir == "/" {
+			return nil, nil, false
+		}
+		sd := byCommit[runCommit[c.Run]]
+		if sd == nil {
+			sd = &sides{}
+			byCommit[runCommit[c.Run]] = sd
+		}
+		if c.Fail > 0 && c.Pass == 0 {
+			failDir[dir], sd.fail = true, true
+		} else {
+			passDir[dir], sd.pass = true, true
+		}
+	}
+	both := 0
+	for _, sd := range byCommit {
+		if sd.fail && sd.pass {
+			both++
+		}
+	}
+	if len(failDir) == 0 || len(passDir) == 0 || both < 2 {
+		return nil, nil, false
+	}
+	for d := range failDir {
+		if passDir[d] {
+			return nil, nil, false
+		}
+	}
+	fails, passes = slices.Sorted(maps.Keys(failDir)), slices.Sorted(maps.Keys(passDir))
+	return fails, passes, true
 }
 
 // gather rearranges ts so that ts[j] holds what ts[src[j]] held, for src a
