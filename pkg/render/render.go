@@ -285,16 +285,11 @@ func unflaggedText(r *score.Report, clean func(string) string) string {
 	if len(ts) == 0 {
 		return ""
 	}
-	var names []string
-	for i, t := range ts {
-		if i == maxUnflaggedNames {
-			names = append(names, fmt.Sprintf("and %d more", len(ts)-i))
-			break
-		}
-		names = append(names, fmt.Sprintf("%s (flaky on %d of %d commits)", clean(Truncate(oneLine(t.Name), 120)), t.FlakyCommits+t.IntermittentCommits, t.Commits))
-	}
+	names := firstOf(len(ts), func(i int) string {
+		return fmt.Sprintf("%s (flaky on %d of %d commits)", clean(Truncate(oneLine(ts[i].Name), 120)), ts[i].FlakyCommits+ts[i].IntermittentCommits, ts[i].Commits)
+	})
 	return fmt.Sprintf("%s flaky evidence on fewer than %d commits, too few to flag: %s. More commits (the action's lookback-days) or a lower min-commits would tell.",
-		plural(len(ts), "test shows", "tests show"), r.MinCommits, strings.Join(names, ", "))
+		plural(len(ts), "test shows", "tests show"), r.MinCommits, names)
 }
 
 // recurringText names the suites whose co-failures, each left out as an
@@ -304,16 +299,12 @@ func recurringText(r *score.Report, clean func(string) string) string {
 	if len(r.RecurringEvents) == 0 {
 		return ""
 	}
-	var parts []string
-	for i, g := range r.RecurringEvents {
-		if i == maxUnflaggedNames {
-			parts = append(parts, fmt.Sprintf("and %d more", len(r.RecurringEvents)-i))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%s (in %d of %d runs)", clean(Truncate(oneLine(g.Group), 120)), g.Events, g.Runs))
-	}
+	gs := r.RecurringEvents
+	parts := firstOf(len(gs), func(i int) string {
+		return fmt.Sprintf("%s (in %d of %d runs)", clean(Truncate(oneLine(gs[i].Group), 120)), gs[i].Events, gs[i].Runs)
+	})
 	return fmt.Sprintf("%s failed as one again and again, each time left out as an infrastructure event, so %s not flagged: %s. A shared fixture (a setUpClass, a beforeAll) or service that fails this often is flaky: fix it or route it out.",
-		plural(len(r.RecurringEvents), "suite", "suites"), map[bool]string{true: "its tests are", false: "their tests are"}[len(r.RecurringEvents) == 1], strings.Join(parts, ", "))
+		plural(len(gs), "suite", "suites"), map[bool]string{true: "its tests are", false: "their tests are"}[len(gs) == 1], parts)
 }
 
 // directorySplitText names the flagged tests that failed only in files under
@@ -322,17 +313,27 @@ func directorySplitText(r *score.Report, clean func(string) string) string {
 	if len(r.SplitByDirectory) == 0 {
 		return ""
 	}
+	ds := r.SplitByDirectory
+	parts := firstOf(len(ds), func(i int) string {
+		return fmt.Sprintf("%s (fails only under %s/, passes only under %s/)", clean(Truncate(oneLine(ds[i].Test), 120)),
+			clean(Truncate(oneLine(strings.Join(ds[i].FailsUnder, "/, ")), 120)), clean(Truncate(oneLine(strings.Join(ds[i].PassesUnder, "/, ")), 120)))
+	})
+	return fmt.Sprintf("%s flagged, but %s by directory: %s. Files that state no run_id are each a run; if those directories are the legs of one run (a matrix), such a test is broken on one leg, not flaky: give each run's files a run_id property, or analyze each leg apart.",
+		plural(len(ds), "test is", "tests are"), map[bool]string{true: "its results split", false: "their results split"}[len(ds) == 1], parts)
+}
+
+// firstOf joins item(i) for the first maxUnflaggedNames of n items, then
+// says how many more there are.
+func firstOf(n int, item func(i int) string) string {
 	var parts []string
-	for i, d := range r.SplitByDirectory {
+	for i := range n {
 		if i == maxUnflaggedNames {
-			parts = append(parts, fmt.Sprintf("and %d more", len(r.SplitByDirectory)-i))
+			parts = append(parts, fmt.Sprintf("and %d more", n-i))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s (fails only under %s/, passes only under %s/)", clean(Truncate(oneLine(d.Test), 120)),
-			clean(Truncate(oneLine(strings.Join(d.FailsUnder, "/, ")), 120)), clean(Truncate(oneLine(strings.Join(d.PassesUnder, "/, ")), 120))))
+		parts = append(parts, item(i))
 	}
-	return fmt.Sprintf("%s flagged, but %s by directory: %s. Files that state no run_id are each a run; if those directories are the legs of one run (a matrix), such a test is broken on one leg, not flaky: give each run's files a run_id property, or analyze each leg apart.",
-		plural(len(r.SplitByDirectory), "test is", "tests are"), map[bool]string{true: "its results split", false: "their results split"}[len(r.SplitByDirectory) == 1], strings.Join(parts, ", "))
+	return strings.Join(parts, ", ")
 }
 
 // infraRunsText says that n runs were left out as infrastructure failures,
