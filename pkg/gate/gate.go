@@ -790,7 +790,8 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		slices.SortFunc(res.Tests, byName)
 	}
 
-	res.Properties = append(res.Properties, checkProperties(in, opt, declared)...)
+	markers := skipMarkers(in.Changes, decl.text)
+	res.Properties = append(res.Properties, checkProperties(in, opt, declared, markers.found)...)
 	switch {
 	case in.BaseLedgerUnknown:
 		res.Ledger = append(res.Ledger, ledger.Check(in.HeadLedger, in.HeadLedger, lctx)...)
@@ -799,7 +800,7 @@ func Evaluate(in Input, opt Options) (Result, error) {
 	}
 	res.Crashes = crashSplit(res.Outages, in.Tests, opt)
 	res.Missing = missingSplit(in.Tests, opt)
-	res.Verdict, res.Reasons = verdict(res, in, opt, declared, declaredBy)
+	res.Verdict, res.Reasons = verdict(res, in, opt, declared, declaredBy, markers)
 	return res, nil
 }
 
@@ -1307,7 +1308,7 @@ const maxUnreadReasons = 10
 
 // verdict turns the findings into the PR verdict and its reasons, most
 // important first.
-func verdict(res Result, in Input, opt Options, declared bool, declaredBy string) (Verdict, []string) {
+func verdict(res Result, in Input, opt Options, declared bool, declaredBy string, markers markerScan) (Verdict, []string) {
 	var block, incon, notes []string
 	var invalid, exempt, pending, unstable, headLeft int
 	var gone []string
@@ -1418,12 +1419,12 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 		// A required check that compared nothing has checked nothing.
 		partial = append(partial, "no test was compared: the base and head results hold no test with a pass or a failure")
 	}
-	if scan := skipMarkers(in.Changes, in.PRBody); in.ChangesKnown {
-		if n := scan.unscanned; len(n) > 0 {
+	if in.ChangesKnown {
+		if n := markers.unscanned; len(n) > 0 {
 			partial = append(partial, fmt.Sprintf("%d changed file(s) whose diff GitHub did not show (too large) were not checked for new skip markers: %s",
 				len(n), strings.Join(n[:min(len(n), 5)], ", ")))
 		}
-		for _, v := range scan.named {
+		for _, v := range markers.named {
 			notes = append(notes, fmt.Sprintf("skip marker at %s:%d declared: the Test-Changes line names its file", v.Path, v.Line))
 		}
 	}

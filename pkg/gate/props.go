@@ -102,13 +102,13 @@ func saysNone(v string) bool {
 	return false
 }
 
-func checkProperties(in Input, opt Options, declared bool) []Violation {
+func checkProperties(in Input, opt Options, declared bool, markers []Violation) []Violation {
 	var out []Violation
 	if in.ChangesKnown {
 		if !declared {
 			out = append(out, protectedEdits(in.Changes, opt.ProtectedPaths, opt.DeclareLabel, opt.AllowNewProtected)...)
 		}
-		out = append(out, skipMarkers(in.Changes, in.PRBody).found...)
+		out = append(out, markers...)
 	}
 
 	counts := in.Collected
@@ -329,7 +329,7 @@ type markerScan struct {
 }
 
 // skipMarkers reads the added lines of the changed files for new skip
-// markers. A marker that a removed line of the same file held (a test
+// markers; text is the declaration's (declarationText, lower-case). A marker that a removed line of the same file held (a test
 // moved within it) is not new. Neither the label nor a Test-Changes line
 // in general waives one; a Test-Changes line that names the file (its
 // path, or its base name where no other changed file has it, as a word of
@@ -341,9 +341,8 @@ type markerScan struct {
 // helper an existing test calls, a conftest.py hook, a test moved there
 // under a new id). Whatever the PR says, a test that ran on base and is
 // skipped in every head run blocks ("newly skipped").
-func skipMarkers(changes []FileChange, body string) markerScan {
+func skipMarkers(changes []FileChange, text string) markerScan {
 	var scan markerScan
-	text := strings.ToLower(declarationText(body))
 	paths := changedPaths(changes)
 	langs := markerLangs()
 	for _, c := range changes {

@@ -419,7 +419,7 @@ func TestPropertyChecks(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			declared, _ := Declared(tc.in.PRBody, tc.in.Labels, DefaultDeclareLabel)
-			v := checkProperties(tc.in, Options{}.withDefaults(), declared)
+			v := checkProperties(tc.in, Options{}.withDefaults(), declared, skipMarkers(tc.in.Changes, strings.ToLower(declarationText(tc.in.PRBody))).found)
 			var got []string
 			for _, x := range v {
 				got = append(got, x.Check+" "+x.Path+x.Test)
@@ -486,10 +486,10 @@ func TestProtectedNewFiles(t *testing.T) {
 	// Through the options, as the action and the command line set them.
 	in := Input{Tests: []TestInput{{Name: "t::ok", Base: Tally{5, 0}, Head: runs("PPPPP")}}, ChangesKnown: true, Changes: changes[:2]}
 	o := Options{AllowNewProtected: true}.withDefaults()
-	if v := checkProperties(in, o, false); len(v) != 0 {
+	if v := checkProperties(in, o, false, skipMarkers(in.Changes, "").found); len(v) != 0 {
 		t.Errorf("new tests under allow: %v", v)
 	}
-	if v := checkProperties(in, Options{}.withDefaults(), false); len(v) != 2 || !strings.Contains(v[0].Message, "new files there pass without one under protected-new-files: allow") {
+	if v := checkProperties(in, Options{}.withDefaults(), false, skipMarkers(in.Changes, "").found); len(v) != 2 || !strings.Contains(v[0].Message, "new files there pass without one under protected-new-files: allow") {
 		t.Errorf("new tests under declare, and the way out: %v", v)
 	}
 	// A new conftest.py needs the declaration either way: no hint.
