@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"path"
 	"runtime"
@@ -716,8 +717,13 @@ func (col *collector) download(ctx context.Context, net chan struct{}, d *downlo
 	return &fetched{download: d, zip: sp, size: n}
 }
 
-// parse reads one zip's JUnit entries into b.
+// parse reads one zip's JUnit entries into b, or the one document of an
+// artifact uploaded unarchived.
 func (col *collector) parse(b *history.Builder, f *fetched) {
+	if !isZip(f.zip, f.size) {
+		col.parseRaw(b, f)
+		return
+	}
 	a, err := openArchive(f.label, f.zip, f.size, col.o.Limits)
 	if err != nil {
 		col.skip(f.label, err.Error())
@@ -751,6 +757,47 @@ func (col *collector) parse(b *history.Builder, f *fetched) {
 	col.stats.Entries += len(a.zr.File)
 	col.stats.Ignored += ignored
 	col.stats.Parsed += parsed
+}
+
+// parseRaw reads an artifact that is not a zip: upload-artifact's
+// "archive: false" (v7 and later) uploads one file as it is and names the
+// artifact after it, and GitHub serves that file where it serves a zip.
+// An artifact named *.xml is read as one document, under the cap of one
+// zip entry; anything else is left out, saying so.
+func (col *collector) parseRaw(b *history.Builder, f *fetched) {
+	ext := extOf(f.name)
+	switch {
+	case !strings.EqualFold(ext, ".xml"):
+		col.skip(f.label, "not a zip archive, and not one .xml file (an artifact uploaded with archive: false is read when its name ends in .xml)")
+		return
+	case f.size > col.o.Limits.Entry:
+		col.skip(f.label, fmt.Sprintf("unarchived artifact of %d bytes, over the cap of %d bytes per document: not read", f.size, col.o.Limits.Entry))
+		return
+	}
+	b.Add(history.Source{Name: f.label, Leg: artifactLeg(strings.TrimSuffix(f.name, ext)), Run: f.job.over,
+		Open: func() (io.ReadCloser, error) { return rawDoc{io.NewSectionReader(f.zip, 0, f.size)}, nil }})
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	col.stats.Entries++
+	col.stats.Parsed++
+}
+
+// rawDoc is an unarchived artifact's document, read from its spool.
+type rawDoc struct{ *io.SectionReader }
+
+func (rawDoc) Close() error { return nil }
+
+// isZip says whether the size bytes of r begin as a zip archive does: a
+// local file header, or the end record of an empty archive.
+func isZip(r io.ReaderAt, size int64) bool {
+	var sig [4]byte
+	if size < int64(len(sig)) {
+		return false
+	}
+	if _, err := r.ReadAt(sig[:], 0); err != nil {
+		return false
+	}
+	return string(sig[:]) == "PK\x03\x04" || string(sig[:]) == "PK\x05\x06"
 }
 
 // attributeAttempts completes the runs of re-run workflow runs: a document

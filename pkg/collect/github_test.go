@@ -229,7 +229,7 @@ func TestGitHubLeftOut(t *testing.T) {
 		spooled int
 	}{
 		{"in memory", 0, 0},
-		{"on disk", -1, 9},
+		{"on disk", -1, 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testLeftOut(t, tc.budget, tc.spooled) })
 	}
@@ -254,6 +254,7 @@ func testLeftOut(t *testing.T, budget int64, spooled int) {
 		"junit-expired":  {Files: map[string][]byte{"TEST.xml": junitDoc(0, []string{"never"})}, Expired: true},
 		"junit-gone":     {Files: map[string][]byte{"TEST.xml": junitDoc(0, []string{"never"})}, Expired: true},
 		"junit-notzip":   {Zip: []byte("this is not a zip archive at all")},
+		"junit-badzip":   {Zip: []byte("PK\x03\x04 and no archive after it")},
 		"junit-noxml":    {Files: map[string][]byte{"output.txt": []byte("PASS")}},
 		"junit-corrupt":  {Files: map[string][]byte{"a.xml": junitDoc(0, []string{"c1"}), "b.xml": []byte(`<testsuite name="s"><testcase classname="pkg" name="phantom"/><testcase classname="pkg" name="cut`)}},
 		"junit-many":     {Files: map[string][]byte{"1.xml": nil, "2.xml": nil, "3.xml": nil, "4.xml": nil, "5.xml": nil, "6.xml": nil}},
@@ -293,7 +294,8 @@ func testLeftOut(t *testing.T, budget int64, spooled int) {
 	want := map[string]string{
 		p + "junit-expired":         "artifact expired (GitHub lists it as expired)",
 		p + "junit-gone":            "artifact expired (410 Gone)",
-		p + "junit-notzip":          "not a zip archive (zip: not a valid zip file)",
+		p + "junit-notzip":          "not a zip archive, and not one .xml file (an artifact uploaded with archive: false is read when its name ends in .xml)",
+		p + "junit-badzip":          "not a zip archive (zip: not a valid zip file)",
 		p + "junit-noxml":           "no JUnit XML in artifact (1 entries, none ending in .xml)",
 		p + "junit-corrupt / b.xml": "", // the JUnit reader's message
 		p + "junit-many":            "archive declares 6 entries, over the cap of 5 entries",
@@ -338,7 +340,7 @@ func testLeftOut(t *testing.T, budget int64, spooled int) {
 	if _, err := os.Stat(evil); err == nil {
 		t.Errorf("%s was written", evil)
 	}
-	wantStats := Stats{RunsListed: 1, Artifacts: 14, Matched: 13, Unmatched: []string{"coverage"}, Expired: 2, Downloaded: 9, Spooled: spooled, Parsed: 8, Ignored: 2, LeftOut: 16}
+	wantStats := Stats{RunsListed: 1, Artifacts: 15, Matched: 14, Unmatched: []string{"coverage"}, Expired: 2, Downloaded: 10, Spooled: spooled, Parsed: 8, Ignored: 2, LeftOut: 17}
 	gotStats := st
 	gotStats.Entries, gotStats.Bytes, gotStats.PeakHeld, gotStats.Requests, gotStats.BlobRequests = 0, 0, 0, 0, 0
 	if diff := cmp.Diff(wantStats, gotStats, cmpopts.EquateEmpty()); diff != "" {
@@ -759,4 +761,53 @@ func runsOfOneTest(t *testing.T, n int) (*ghfake.Server, *ghapi.Client) {
 		repo.AddArtifact(ghfake.Artifact{RunID: r.ID, Name: "junit-x", Files: map[string][]byte{"t.xml": junitDoc(0, []string{"a"})}})
 	}
 	return s, newClient(t, s)
+}
+
+// TestGitHubUnarchivedArtifacts reads artifacts uploaded with
+// upload-artifact's "archive: false" (v7): GitHub serves the one file as it
+// is, named by the artifact, where it serves a zip. An .xml file is one
+// document, a leg of its run named without the extension; anything else
+// is left out, saying why.
+func TestGitHubUnarchivedArtifacts(t *testing.T) {
+	s, repo := newFake(t)
+	run := repo.AddRun(ghfake.Run{CreatedAt: t0})
+	for _, a := range []ghfake.Artifact{
+		{Name: "junit-linux.xml", Raw: junitDoc(0, []string{"one", "!two"})},
+		{Name: "junit-windows.xml", Raw: junitDoc(0, []string{"one", "two"})},
+		{Name: "junit-zipped", Files: map[string][]byte{"TEST.xml": junitDoc(0, []string{"three"})}},
+		{Name: "junit-notes.txt", Raw: []byte("all passed")},
+		{Name: "junit-big.xml", Raw: junitDoc(0, slices.Repeat([]string{"many"}, 200))},
+	} {
+		a.RunID = run.ID
+		repo.AddArtifact(a)
+	}
+	lim := ZipLimits{Entry: 4 << 10}
+	h, st, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []string
+	for _, tc := range h.Tests {
+		tests = append(tests, tc.ID)
+	}
+	// The two files are the run's legs, named as the artifacts without .xml.
+	wantTests := []string{"pkg::one [junit-linux]", "pkg::one [junit-windows]", "pkg::three", "pkg::two [junit-linux]", "pkg::two [junit-windows]"}
+	if !slices.Equal(tests, wantTests) {
+		t.Errorf("tests %q, want %q", tests, wantTests)
+	}
+	p := fmt.Sprintf("run %d attempt 1 / ", run.ID)
+	big := len(junitDoc(0, slices.Repeat([]string{"many"}, 200)))
+	wantSkipped := map[string]string{
+		p + "junit-notes.txt": "not a zip archive, and not one .xml file (an artifact uploaded with archive: false is read when its name ends in .xml)",
+		p + "junit-big.xml":   fmt.Sprintf("unarchived artifact of %d bytes, over the cap of 4096 bytes per document: not read", big),
+	}
+	if diff := cmp.Diff(wantSkipped, skippedMap(h)); diff != "" {
+		t.Errorf("skipped (-want +got):\n%s", diff)
+	}
+	if len(h.Runs) != 1 || h.Runs[0].Tests != 5 || h.Runs[0].Failed != 1 {
+		t.Errorf("runs %+v, want one of 5 tests, one failed", h.Runs)
+	}
+	if st.Downloaded != 5 || st.Parsed != 3 || st.Entries != 3 {
+		t.Errorf("stats %+v: want 5 downloaded, 3 documents read of 3 entries", st)
+	}
 }

@@ -483,7 +483,12 @@ func (s *Server) downloadArtifact(w http.ResponseWriter, r *http.Request, st *re
 		writeError(w, http.StatusGone, "Artifact has expired", docsBase)
 		return
 	}
-	w.Header().Set("Location", s.signBlobURL(fmt.Sprintf("/artifacts/%s/%d.zip", st.fullName(), a.ID), "r"))
+	// An unarchived artifact's blob is named as its file is, not .zip.
+	ext := ".zip"
+	if a.Raw != nil {
+		ext = ""
+	}
+	w.Header().Set("Location", s.signBlobURL(fmt.Sprintf("/artifacts/%s/%d%s", st.fullName(), a.ID, ext), "r"))
 	w.WriteHeader(http.StatusFound)
 }
 

@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,7 +133,7 @@ func (s *Server) blobDownload(w http.ResponseWriter, r *http.Request) {
 	if !s.checkSignature(w, r, "r") {
 		return
 	}
-	// /artifacts/{owner}/{repo}/{id}.zip
+	// /artifacts/{owner}/{repo}/{id}.zip, or {id} for an unarchived one
 	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/artifacts/"), "/")
 	if len(parts) != 3 {
 		azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
@@ -142,10 +144,14 @@ func (s *Server) blobDownload(w http.ResponseWriter, r *http.Request) {
 	var (
 		zipped []byte
 		blob   *Blob
+		raw    string // an unarchived artifact's file name
 	)
 	if st := s.repo(parts[0], parts[1]); st != nil {
 		if a := st.artifact(id); a != nil && !a.Expired {
 			zipped, blob = a.zip, a.Blob
+			if a.Raw != nil {
+				raw = a.Name
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -153,7 +159,18 @@ func (s *Server) blobDownload(w http.ResponseWriter, r *http.Request) {
 		azureError(w, http.StatusNotFound, "BlobNotFound", "The specified blob does not exist.")
 		return
 	}
-	w.Header().Set("Content-Type", "application/zip")
+	if raw != "" {
+		// As the artifact toolkit uploads one file: the content type of
+		// its extension, and its name in Content-Disposition.
+		ct := "application/octet-stream"
+		if strings.EqualFold(path.Ext(raw), ".xml") {
+			ct = "text/xml"
+		}
+		w.Header().Set("Content-Type", ct)
+		w.Header().Set("Content-Disposition", "attachment; filename*=UTF-8''"+url.PathEscape(raw))
+	} else {
+		w.Header().Set("Content-Type", "application/zip")
+	}
 	w.Header().Set("x-ms-blob-type", "BlockBlob")
 	w.WriteHeader(http.StatusOK)
 	if blob != nil {

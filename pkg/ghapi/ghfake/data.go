@@ -50,6 +50,10 @@ type Artifact struct {
 	Files map[string][]byte
 	// Zip, when set, is served as is, e.g. to serve a corrupt archive.
 	Zip []byte
+	// Raw, when set, is an artifact uploaded unarchived (upload-artifact's
+	// "archive: false"): one file, served as it is with the content type
+	// of its name, which the artifact's Name should be.
+	Raw []byte
 	// Blob, when set, is served instead of Zip and Files, written anew for
 	// every download and never held in memory: for artifacts of hundreds
 	// of megabytes.
@@ -327,6 +331,9 @@ func (r *Repo) AddRun(run Run) Run {
 func (r *Repo) AddArtifact(a Artifact) Artifact {
 	s := r.s
 	zipped := a.Zip
+	if a.Raw != nil {
+		zipped = a.Raw
+	}
 	if zipped == nil && a.Blob == nil {
 		var err error
 		if zipped, err = ZipFiles(a.Files); err != nil {
