@@ -679,7 +679,7 @@ func (v *validator) model(input, s string) string {
 		}
 	}
 	if !ok {
-		v.fail(input, s, "want a Gemini model id such as gemini-2.5-flash (letters, digits, '.', '-', '_')")
+		v.fail(input, s, "want a Gemini model id such as gemini-3.8-flash (letters, digits, '.', '-', '_')")
 		return ""
 	}
 	return m

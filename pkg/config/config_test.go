@@ -477,7 +477,7 @@ func TestLoadErrors(t *testing.T) {
 		{"branch with a space", sched(map[string]string{"branch": "my branch"}),
 			[]string{`input branch: got "my branch"; want a branch name such as main (a valid git branch name), or empty for the default branch`}},
 		{"gemini-model that would change the request path", sched(map[string]string{"gemini-model": "../tunedModels/x"}),
-			[]string{`input gemini-model: got "../tunedModels/x"; want a Gemini model id such as gemini-2.5-flash (letters, digits, '.', '-', '_')`}},
+			[]string{`input gemini-model: got "../tunedModels/x"; want a Gemini model id such as gemini-3.8-flash (letters, digits, '.', '-', '_')`}},
 		{"label too long", sched(map[string]string{"approval-label": strings.Repeat("x", 51)}),
 			[]string{`input approval-label: got "` + strings.Repeat("x", 51) + `"; want a label name of at most 50 characters on one line`}},
 		{"report without results and without a token", sched(map[string]string{"github-token": ""}),

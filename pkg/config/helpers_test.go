@@ -192,7 +192,7 @@ func wantDefaults() *Config {
 		ArtifactName:        "flakegate-report",
 		ReportDir:           "flakegate-report",
 		TrackingIssue:       false,
-		GeminiModel:         "gemini-2.5-flash",
+		GeminiModel:         "gemini-3.8-flash",
 		FailOnExpiredLedger: true,
 		GitHub: GitHub{
 			Actions:       true,

@@ -53,7 +53,7 @@ type rawInputs struct {
 	ReportDir           string `env:"REPORT_DIR,default=flakegate-report"`
 	TrackingIssue       string `env:"TRACKING_ISSUE,default=false"`
 	GeminiAPIKey        string `env:"GEMINI_API_KEY" input:"secret"`
-	GeminiModel         string `env:"GEMINI_MODEL,default=gemini-2.5-flash"`
+	GeminiModel         string `env:"GEMINI_MODEL,default=gemini-3.8-flash"`
 	FailOnExpiredLedger string `env:"FAIL_ON_EXPIRED_LEDGER,default=true"`
 }
 

@@ -28,7 +28,7 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultModel   = "gemini-2.5-flash"
+	DefaultModel   = "gemini-3.8-flash"
 	DefaultBaseURL = "https://generativelanguage.googleapis.com/" // the client library's
 	DefaultTimeout = 60 * time.Second
 )

@@ -21,7 +21,7 @@ import (
 
 const (
 	testKey   = "AIzaTESTKEY-0123456789"
-	testModel = "gemini-2.5-flash"
+	testModel = DefaultModel
 	// ghToken stands for a GitHub token present in the process environment;
 	// the explainer must never send it.
 	ghToken = "ghs_SENTINELGITHUBTOKEN42"
@@ -234,8 +234,10 @@ func TestExplainRequestAndReply(t *testing.T) {
 	if string(gc["responseMimeType"]) != `"application/json"` {
 		t.Errorf("responseMimeType = %s", gc["responseMimeType"])
 	}
-	if string(gc["temperature"]) != "0" {
-		t.Errorf("temperature = %q, want 0 sent explicitly", gc["temperature"])
+	// The default model is a Gemini 3 model: the low thinking level at
+	// its default temperature (TestThinkingBudget has the others).
+	if _, ok := gc["temperature"]; ok || string(gc["thinkingConfig"]) != `{"thinkingLevel":"LOW"}` {
+		t.Errorf("temperature %s, thinkingConfig %s: want no temperature and the low thinking level for %s", gc["temperature"], gc["thinkingConfig"], testModel)
 	}
 	var schema struct {
 		Type       string                     `json:"type"`
@@ -305,6 +307,8 @@ func TestExplainFailuresDegradeToNotes(t *testing.T) {
 			KindRateLimited, "Gemini's rate limit or quota is exhausted (Gemini answered HTTP 429 RESOURCE_EXHAUSTED: Resource has been exhausted (e.g. check quota).)", 429, false},
 		{"400 bad key", replyRaw(400, `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}`),
 			KindAPI, "Gemini answered HTTP 400 INVALID_ARGUMENT: API key not valid. Please pass a valid API key.", 400, false},
+		{"404 retired model", replyRaw(404, `{"error":{"code":404,"message":"models/gemini-2.5-flash is not found for API version v1beta, or is not supported for generateContent. Call ListModels to see the list of available models and their supported methods.","status":"NOT_FOUND"}}`),
+			KindAPI, `model "` + testModel + `" is not available (shut down, or not a model id): set the gemini-model input to a current Gemini model; Gemini answered HTTP 404 NOT_FOUND: models/gemini-2.5-flash is not found`, 404, false},
 		{"503 unavailable", replyRaw(503, `{"error":{"code":503,"message":"The model is overloaded.","status":"UNAVAILABLE"}}`),
 			KindAPI, "Gemini answered HTTP 503 UNAVAILABLE", 503, false},
 		{"reply that is not JSON", replyWith("The tests are flaky because of timing.", "STOP"),
@@ -421,6 +425,9 @@ func TestThinkingBudget(t *testing.T) {
 		{"gemini-3-pro-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
 		{"gemini-3-flash-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
 		{"gemini-3.1-pro-preview", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-3.5-flash", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
+		{"gemini-3.8-flash", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget}, // the default
+		{"gemini-3.5-flash-lite", `{"thinkingLevel":"LOW"}`, maxAnswerTokens + thinkingBudget},
 		{"gemini-3-pro-image-preview", "", maxAnswerTokens},
 	}
 	for _, tc := range tests {

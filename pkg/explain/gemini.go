@@ -201,9 +201,9 @@ func (g *Gemini) classify(ctx context.Context, err error, last lastReply) error 
 	case errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, context.Canceled):
 		e = &Error{Kind: KindCanceled, Msg: "the request to Gemini was canceled", Err: err}
 	case errors.As(err, &apiErr):
-		e = apiError(apiErr, last, err)
+		e = apiError(apiErr, g.opts.Model, last, err)
 	case errors.As(err, &apiErrPtr) && apiErrPtr != nil:
-		e = apiError(*apiErrPtr, last, err)
+		e = apiError(*apiErrPtr, g.opts.Model, last, err)
 	case errors.Is(err, errReplyTooLarge):
 		e = &Error{Kind: KindInvalidReply, Msg: fmt.Sprintf("Gemini's reply was larger than %d bytes", maxReplyBytes), Err: err}
 	case last.status != 0 && !last.json():
@@ -226,7 +226,10 @@ func (g *Gemini) classify(ctx context.Context, err error, last lastReply) error 
 	return e
 }
 
-func apiError(a genai.APIError, last lastReply, err error) *Error {
+// apiError says what an API error means. A 404 names the model first:
+// Google shuts models down (gemini-2.5-flash, this action's default until
+// then, in 2026), and the fix is the gemini-model input.
+func apiError(a genai.APIError, model string, last lastReply, err error) *Error {
 	// A body that is not an API error leaves genai's Status as the HTTP
 	// status line ("502 Bad Gateway") and its Message as the whole body.
 	code := strconv.Itoa(a.Code)
@@ -240,6 +243,9 @@ func apiError(a genai.APIError, last lastReply, err error) *Error {
 		if m := strings.Join(strings.Fields(oneLine(a.Message)), " "); m != "" {
 			msg += ": " + truncateRunes(m, 300)
 		}
+	}
+	if a.Code == http.StatusNotFound {
+		msg = fmt.Sprintf("model %q is not available (shut down, or not a model id): set the gemini-model input to a current Gemini model; %s", model, msg)
 	}
 	if a.Code != http.StatusTooManyRequests {
 		return &Error{Kind: KindAPI, Msg: msg, Err: err}
