@@ -134,6 +134,9 @@ func Run(ctx context.Context, env Env) int {
 	for _, n := range cfg.Notices {
 		log.Noticef("%s", n)
 	}
+	for _, w := range cfg.Warnings {
+		log.Warningf("%s", w)
+	}
 	a := &run{cfg: cfg, log: log, env: env, reportDir: reportDir(cfg)}
 	if t := cfg.GitHub.RunnerTemp; t != "" {
 		// Downloads spool there; a runner makes it, a bare container may not.

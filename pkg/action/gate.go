@@ -11,6 +11,7 @@ import (
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
+	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -320,6 +321,8 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 		in.BaseLedger = in.HeadLedger
 		if in.HeadLedger != nil {
 			a.log.Infof("no base commit: the ledger at the tested commit is read as both sides', so its changes are not checked and its entries exempt as they stand")
+		} else {
+			a.noLedger("at the tested commit")
 		}
 		return nil
 	}
@@ -329,7 +332,22 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 	if in.HeadLedger, err = collect.LedgerAt(ctx, c, a.repo(), path, p.headSHA, ws, !p.untrusted); err != nil {
 		return fmt.Errorf("ledger at head: %w", err)
 	}
+	if in.BaseLedger == nil && in.HeadLedger == nil {
+		a.noLedger("at base or head")
+	}
 	return nil
+}
+
+// noLedger says that no quarantine ledger was found: with ledger-path left
+// at its default, that is a repository without one; set to another path,
+// most likely a misspelt one (.yaml for .yml), which exempted nothing
+// without a word.
+func (a *run) noLedger(where string) {
+	if a.cfg.LedgerPath == ledger.DefaultPath {
+		a.log.Infof("no quarantine ledger at %s (%s): no test is exempt", a.cfg.LedgerPath, where)
+		return
+	}
+	a.log.Warningf("ledger-path %s: no such file %s: no test is exempt by a ledger; check the path against the repository", a.cfg.LedgerPath, where)
 }
 
 // comment posts, edits or leaves the sticky comment as the comment input

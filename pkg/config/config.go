@@ -176,6 +176,10 @@ type Config struct {
 	// Notices are inputs that were set but do not apply in the resolved mode,
 	// for the caller to print (::notice::) so nothing is ignored silently.
 	Notices []string
+	// Warnings are what this configuration will leave unread or lose, for
+	// the caller to print (::warning::): an empty github-token where the
+	// step can run without the API but reads less.
+	Warnings []string
 }
 
 // Load reads and validates the configuration from getenv (os.Getenv in the
@@ -209,10 +213,10 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.LookbackDays = v.integer("lookback-days", raw.LookbackDays, 1, maxLookbackDays)
 	c.MaxRuns = v.integer("max-runs", raw.MaxRuns, 1, maxRuns)
 	c.ArtifactPatterns = v.globs("artifact-pattern", raw.ArtifactPattern)
-	c.Results = v.globs("results", raw.Results)
-	c.BaseResults = v.globs("base-results", raw.BaseResults)
-	c.HeadResults = v.globs("head-results", raw.HeadResults)
-	c.History = v.globs("history", raw.History)
+	c.Results = v.localGlobs("results", raw.Results)
+	c.BaseResults = v.localGlobs("base-results", raw.BaseResults)
+	c.HeadResults = v.localGlobs("head-results", raw.HeadResults)
+	c.History = v.localGlobs("history", raw.History)
 	c.Threshold = v.number("threshold", raw.Threshold)
 	c.MinCommits = v.integer("min-commits", raw.MinCommits, 1, math.MaxInt32)
 	c.InfraThreshold = v.number("infra-threshold", raw.InfraThreshold)
@@ -317,6 +321,10 @@ func (c *Config) resolve(v *validator) {
 		}
 	}
 
+	if !c.GitHubToken.IsSet() {
+		c.Warnings = append(c.Warnings, c.tokenlessLosses()...)
+	}
+
 	reasons := c.apiReasons()
 	if len(reasons) == 0 {
 		return
@@ -328,6 +336,30 @@ func (c *Config) resolve(v *validator) {
 	if c.GitHub.Repository == "" { // a malformed one is reported by readGitHub
 		v.errs = append(v.errs, &EnvError{Name: "GITHUB_REPOSITORY", Reason: `want "owner/name"; the GitHub API is needed because ` + strings.Join(reasons, ", and ")})
 	}
+}
+
+// tokenlessLosses says what a step with an empty github-token that needs
+// no API call still leaves unread: the last report, and in gate mode the
+// base branch's runs. An empty input is not the default here: the runner
+// applies ${{ github.token }} only when the input is left out, so "" comes
+// from an expression that was empty (a secret that is not set).
+func (c *Config) tokenlessLosses() []string {
+	const fix = "; leave github-token at its default (${{ github.token }}) or pass a token"
+	switch {
+	case c.Mode == ModeReport && len(c.Results) > 0:
+		s := "github-token is empty: the last report is not read, so this report has no trend"
+		if c.UploadArtifact {
+			s += ", and its artifact carries only the runs of results: the history the last report carried is not carried on, and the next report does without it"
+		}
+		return []string{s + fix}
+	case c.Mode == ModeGate && c.PullRequest == nil:
+		s := "github-token is empty: the history carried in the last report is not read"
+		if len(c.History) == 0 {
+			s = "github-token is empty: no base-branch runs and no history carried in the last report are read, so each test's baseline failure rate rests on base-results alone"
+		}
+		return []string{s + fix}
+	}
+	return nil
 }
 
 // apiReasons says why this configuration calls the GitHub API, if it does.
@@ -592,6 +624,19 @@ func (v *validator) globs(input, s string) []string {
 	for _, p := range list {
 		if err := glob.Validate(p); err != nil {
 			v.fail(input, p, "malformed glob: want * ? [a-z] {a,b} and ** for any directories, one pattern per line or comma")
+		}
+	}
+	return list
+}
+
+// localGlobs checks globs of files in the workspace: as globs, and that a
+// relative one does not climb out of the workspace (collect.LocalIn refuses
+// it too, but only once the step has called the API).
+func (v *validator) localGlobs(input, s string) []string {
+	list := v.globs(input, s)
+	for _, p := range list {
+		if c := path.Clean(p); !path.IsAbs(c) && (c == ".." || strings.HasPrefix(c, "../")) {
+			v.fail(input, p, "climbs out of the workspace: want a path relative to the workspace and inside it, or an absolute path")
 		}
 	}
 	return list

@@ -285,6 +285,7 @@ func TestLoad(t *testing.T) {
 				c.GitHub.EventName = EventWorkflowDispatch
 				c.Event = Event{Name: EventWorkflowDispatch}
 				c.DefaultBranch = ""
+				c.Warnings = []string{"github-token is empty: the history carried in the last report is not read; leave github-token at its default (${{ github.token }}) or pass a token"}
 			},
 		},
 		{
@@ -299,6 +300,8 @@ func TestLoad(t *testing.T) {
 				c.GitHub.Repository, c.GitHub.Owner, c.GitHub.Repo = "", "", ""
 				c.Event = Event{Name: EventWorkflowDispatch}
 				c.DefaultBranch = ""
+				c.Warnings = []string{"github-token is empty: the last report is not read, so this report has no trend, and its artifact carries only the runs of results: " +
+					"the history the last report carried is not carried on, and the next report does without it; leave github-token at its default (${{ github.token }}) or pass a token"}
 			},
 		},
 		{
