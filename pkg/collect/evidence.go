@@ -21,6 +21,8 @@ import (
 	"github.com/flakegate/flakegate/pkg/owners"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
+
+	"github.com/flakegate/flakegate/pkg/internal/retry"
 )
 
 // KeepHistory bounds the carried history: runs older than this are
@@ -101,9 +103,23 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		switch {
 		case errors.Is(err, ErrFirstReport):
 			log.Noticef("previous report: none, as no earlier run of this workflow on %s succeeded (a first report): no trend yet, and every run in the window is read", o.Previous.Branch)
-		case err != nil:
-			// Not fatal: the trend and the carried history are left out.
+		case err != nil && len(o.Results) == 0 && retryable(ctx, err):
+			// This report would carry only the window's runs, and the
+			// next one would take them as the whole history: the runs
+			// carried from before the window would be lost for good
+			// because of a 5xx or a broken connection. A failed run is
+			// not a previous report: a re-run (or next week's report)
+			// reads the one there is. (With the results input the report
+			// works without GitHub, and says what it lost.)
+			return Report{}, fmt.Errorf("previous report: %w: it could not be read, and this report would replace the history it carries with the window's runs; re-run the job", err)
+		case errors.Is(err, ErrNoReportArtifact):
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
+		case err != nil:
+			// Not fatal: the trend and the carried history are left out,
+			// and the summary says so.
+			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
+			reset = fmt.Sprintf("the previous report could not be read (%v): this report has no trend, and its carried history starts anew with the runs read now", err)
+			unread = append(unread, history.Skipped{Path: "the previous report", Error: err.Error() + "; no trend, and the carried history starts anew"})
 		default:
 			log.Infof("previous report: run %d on %s (%s)", p.RunID, o.Previous.Branch, p.Created.UTC().Format(time.RFC3339))
 			if p.ReportErr != nil {
@@ -257,6 +273,22 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 	// after KeepHistory, and the window after lookback-days, as any run.
 	ev.Full = boundCarried(history.Stamped(ev.Full, o.Now), log)
 	return ev, nil
+}
+
+// retryable reports whether err is a failure a later attempt may not
+// meet: a server error, a rate limit, a host that stopped answering, a
+// broken connection or a timeout (not ctx's own end).
+func retryable(ctx context.Context, err error) bool {
+	var ae *ghapi.APIError
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case errors.Is(err, ghapi.ErrRateLimited), errors.Is(err, ghapi.ErrUnresponsive):
+		return true
+	case errors.As(err, &ae):
+		return ae.StatusCode >= 500 || ae.StatusCode == 429
+	}
+	return retry.Transient(err)
 }
 
 // withUnread adds to h's skipped inputs the parts of the previous report
@@ -545,6 +577,14 @@ func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.Hist
 	return base, head
 }
 
+// notOfCommit reports the runs listed by head_sha that need not have
+// tested that commit: a pull_request_target run's head_sha is the base
+// branch's tip when the event came, while its jobs test what they check
+// out, for most such workflows the pull request's head. Read as runs of
+// the base commit, another pull request's failures became the base's, and
+// a regression of this one was taken for a flake the base already had.
+func notOfCommit(r ghapi.Run) bool { return r.Event == "pull_request_target" }
+
 // maxHeadRunsListed bounds the head commit's runs listed to weigh the
 // workflows with no head results: a commit has a few runs a workflow.
 const maxHeadRunsListed = 300
@@ -558,9 +598,14 @@ func (o GateOptions) side(ctx context.Context, input string, globs []string, sha
 	if sha == "" || o.Client == nil {
 		return nil, nil
 	}
-	h, _, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns})
+	h, st, err := GitHub(ctx, o.Client, GitHubOptions{Repo: o.Repo, TempDir: o.TempDir, HeadSHA: sha, Workflows: o.Workflows, Match: o.Match, MaxRuns: o.MaxRuns,
+		Exclude: notOfCommit})
 	if err != nil {
 		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
+	}
+	if st.RunsExcluded > 0 {
+		log.Noticef("%s: left out %d pull_request_target run(s) listed on %s: GitHub gives such a run the base branch's tip as its head_sha, whatever code its jobs checked out (most often a pull request's)",
+			input, st.RunsExcluded, model.ShortSHA(sha))
 	}
 	for _, s := range h.Skipped {
 		log.Warningf("%s: skipped %s: %s", input, s.Path, s.Error)

@@ -101,6 +101,16 @@ func IsReportArtifact(base, name string) bool {
 // the branch, so there is no previous report to expect.
 var ErrFirstReport = errors.New("no earlier successful run of this workflow on the branch")
 
+// ErrNoReportArtifact: earlier successful runs there are, but none has a
+// report artifact that is still served (expired, or not uploaded).
+var ErrNoReportArtifact = errors.New("no report artifact")
+
+// noReportArtifact is an ErrNoReportArtifact that says which runs.
+type noReportArtifact string
+
+func (e noReportArtifact) Error() string      { return string(e) }
+func (noReportArtifact) Is(target error) bool { return target == ErrNoReportArtifact }
+
 // PreviousReport finds the newest successful run of the workflow on the
 // branch, other than this one and other than pull request runs, with a
 // report artifact, and reads its report and history.
@@ -131,12 +141,12 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 		if earlier+n == 0 {
 			return Previous{}, ErrFirstReport
 		}
-		return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow, and of the scheduled or manual runs of other workflows that uploaded an artifact named %q, on %s has a report artifact (expired, or not uploaded)", earlier+n, o.ArtifactName, o.Branch)
+		return Previous{}, noReportArtifact(fmt.Sprintf("none of the %d earlier successful runs of this workflow, and of the scheduled or manual runs of other workflows that uploaded an artifact named %q, on %s has a report artifact (expired, or not uploaded)", earlier+n, o.ArtifactName, o.Branch))
 	}
 	if earlier == 0 {
 		return Previous{}, ErrFirstReport
 	}
-	return Previous{}, fmt.Errorf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch)
+	return Previous{}, noReportArtifact(fmt.Sprintf("none of the %d earlier successful runs of this workflow on %s has a report artifact (expired, or not uploaded)", earlier, o.Branch))
 }
 
 // Bounds of the search for another workflow's report (newestNamed).

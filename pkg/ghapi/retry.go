@@ -107,6 +107,23 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.noteRate(resp)
 		wait, retry := t.decide(ctx, attempt, resp, err)
+		if !retry && resp != nil && !t.blob {
+			// The answer is final: read its body here, within the
+			// attempt's timeout, so that a connection that breaks in the
+			// middle of it (or a body that never ends) is this attempt's
+			// failure, retried as any other, rather than a decoding error
+			// of go-github's after the transport is done.
+			if rerr := readWhole(resp, req.URL.Host); rerr != nil {
+				if errors.Is(rerr, ErrTooLarge) {
+					return nil, rerr
+				}
+				if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
+					t.stalls.Add(1)
+				}
+				resp, err = nil, rerr
+				wait, retry = t.decide(ctx, attempt, nil, err)
+			}
+		}
 		if !retry || !replayable || attempt >= t.opts.Retry.MaxRetries || waited+wait > t.opts.Retry.MaxWait {
 			return resp, err
 		}
@@ -120,6 +137,28 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		waited += wait
 	}
+}
+
+// maxAPIBody bounds the body of one API answer. The largest GitHub sends
+// flakegate are pages of 100 workflow runs or pull request files (a few
+// MB) and a file of the contents API (1 MB, base64 in JSON).
+const maxAPIBody = 64 << 20
+
+// readWhole reads resp's body into memory and closes it, leaving a reader
+// of the bytes read in its place. A read error is returned as is (io.EOF
+// cut short is io.ErrUnexpectedEOF, as net/http reports it); a body over
+// maxAPIBody is ErrTooLarge.
+func readWhole(resp *http.Response, host string) error {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAPIBody+1))
+	resp.Body.Close()
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s: reading the answer: %w", host, err)
+	case len(b) > maxAPIBody:
+		return &SizeError{What: host + ": API answer", Limit: maxAPIBody, Size: -1}
+	}
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return nil
 }
 
 // cancelBody ends an attempt's context when its body is closed.
