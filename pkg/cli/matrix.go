@@ -12,8 +12,10 @@ import (
 
 	"github.com/flakegate/flakegate/pkg/collect"
 	"github.com/flakegate/flakegate/pkg/gate"
+	"github.com/flakegate/flakegate/pkg/history"
 	"github.com/flakegate/flakegate/pkg/matrix"
 	"github.com/flakegate/flakegate/pkg/render"
+	"github.com/flakegate/flakegate/pkg/score"
 	"github.com/flakegate/flakegate/pkg/sprt"
 )
 
@@ -108,7 +110,17 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		for _, m := range missing {
 			fmt.Fprintf(env.Stderr, "flakegate: --history: skipped %s: %s\n", render.Plain(m.Path), render.Plain(m.Error))
 		}
+		if len(srcs) == 0 {
+			// As gate refuses it: a history glob that matches nothing is a
+			// typo, and the matrix would run without the history asked for
+			// (and print a gate command that fails).
+			return usagef("--history %s: no JUnit XML files found", strings.Join(hist, ","))
+		}
 		opt.History = srcs
+		// The history as gate reads it (see matrix.Options.HistoryFilter).
+		opt.HistoryFilter = func(h, base, head *history.History) (*history.History, []string) {
+			return collect.GateHistory(h, base, head, score.Defaults())
+		}
 	}
 	if err := opt.Gate.Check(); err != nil {
 		return usagef("%v", err)

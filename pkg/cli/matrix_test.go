@@ -337,3 +337,76 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 		t.Errorf("gate warned on the matrix's files:\n%s", g.stderr)
 	}
 }
+
+// TestMatrixHistoryAsGateReadsIt: base-branch history with outage runs
+// (every test failed: the database was down). gate leaves them out of the
+// baseline; matrix counted them, so every test had a base rate of 4/20, and
+// the patch's new flake (failing head runs 1 and 3) passed as "consistent
+// with its base rate", while the gate command matrix printed as "the same
+// verdict from the files" blocked it. A --history that matches nothing is
+// refused, as gate refuses it, before any run.
+func TestMatrixHistoryAsGateReadsIt(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	counters := t.TempDir()
+	t.Setenv("COUNTER_DIR", counters)
+	t.Setenv("TMPDIR", t.TempDir())
+	names := []string{"a", "b", "c", "d", "e", "f", "g", "h", "t"}
+	script := func(side, fails string) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "#!/bin/sh\nc=\"$COUNTER_DIR/%s\"\nn=$(( $(cat \"$c\" 2>/dev/null || echo 0) + 1 ))\necho \"$n\" > \"$c\"\nmkdir -p out\n{\necho '<testsuite name=\"s\">'\n", side)
+		for _, name := range names {
+			cond := "false"
+			if name == "t" {
+				cond = fails
+			}
+			fmt.Fprintf(&b, "if %s; then echo '<testcase classname=\"c\" name=\"%s\"><failure message=\"boom\"/></testcase>'; else echo '<testcase classname=\"c\" name=\"%s\"/>'; fi\n", cond, name, name)
+		}
+		b.WriteString("echo '</testsuite>'\n} > out/junit.xml\n")
+		return b.String()
+	}
+	repo := t.TempDir()
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("base", "false")), 0o755)
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "tag", "base")
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(script("head", "[ $n -eq 1 ] || [ $n -eq 3 ]")), 0o755)
+	git(t, repo, "commit", "-q", "-am", "patch")
+	hist := t.TempDir()
+	for i := 1; i <= 20; i++ {
+		var b strings.Builder
+		b.WriteString(`<testsuite name="s">`)
+		for _, name := range names {
+			if i <= 4 { // an outage: every test failed
+				fmt.Fprintf(&b, `<testcase classname="c" name="%s"><failure message="db down"/></testcase>`, name)
+			} else {
+				fmt.Fprintf(&b, `<testcase classname="c" name="%s"/>`, name)
+			}
+		}
+		b.WriteString("</testsuite>\n")
+		os.WriteFile(filepath.Join(hist, fmt.Sprintf("run-%02d.xml", i)), []byte(b.String()), 0o644)
+	}
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	os.Chdir(repo)
+
+	if r := run(t, fixedClock, "matrix", "--base", "base", "-k", "5", "--junit", "out/junit.xml", "--history", filepath.Join(hist, "nope-*.xml"), "--", "sh", "run.sh"); r.code != 2 || !strings.Contains(r.stderr, "no JUnit XML files found") {
+		t.Errorf("--history matching nothing: exit %d: %s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(counters, "base")); err == nil {
+		t.Errorf("--history matching nothing: the command ran")
+	}
+	os.Remove(filepath.Join(counters, "base"))
+	os.Remove(filepath.Join(counters, "head"))
+	results := filepath.Join(t.TempDir(), "results")
+	m := run(t, fixedClock, "matrix", "--base", "base", "-k", "5", "--junit", "out/junit.xml", "--results", results, "--history", filepath.Join(hist, "*.xml"), "--", "sh", "run.sh")
+	if m.code != 1 || !strings.Contains(m.stdout, "verdict: block") || !strings.Contains(m.stderr, "infrastructure failures") {
+		t.Errorf("matrix: exit %d, want a block (1) with the outage runs left out of the history\n%s%s", m.code, m.stdout, m.stderr)
+	}
+	g := run(t, fixedClock, "gate", "--base", filepath.Join(results, "base-*.xml"), "--head", filepath.Join(results, "head-*.xml"), "--max-runs", "5", "--history", filepath.Join(hist, "*.xml"))
+	if g.code != m.code {
+		t.Errorf("gate on matrix's files: exit %d, matrix %d\n%s", g.code, m.code, g.stdout)
+	}
+}

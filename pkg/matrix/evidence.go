@@ -209,6 +209,8 @@ func readJUnit(path string) (doc []byte, missing bool, err error) {
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
 		return nil, false, err
+	} else if fi.IsDir() {
+		return nil, false, errors.New("a directory, not a file: the JUnit path names the one file the command writes; patterns and directories are not read")
 	} else if !fi.Mode().IsRegular() {
 		return nil, false, errors.New("not a regular file")
 	} else if fi.Size() > maxJUnitBytes {

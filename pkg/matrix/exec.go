@@ -30,6 +30,9 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	dir := d.dirs[side]
 	junit := filepath.Join(dir, opt.JUnit)
 	// The previous run's file must not pass for this run's.
+	if fi, err := os.Lstat(junit); err == nil && fi.IsDir() {
+		return fail("the JUnit path %s is a directory in the checkout: give the path of the one JUnit file the command writes (patterns and directories are not read)", filepath.ToSlash(opt.JUnit))
+	}
 	if err := os.Remove(junit); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fail("removing the previous run's JUnit file: %w", err)
 	}

@@ -108,6 +108,13 @@ type Options struct {
 	// History are base-branch JUnit documents, one per run, for the
 	// baseline failure rate p0 (see gate.EstimateP0).
 	History []history.Source
+	// HistoryFilter, when set, is applied to History at each look with the
+	// base and head runs so far, as flakegate gate applies it to its
+	// --history (collect.GateHistory: the head's commits, runs the base side
+	// holds too, infrastructure failures), so that the driver's verdict is
+	// the one gate gives on the same files. It returns what it left out, to
+	// note.
+	HistoryFilter func(hist, base, head *history.History) (*history.History, []string)
 	// Env is the environment the command starts from; nil means this
 	// process's. TZ=UTC, LC_ALL=C.UTF-8, PYTHONHASHSEED=0, TMPDIR (a fresh
 	// directory per run) and PWD override it; GIT_DIR, GIT_WORK_TREE,
@@ -275,6 +282,10 @@ func (o Options) check() error {
 		return errors.New("junit path: required: where the command writes its JUnit XML file")
 	case !filepath.IsLocal(o.JUnit):
 		return fmt.Errorf("junit path %q: must be relative and stay inside the worktree", o.JUnit)
+	case filepath.Clean(o.JUnit) == ".":
+		return fmt.Errorf("junit path %q: names the checkout itself: give the path of the JUnit file the command writes", o.JUnit)
+	case strings.ContainsAny(o.JUnit, "*?"):
+		return fmt.Errorf("junit path %q: a pattern: matrix reads the one JUnit file each run writes, at this path; patterns and directories are not read (have the command write, or merge its reports into, one file)", o.JUnit)
 	case o.K < 0:
 		return fmt.Errorf("k = %d: must be at least 1", o.K)
 	case o.Initial < 0:
@@ -377,8 +388,8 @@ func (d *driver) behind(ctx context.Context) error {
 	mb, ahead, ok := d.repo.mergeBase(ctx, head, base)
 	switch {
 	case ok && mb == head && head != base:
-		return fmt.Errorf("head %s (%s) is an ancestor of base %s (%s): it has no commit of its own, so the base side would run at head itself and find nothing whatever changed; were --base and --head swapped? (--exact-base compares %s with %s as given)",
-			d.rep.Head.Rev, model.ShortSHA(head), d.rep.Base.Rev, model.ShortSHA(base), d.rep.Base.Rev, d.rep.Head.Rev)
+		return fmt.Errorf("%w: head %s (%s) is an ancestor of base %s (%s): it has no commit of its own, so the base side would run at head itself and find nothing whatever changed; were --base and --head swapped? (--exact-base compares %s with %s as given)",
+			ErrUsage, d.rep.Head.Rev, model.ShortSHA(head), d.rep.Base.Rev, model.ShortSHA(base), d.rep.Base.Rev, d.rep.Head.Rev)
 	case !ok:
 		d.note("base %s and head %s have no common ancestor here (a shallow clone? fetch-depth: 0 fetches it): base is run as given, and what changed on it since head branched off reads as the patch's",
 			model.ShortSHA(base), model.ShortSHA(head))
@@ -526,7 +537,18 @@ func (d *driver) run(ctx context.Context) error {
 		// A block by on-inconclusive=fail is no block yet: more pairs can
 		// decide the tests it waits on (it stopped the driver).
 		blocked := len(res.Blocking()) > 0
-		if pending := res.Pending(); (len(pending) > 0 || crashes) && pair < opt.K && !blocked {
+		pending := res.Pending()
+		if len(pending) == 0 && !crashes && !blocked && pair < opt.K && pair < DefaultInitial {
+			// Pending is judged at this look's share of alpha-pr, which
+			// after 1 or 2 pairs (--initial 1 or 2) is too small for any
+			// count to block, and one base run rules out only a rate above
+			// 0.79: a test failing every head run read as one no more runs
+			// could settle, and the driver stopped, inconclusive. Before
+			// DefaultInitial pairs, an undecided test waits for more. From
+			// there on the rule is the one TestPRExperiment measures.
+			pending = res.Undecided()
+		}
+		if (len(pending) > 0 || crashes) && pair < opt.K && !blocked {
 			next = d.looks[slices.IndexFunc(d.looks, func(n int) bool { return n > pair })]
 			what := fmt.Sprintf("%d test(s) pending: %s", len(pending), render.Plain(strings.Join(pending, ", ")))
 			if crashes {
@@ -749,7 +771,8 @@ func (d *driver) source(rec RunRecord) history.Source {
 	}
 }
 
-// evaluate asks the gate about every run so far.
+// evaluate asks the gate about every run so far, at this look's share of
+// alpha-pr.
 func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 	sides := map[Side][]history.Source{}
 	for _, r := range d.rep.Runs {
@@ -769,8 +792,18 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 		}
 		hs[side] = h
 	}
+	hist := d.hist
+	if hist != nil && d.opt.HistoryFilter != nil {
+		var left []string
+		hist, left = d.opt.HistoryFilter(hist, hs[Base], hs[Head])
+		for _, n := range left {
+			if !slices.Contains(d.rep.Notes, n) {
+				d.note("%s", n)
+			}
+		}
+	}
 	in := d.opt.Input
-	in.Tests = gate.Join(hs[Base], hs[Head], d.hist)
+	in.Tests = gate.Join(hs[Base], hs[Head], hist)
 	in.Collected = gate.CollectedCounts(hs[Base], hs[Head], model.DefaultInfra)
 	if in.Now.IsZero() {
 		in.Now = d.opt.Now()

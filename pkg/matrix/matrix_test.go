@@ -703,6 +703,8 @@ func TestRunErrors(t *testing.T) {
 		{"no junit", func(o *Options) { o.JUnit = "" }, "junit path: required"},
 		{"absolute junit", func(o *Options) { o.JUnit = "/tmp/junit.xml" }, `junit path "/tmp/junit.xml": must be relative`},
 		{"junit outside", func(o *Options) { o.JUnit = "../junit.xml" }, "stay inside the worktree"},
+		{"junit pattern", func(o *Options) { o.JUnit = "out/*.xml" }, `junit path "out/*.xml": a pattern`},
+		{"junit the checkout", func(o *Options) { o.JUnit = "." }, `junit path ".": names the checkout itself`},
 		{"k and max runs differ", func(o *Options) { o.K = 5; o.Gate.MaxRuns = 6 }, "k = 5 and gate max runs = 6"},
 		{"initial over k", func(o *Options) { o.K = 3; o.Initial = 4 }, "initial pairs = 4: must be at most k = 3"},
 		{"bad gate option", func(o *Options) { o.Gate.P1 = 2 }, "gate options: p1 = 2"},
@@ -891,7 +893,7 @@ func TestRunHeadAncestorOfBase(t *testing.T) {
 	opt := r.options(t)
 	opt.Base, opt.Head, opt.K = r.head, r.base, 1
 	rep, err := Run(context.Background(), opt)
-	if err == nil || !strings.Contains(err.Error(), "is an ancestor of base") || !strings.Contains(err.Error(), "were --base and --head swapped?") || len(rep.Runs) != 0 {
+	if err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "is an ancestor of base") || !strings.Contains(err.Error(), "were --base and --head swapped?") || len(rep.Runs) != 0 {
 		t.Fatalf("head an ancestor of base: err %v, %d runs", err, len(rep.Runs))
 	}
 	opt = r.options(t)
@@ -1250,4 +1252,40 @@ func TestRunTimeoutShorterThanAStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `command "sh" did not start within the run timeout (1ns): give --run-timeout at least the time a run takes`) {
 		t.Errorf("Run error = %v", err)
 	}
+}
+
+// TestRunSmallInitialStillBlocks: with --initial 1 or 2 and no history, a
+// test that fails every head run and no base run read, at the first look's
+// small share of alpha-pr, as one no more runs could settle: the driver
+// stopped after 1 or 2 pairs, inconclusive, exit 0, while --initial 3
+// blocked after 6. More pairs decide it, so the driver runs them.
+func TestRunSmallInitialStillBlocks(t *testing.T) {
+	for _, initial := range []int{1, 2} {
+		r := newRepo(t, "", script("base", []tcase{{"a", ""}, {"b", ""}}, ""), script("head", []tcase{{"a", ""}, {"b", "true"}}, ""))
+		opt := r.options(t)
+		opt.K, opt.Initial = 20, initial
+		rep, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Result.Verdict != gate.VerdictBlock || rep.Pairs <= initial {
+			t.Errorf("--initial %d: %s after %d pairs (%s), want a block after more pairs", initial, rep.Result.Verdict, rep.Pairs, rep.Stop)
+		}
+		r.checkClean(t, opt)
+	}
+}
+
+// TestRunJUnitDirectory: --junit naming the directory the runner writes
+// its reports in. The error said the file was "not a regular file: it
+// crashed while writing it, or wrote something else", and, had a run come
+// after, "removing the previous run's JUnit file: directory not empty".
+func TestRunJUnitDirectory(t *testing.T) {
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, ""))
+	opt := r.options(t)
+	opt.JUnit = "out"
+	_, err := Run(context.Background(), opt)
+	if err == nil || !strings.Contains(err.Error(), "a directory, not a file") {
+		t.Errorf("Run error = %v, want one saying the JUnit path is a directory", err)
+	}
+	r.checkClean(t, opt)
 }
