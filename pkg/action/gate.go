@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/flakegate/flakegate/pkg/collect"
+	"github.com/flakegate/flakegate/pkg/config"
 	"github.com/flakegate/flakegate/pkg/explain"
 	"github.com/flakegate/flakegate/pkg/gate"
 	"github.com/flakegate/flakegate/pkg/ghapi"
-	"github.com/flakegate/flakegate/pkg/ledger"
 	"github.com/flakegate/flakegate/pkg/publish"
 	"github.com/flakegate/flakegate/pkg/render"
 	"github.com/flakegate/flakegate/pkg/score"
@@ -343,7 +343,7 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 // most likely a misspelt one (.yaml for .yml), which exempted nothing
 // without a word.
 func (a *run) noLedger(where string) {
-	if a.cfg.LedgerPath == ledger.DefaultPath {
+	if a.cfg.LedgerPath == config.DefaultLedgerPath {
 		a.log.Infof("no quarantine ledger at %s (%s): no test is exempt", a.cfg.LedgerPath, where)
 		return
 	}

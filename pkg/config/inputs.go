@@ -110,3 +110,7 @@ func readInputs(action *githubactions.Action) (rawInputs, error) {
 	}
 	return in, nil
 }
+
+// DefaultLedgerPath is the ledger-path input's default (the LEDGER_PATH
+// tag above), ledger.DefaultPath.
+const DefaultLedgerPath = ".github/flaky-ledger.yml"

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"github.com/flakegate/flakegate/pkg/ledger"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,17 @@ func TestLocalGlobsClimbingOutFailEarly(t *testing.T) {
 		if _, err := Load(runner{event: "schedule", payload: `{}`, inputs: map[string]string{"results": ok}}.getenv(t)); err != nil {
 			t.Errorf("results %q: %v", ok, err)
 		}
+	}
+}
+
+// TestDefaultLedgerPath: the constant the action compares ledger-path
+// with is the input's default and the ledger package's.
+func TestDefaultLedgerPath(t *testing.T) {
+	c, err := Load(runner{event: "schedule", payload: `{}`, inputs: map[string]string{}}.getenv(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LedgerPath != DefaultLedgerPath || DefaultLedgerPath != ledger.DefaultPath {
+		t.Errorf("ledger-path default %q, DefaultLedgerPath %q, ledger.DefaultPath %q", c.LedgerPath, DefaultLedgerPath, ledger.DefaultPath)
 	}
 }
