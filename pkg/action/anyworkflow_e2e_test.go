@@ -61,3 +61,36 @@ func grepLines(s string, subs ...string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestGateSkipsTheReportOfAnotherBranch: a newer scheduled report on main
+// of the release branch (branch: release) is not main's report; the gate
+// of a pull request into main reads the weekly report of main behind it.
+func TestGateSkipsTheReportOfAnotherBranch(t *testing.T) {
+	s := newFake(t)
+	repo := gateRepo(t, s, "")
+	addCIRuns(repo, 30, 60)
+	report := repo.AddRun(ghfake.Run{Workflow: "flakegate-report.yml", Event: "schedule", CreatedAt: now.Add(-12 * time.Hour)})
+	rr := newRunner(t, s, report.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, nil)
+	rr.env["GITHUB_WORKFLOW_REF"] = repoName + "/.github/workflows/flakegate-report.yml@refs/heads/main"
+	if code := rr.run(); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, rr.stdout.String())
+	}
+	release := repo.AddRun(ghfake.Run{Workflow: "flakegate-release.yml", Event: "schedule", CreatedAt: now.Add(-6 * time.Hour)})
+	rl := newRunner(t, s, release.ID, "schedule", map[string]any{"schedule": "0 7 * * 1"}, map[string]string{"branch": "release"})
+	rl.env["GITHUB_WORKFLOW_REF"] = repoName + "/.github/workflows/flakegate-release.yml@refs/heads/main"
+	if code := rl.run(); code != 0 {
+		t.Fatalf("release report: exit %d\n%s", code, rl.stdout.String())
+	}
+
+	self := repo.AddRun(ghfake.Run{Workflow: "flakegate-gate.yml", Event: "pull_request", HeadBranch: "fix", HeadSHA: headSHA, CreatedAt: now})
+	r := newRunner(t, s, self.ID, "pull_request", prPayload(repoName),
+		map[string]string{"mode": "gate", "base-results": "results/base/*.xml", "head-results": "results/head/*.xml"})
+	r.env["GITHUB_WORKFLOW_REF"] = repoName + "/.github/workflows/flakegate-gate.yml@refs/heads/main"
+	ws := r.env["GITHUB_WORKSPACE"]
+	writeSide(t, filepath.Join(ws, "results/base"), "base", baseSHA, 5, nil)
+	writeSide(t, filepath.Join(ws, "results/head"), "head", headSHA, 5, nil)
+	r.run()
+	if log := r.stdout.String(); !strings.Contains(log, fmt.Sprintf("previous report: run %d", report.ID)) {
+		t.Errorf("the gate did not read main's report (run %d; run %d reported on release):\n%s", report.ID, release.ID, grepLines(log, "previous report", "last report"))
+	}
+}

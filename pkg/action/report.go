@@ -36,7 +36,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		var err error
 		ev, err = collect.ForReport(ctx, collect.ReportOptions{
 			Scope: a.scope(branch), Client: c, Results: a.cfg.Results,
-			Previous: a.previousOptions(branch), Now: now,
+			Previous: a.reportPreviousOptions(branch), Now: now,
 		}, a.log)
 		return err
 	}); err != nil {
@@ -55,6 +55,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 	if err != nil {
 		return outcome{}, fmt.Errorf("score: %w", err)
 	}
+	rep.Branch = branch // the next report of branch takes this one as its last
 	if f, name, err := collect.Owners(a.cfg.GitHub.Workspace); err != nil {
 		a.log.Warningf("%s: %v; owners are left out", name, err)
 	} else {
@@ -188,6 +189,18 @@ func (a *run) previousOptions(branch string) collect.PreviousOptions {
 	ref, _, _ := strings.Cut(a.cfg.GitHub.WorkflowRef, "@") // owner/repo/.github/workflows/f.yml@ref
 	return collect.PreviousOptions{Repo: a.repo(), Workflow: path.Base(ref), Branch: branch,
 		ArtifactName: a.cfg.ReportArtifact(), FormerNames: a.cfg.FormerReportArtifacts(), Self: a.cfg.GitHub.RunID}
+}
+
+// reportPreviousOptions are previousOptions, and a report also reads this
+// workflow's runs on the branch this run is on: a scheduled run is on the
+// default branch whatever branch it reports on, and its earlier reports of
+// branch are there.
+func (a *run) reportPreviousOptions(branch string) collect.PreviousOptions {
+	o := a.previousOptions(branch)
+	if ref := a.cfg.GitHub.Ref; strings.HasPrefix(ref, "refs/heads/") {
+		o.Home = strings.TrimPrefix(ref, "refs/heads/")
+	}
+	return o
 }
 
 // gatePreviousOptions are previousOptions, and the gate also reads the

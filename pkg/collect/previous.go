@@ -74,6 +74,11 @@ type PreviousOptions struct {
 	// artifact (a tag ending in a digit had no "-tag"), read, by exact
 	// name, after ArtifactName: the carried history survives the rename.
 	FormerNames []string
+	// Home is the branch this workflow's report runs are on when it is not
+	// Branch: a scheduled run is on the default branch whatever branch it
+	// reports on. This workflow's runs there are read too; from any run,
+	// a report is taken only when it is one of Branch (about).
+	Home string
 	// Self is this run's id, never read.
 	Self int64
 	// AnyWorkflow: when this workflow has left no report on the branch,
@@ -124,6 +129,14 @@ func PreviousReport(ctx context.Context, c *ghapi.Client, o PreviousOptions) (Pr
 	runs, err := c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Workflow: o.Workflow, Branch: o.Branch, Status: "success", MaxRuns: 20})
 	if err != nil {
 		return Previous{}, err
+	}
+	if o.Home != "" && o.Home != o.Branch {
+		home, err := c.ListWorkflowRuns(ctx, o.Repo, ghapi.RunFilter{Workflow: o.Workflow, Branch: o.Home, Status: "success", MaxRuns: 20})
+		if err != nil {
+			return Previous{}, err
+		}
+		runs = append(runs, home...)
+		slices.SortStableFunc(runs, func(a, b ghapi.Run) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	}
 	p, earlier, err := o.first(ctx, c, runs)
 	if err != nil || p.found() {
@@ -223,6 +236,9 @@ func (o PreviousOptions) readNamed(ctx context.Context, c *ghapi.Client, a ghapi
 	if err != nil {
 		return Previous{}, fmt.Errorf("artifact %q of run %d: %w", a.Name, r.ID, err)
 	}
+	if !o.about(p, r.HeadBranch) {
+		return Previous{}, nil // a report of another branch, made on this one
+	}
 	p.wrap(a.Name, r.ID)
 	p.RunID, p.Created = r.ID, r.CreatedAt
 	return p, nil
@@ -241,7 +257,9 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 		if r.ID == o.Self {
 			continue
 		}
-		earlier++
+		if r.HeadBranch == o.Branch {
+			earlier++ // a run on Home counts once it holds a report of Branch
+		}
 		arts, err := c.ListRunArtifacts(ctx, o.Repo, r.ID, "")
 		if err != nil {
 			return Previous{}, earlier, err
@@ -270,12 +288,29 @@ func (o PreviousOptions) first(ctx context.Context, c *ghapi.Client, runs []ghap
 			if err != nil {
 				return Previous{}, earlier, fmt.Errorf("artifact %q of run %d: %w", art.Name, r.ID, err)
 			}
+			if !o.about(p, r.HeadBranch) {
+				continue // another branch's report
+			}
 			p.wrap(art.Name, r.ID)
 			p.RunID, p.Created = r.ID, r.CreatedAt
 			return p, earlier, nil
 		}
 	}
 	return Previous{}, earlier, nil
+}
+
+// about says whether p, read from a run on runBranch, is a report of
+// o.Branch. A report names the branch it read (score.Report.Branch) and
+// is taken for that branch only: a scheduled run reporting on a release
+// branch is on the default branch, and its report was taken as the
+// default branch's last, its history carried on as the default branch's.
+// A report that names none (an earlier version's) is taken from a run on
+// o.Branch only, as before.
+func (o PreviousOptions) about(p Previous, runBranch string) bool {
+	if p.Report != nil && p.Report.Branch != "" {
+		return p.Report.Branch == o.Branch
+	}
+	return runBranch == o.Branch
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report

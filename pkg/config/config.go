@@ -673,6 +673,15 @@ func (v *validator) branch(input, s string) string {
 		v.fail(input, s, "want a branch name such as main (a valid git branch name), or empty for the default branch")
 		return ""
 	}
+	// The names a local clone gives (flakegate matrix --base origin/main)
+	// name no branch on GitHub: a report of one read no run and was taken
+	// as the branch's last report.
+	for _, p := range []string{"origin/", "refs/remotes/", "refs/tags/", "refs/pull/"} {
+		if strings.HasPrefix(s, p) {
+			v.fail(input, s, "a name in a clone, not a branch on GitHub: want the branch's own name, such as main, or empty for the default branch")
+			return ""
+		}
+	}
 	return b
 }
 

@@ -266,6 +266,11 @@ type Report struct {
 	// test under its name with the varying part written "…"
 	// (history.FoldVarying), with how many names it had; absent when none.
 	VaryingNames []VaryingName `json:"varying_names,omitempty"`
+	// Branch is the branch whose workflow runs and last report the
+	// action's report mode read; absent from a report of local files. A
+	// report is the last report of its own branch only, whatever branch
+	// the run that made it was on.
+	Branch string `json:"branch,omitempty"`
 }
 
 // VaryingName is one test of Report.VaryingNames.
