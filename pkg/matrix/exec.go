@@ -52,7 +52,16 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 		runCtx, cancel = context.WithTimeout(ctx, opt.RunTimeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(runCtx, opt.Command[0], opt.Command[1:]...)
+	// The time limit holds whatever the run does: a run still going at
+	// its end (a hang, with no --run-timeout to kill it) is cut, and its
+	// pair left out (errTimeLimit).
+	limitCtx := runCtx
+	if !d.deadline.IsZero() {
+		var cancel context.CancelFunc
+		limitCtx, cancel = context.WithDeadline(runCtx, d.deadline)
+		defer cancel()
+	}
+	cmd := exec.CommandContext(limitCtx, opt.Command[0], opt.Command[1:]...)
 	cmd.Dir = dir
 	cmd.Env = runEnv(opt.Env, dir, tmp)
 	cmd.Stdin = nil // /dev/null: a run never waits on a terminal
@@ -75,6 +84,9 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	rec.Duration = opt.Now().Sub(rec.Start)
 	if ctx.Err() != nil {
 		return rec, &RunError{Run: rec, Err: ctx.Err()}
+	}
+	if limitCtx.Err() != nil && runCtx.Err() == nil {
+		return rec, &RunError{Run: rec, Err: errTimeLimit}
 	}
 	if cmd.ProcessState == nil {
 		if runCtx.Err() != nil && opt.RunTimeout > 0 {

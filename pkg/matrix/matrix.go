@@ -223,6 +223,11 @@ func (e *RunError) Error() string { return fmt.Sprintf("%s: %v", e.Run.Name(), e
 
 func (e *RunError) Unwrap() error { return e.Err }
 
+// errTimeLimit: a run was still going when Options.TimeLimit ended, and was
+// killed. Its pair is left out: a run cut short on one side only would
+// read as that side's failure.
+var errTimeLimit = errors.New("still running at the time limit, and killed")
+
 func (o Options) withDefaults() Options {
 	if o.Repo == "" {
 		o.Repo = "."
@@ -332,6 +337,7 @@ type driver struct {
 	relSaid   bool      // the note that paths were made relative is given
 	stateSaid bool      // the note that stateDirs are reset is given
 	start     time.Time // when Run began, for Options.TimeLimit
+	deadline  time.Time // when Options.TimeLimit ends, by the real clock; zero without one
 }
 
 // Run runs the experiment and returns the gate's result with the runs that
@@ -405,6 +411,9 @@ func (d *driver) behind(ctx context.Context) error {
 func (d *driver) run(ctx context.Context) error {
 	opt := d.opt
 	d.start = opt.Now()
+	if opt.TimeLimit > 0 {
+		d.deadline = time.Now().Add(opt.TimeLimit) // the real clock: it kills runs
+	}
 	var err error
 	if d.repo, err = openRepo(ctx, opt.Repo); err != nil {
 		return err
@@ -512,6 +521,9 @@ func (d *driver) run(ctx context.Context) error {
 				}
 			}
 			rec, err := d.runOnce(ctx, side, pair)
+			if errors.Is(err, errTimeLimit) {
+				return d.cutByTimeLimit(ctx, pair, rec)
+			}
 			if err != nil {
 				return err
 			}
@@ -612,6 +624,34 @@ func (d *driver) noRoomFor(pair int) string {
 	}
 	return fmt.Sprintf("the time limit (%s) leaves no room for pair %d: %s gone, the longest pair took %s",
 		limit, pair, elapsed.Round(time.Second), longest.Round(time.Second))
+}
+
+// cutByTimeLimit ends the matrix when a run of pair was still going at
+// Options.TimeLimit: the pair is left out (its base run's file too, so
+// that gate reads the pairs matrix read), and the verdict rests on the
+// pairs before it; with none, there is no verdict.
+func (d *driver) cutByTimeLimit(ctx context.Context, pair int, cut RunRecord) error {
+	for _, r := range d.rep.Runs[2*(pair-1):] {
+		if err := os.Remove(r.JUnit); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	d.rep.Runs = d.rep.Runs[:2*(pair-1)]
+	why := fmt.Sprintf("the time limit (%s) ended while %s was running (%s in): it was killed, and pair %d is left out", d.opt.TimeLimit, cut.Name(), cut.Duration.Round(time.Second), pair)
+	if d.opt.RunTimeout <= 0 {
+		why += "; a run that hangs is killed and counted as a failed run with --run-timeout"
+	}
+	if pair == 1 {
+		return fmt.Errorf("%s, so no pair is left to give a verdict", why)
+	}
+	res, err := d.evaluate(ctx)
+	if err != nil {
+		return err
+	}
+	d.rep.Result, d.rep.Pairs = res, pair-1
+	d.stop(pair-1, timeStop(res, pair-1, why))
+	d.rep.Result.Reasons = append(d.rep.Result.Reasons, fmt.Sprintf("flakegate matrix stopped after %d of at most %d pairs: %s", pair-1, d.opt.K, why))
+	return nil
 }
 
 // roomForFirstHead fails when the first base run, taken as the first head

@@ -1154,6 +1154,32 @@ func TestRunTimeLimit(t *testing.T) {
 		}
 	})
 
+	// A run that hangs, with no --run-timeout: the limit kills it, as it
+	// holds whatever the runs do, and its pair is left out (the matrix
+	// ran on, past the limit, until CI cancelled the job).
+	t.Run("a run still going at the limit is cut", func(t *testing.T) {
+		r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, `[ "$n" -eq 2 ] && exec sleep 60`))
+		opt := r.options(t)
+		opt.K, opt.Initial, opt.TimeLimit = 5, 5, 3*time.Second
+		start := time.Now()
+		rep, err := Run(context.Background(), opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("took %s: the hung run was not cut at the limit", took)
+		}
+		if rep.Pairs != 1 || len(rep.Runs) != 2 || !strings.Contains(rep.Stop, "the time limit (3s) ended while head run 2 was running") ||
+			!strings.Contains(rep.Stop, "--run-timeout") {
+			t.Errorf("pairs %d, runs %d, stop %q; want 1 pair, the cut said, and --run-timeout named", rep.Pairs, len(rep.Runs), rep.Stop)
+		}
+		files, _ := filepath.Glob(filepath.Join(rep.ResultsDir, "*.xml"))
+		if len(files) != 2 {
+			t.Errorf("results %v: want the first pair's two files, not the cut pair's base run", files)
+		}
+		r.checkClean(t, opt)
+	})
+
 	t.Run("negative", func(t *testing.T) {
 		_, opt := clockRepo(t, 1, 1)
 		opt.TimeLimit = -time.Minute
