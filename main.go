@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -32,7 +33,9 @@ func main() {
 		s := <-sigs
 		cancel(interrupted{s.(syscall.Signal)})
 		s = <-sigs
-		matrix.KillRunning()
+		for _, c := range matrix.KillRunning() {
+			fmt.Fprintf(os.Stderr, "flakegate: interrupted again: worktrees left; remove them with: %s\n", c)
+		}
 		os.Exit(128 + int(s.(syscall.Signal)))
 	}()
 	code := cli.Main(ctx, cli.Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr,

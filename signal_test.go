@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,7 +92,8 @@ func startMatrix(t *testing.T, script string, setup func(*exec.Cmd)) (cmd *exec.
 // a session of its own, which the terminal's signal does not reach; it was
 // left running, writing to the terminal after flakegate had gone.
 func TestSecondSignalKillsTheTests(t *testing.T) {
-	cmd, pid, _ := startMatrix(t, "trap '' TERM INT; sleep 60", nil)
+	var stderr bytes.Buffer
+	cmd, pid, repo := startMatrix(t, "trap '' TERM INT; sleep 60", func(c *exec.Cmd) { c.Stderr = &stderr })
 	cmd.Process.Signal(os.Interrupt)
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(os.Interrupt)
@@ -111,5 +113,18 @@ func TestSecondSignalKillsTheTests(t *testing.T) {
 	if syscall.Kill(pid, 0) == nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		t.Errorf("the test command %d still runs after flakegate ended", pid)
+	}
+	// The worktrees stay, listed by git until removed and pruned: the
+	// command that does it is printed, and does it.
+	_, clean, ok := strings.Cut(stderr.String(), "worktrees left; remove them with: ")
+	clean, _, _ = strings.Cut(clean, "\n")
+	if !ok || !strings.Contains(clean, "worktree prune") {
+		t.Fatalf("no cleanup command on stderr:\n%s", stderr.String())
+	}
+	if out, err := exec.Command("sh", "-c", clean).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", clean, err, out)
+	}
+	if out := gitIn(t, repo, "worktree", "list"); strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Errorf("worktrees after the printed cleanup:\n%s", out)
 	}
 }

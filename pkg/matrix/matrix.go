@@ -468,7 +468,8 @@ func (d *driver) run(ctx context.Context) error {
 	if d.root, err = os.MkdirTemp(opt.WorkDir, "flakegate-matrix-"); err != nil {
 		return fmt.Errorf("work directory: %w", err)
 	}
-	d.cleanup = append(d.cleanup, func(context.Context) error { return os.RemoveAll(d.root) })
+	untrack := trackRoot(d.root, d.repo.top)
+	d.cleanup = append(d.cleanup, func(context.Context) error { defer untrack(); return os.RemoveAll(d.root) })
 	for _, side := range []Side{Base, Head} {
 		dir := filepath.Join(d.root, string(side))
 		// Registered first: an add cut short by ctx may leave a half-made
