@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/collect"
@@ -58,6 +59,26 @@ func (n integer) Set(s string) error {
 		return errors.New("want a whole number")
 	}
 	*n.v = int(i)
+	return nil
+}
+
+// duration is a flag.Value for a length of time whose parse error says
+// what is accepted: flag.Duration says only "parse error" to --run-timeout 10.
+type duration struct{ v *time.Duration }
+
+func (d duration) String() string {
+	if d.v == nil || *d.v == 0 {
+		return "0" // the zero value's, so that the usage leaves out a default of 0
+	}
+	return d.v.String()
+}
+
+func (d duration) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration with its unit, such as 15m, 90s or 1h30m (0: no limit)")
+	}
+	*d.v = v
 	return nil
 }
 
@@ -115,6 +136,9 @@ func analyze(ctx context.Context, env Env, args []string) error {
 	}
 	if slices.Contains(paths, "-") {
 		return usagef("PATH -: standard input is not accepted: save the JUnit XML to a file and pass it")
+	}
+	if c := *commitSHA; c == "@" || strings.HasPrefix(c, "HEAD") || strings.ContainsAny(c, "~^") || strings.HasPrefix(c, "refs/") || strings.HasPrefix(c, "origin/") {
+		return usagef("--commit-sha %s: a revision, not the commit's SHA: give --commit-sha \"$(git rev-parse %s)\"", c, c)
 	}
 	var def *model.Run
 	if *commitSHA != "" || *runID != "" {

@@ -73,11 +73,11 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
-	flags.DurationVar(&opt.RunTimeout, "run-timeout", 0, "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
+	flags.Var(duration{&opt.RunTimeout}, "run-timeout", "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
 	blockExit := new(int)
 	*blockExit = 1
 	flags.Var(integer{blockExit}, "block-exit-code", "exit status `N` on a block (0: leave the verdict to a later step, such as the action, which reads the base branch's history)")
-	flags.DurationVar(&opt.TimeLimit, "time-limit", 0, "start no pair that would end more than `DURATION` (e.g. 45m, below the CI job's timeout) after the start, and gate the pairs done; 0: no limit")
+	flags.Var(duration{&opt.TimeLimit}, "time-limit", "start no pair that would end more than `DURATION` (e.g. 45m, below the CI job's timeout) after the start, and gate the pairs done; 0: no limit")
 	applyPolicy := statFlags(flags, &opt.Gate)
 	flags.Usage = func() {
 		fmt.Fprintf(flags.Output(), "Usage: flakegate matrix --base REV [--head REV] [--exact-base] [-k MAX] [--time-limit DURATION] --junit PATH -- CMD...\n\nRuns CMD in two worktrees, base then head, in turns, with TZ=UTC, LC_ALL=C.UTF-8,\nPYTHONHASHSEED=0, -count=1 added to GOFLAGS (go test runs every test each time\ninstead of replaying its result cache) and a fresh TMPDIR per run, until every test\nfailing on either side has a verdict or K pairs ran. When head is behind base,\nthe base side runs at their merge base. Prints and saves the same report\nas gate.\n\n")
