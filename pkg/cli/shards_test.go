@@ -268,3 +268,22 @@ func TestGateCLINotResults(t *testing.T) {
 		})
 	}
 }
+
+// TestGateCLIHeadPatternMatchingNothing: a second --head pattern that
+// matches no file blocks (a failure in files not read would go unseen), and
+// the reason says to fix the pattern: it said to re-run, which matches no
+// better.
+func TestGateCLIHeadPatternMatchingNothing(t *testing.T) {
+	dir := t.TempDir()
+	for _, side := range []string{"base", "head"} {
+		for k := 1; k <= 3; k++ {
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%s-%d.xml", side, k)), []byte(`<testsuite name="s"><testcase classname="c" name="t"/></testsuite>`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	r := run(t, fixedClock, "gate", "--base", filepath.Join(dir, "base-*.xml"), "--head", filepath.Join(dir, "head-*.xml"), "--head", filepath.Join(dir, "shards/**/head-*.xml"))
+	if want := "a head pattern or path that matched no file, which a re-run matches no better: fix it (--head, head-results) or drop it"; r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d; want a block saying %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+	}
+}

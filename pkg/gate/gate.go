@@ -1477,6 +1477,19 @@ func verdict(res Result, in Input, opt Options, declared bool, declaredBy string
 	return v, append(head, notes...)
 }
 
+// headNothingMatched counts the head side's patterns and paths that
+// matched no file: the reasons collect gives them (nothingIn), which
+// TestGateCLIHeadPatternMatchingNothing holds to.
+func headNothingMatched(unread []Unread) int {
+	n := 0
+	for _, u := range unread {
+		if u.Side == "head" && (u.Error == "matched no files" || u.Error == "no such file or directory") {
+			n++
+		}
+	}
+	return n
+}
+
 // headUnreadOf counts the head side's files and runs not read.
 func headUnreadOf(unread []Unread) int {
 	n := 0
@@ -1505,7 +1518,15 @@ func shardMissing(t TestInput) bool {
 func evidenceBlocks(r Result) []string {
 	var out []string
 	if headUnread := headUnreadOf(r.Unread); headUnread > 0 {
-		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) were not read (listed below: a file that failed to download or parse, a run still in progress or ended without results), and a failure in them would go unseen, so the check does not pass on the rest; re-run once they are there (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread))
+		fix := "re-run once they are there"
+		switch n := headNothingMatched(r.Unread); {
+		// A re-run finds the same: the pattern is what to fix.
+		case n == headUnread:
+			fix = "a head pattern or path that matched no file, which a re-run matches no better: fix it (--head, head-results) or drop it"
+		case n > 0:
+			fix = fmt.Sprintf("%d of them a head pattern or path that matched no file, which a re-run matches no better: fix it (--head, head-results) or drop it; re-run once the others are there", n)
+		}
+		out = append(out, fmt.Sprintf("head results missing: %d head result file(s) or run(s) were not read (listed below: a file that failed to download or parse, a run still in progress or ended without results, a pattern that matched nothing), and a failure in them would go unseen, so the check does not pass on the rest; %s (on-inconclusive covers tests the results read cannot decide, not results missing)", headUnread, fix))
 	}
 	if m := r.Missing; m != nil && m.Block {
 		out = append(out, fmt.Sprintf("part of the suite vanishes on head now and then: tests collected in every base run (%d) have no result in %d of %d head runs (a shard that crashed, or was not given); if the patch changed nothing, a split this uneven has probability %.2g (Fisher's exact test), within %.2g (%.2g of alpha-pr)",
