@@ -138,6 +138,12 @@ func Run(ctx context.Context, env Env) int {
 		log.Warningf("%s", w)
 	}
 	a := &run{cfg: cfg, log: log, env: env, reportDir: reportDir(cfg)}
+	if ws := cfg.GitHub.Workspace; ws != "" && filepath.IsAbs(a.forLaterSteps(a.reportDir)) {
+		// The action runs in a container: a directory outside the
+		// workspace goes with it, or, where the runner mounts it
+		// (runner_temp), is another path for the steps after.
+		log.Warningf("report-dir %s is outside the workspace (%s): this step runs in a container, so the steps after it do not find the reports there, nor at the report-dir and report-json outputs; give a directory relative to the workspace", a.reportDir, ws)
+	}
 	if t := cfg.GitHub.RunnerTemp; t != "" {
 		// Downloads spool there; a runner makes it, a bare container may not.
 		if err := os.MkdirAll(t, 0o700); err != nil {

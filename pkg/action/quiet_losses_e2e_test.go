@@ -80,3 +80,20 @@ func TestGateLedgerPathNotFoundIsSaid(t *testing.T) {
 		t.Errorf("the log never names the ledger-path that was not found:\n%s", log)
 	}
 }
+
+// TestReportDirOutsideTheWorkspaceIsSaid: report-dir /tmp/fg is accepted
+// (an absolute path), but the action runs in a container: the reports
+// written there are gone, or elsewhere, for the steps after it.
+func TestReportDirOutsideTheWorkspaceIsSaid(t *testing.T) {
+	s := newFake(t)
+	repo := s.Repo(repoName)
+	ciRuns(repo, "main", 2, now)
+	out := t.TempDir()
+	got := reportAt(t, s, repo, now, map[string]string{"workflows": "ci.yml", "report-dir": out})
+	if want := "::warning::report-dir " + out + " is outside the workspace"; !strings.Contains(got.log, want) {
+		t.Errorf("no warning %q:\n%s", want, got.log)
+	}
+	if in := reportAt(t, s, repo, now.Add(time.Hour), map[string]string{"workflows": "ci.yml"}); strings.Contains(in.log, "outside the workspace") {
+		t.Errorf("warned of the default report-dir:\n%s", in.log)
+	}
+}
