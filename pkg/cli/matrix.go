@@ -22,7 +22,7 @@ import (
 // gateCommand is the `flakegate gate` command line that reads the matrix's
 // files to the same verdict: one decision procedure, whoever runs it. It
 // carries every option that is not gate's default, and the history globs.
-func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string) string {
+func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string, bodyFile string) string {
 	k := opt.K
 	if k == 0 {
 		k = gate.DefaultMaxRuns
@@ -46,6 +46,15 @@ func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string) string {
 	}
 	for _, h := range hist {
 		cmd += " --history " + shellQuote(h)
+	}
+	if rep.DiffFile != "" {
+		cmd += " --diff " + shellQuote(rep.DiffFile)
+	}
+	if bodyFile != "" {
+		cmd += " --pr-body " + shellQuote(bodyFile)
+	}
+	for _, l := range opt.Input.Labels {
+		cmd += " --label " + shellQuote(l)
 	}
 	if strings.ContainsAny(rep.ResultsDir, "*?[{,\n") {
 		// gate reads these as a pattern, or splits its lists at them.
@@ -73,6 +82,9 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.StringVar(&opt.ResultsDir, "results", "", "keep each run's JUnit file in `DIR` (must be empty)")
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
+	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
+	var labels list
+	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
 	flags.Var(duration{&opt.RunTimeout}, "run-timeout", "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
 	blockExit := new(int)
 	*blockExit = 1
@@ -102,6 +114,14 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	opt.Command = cmd
 	applyPolicy()
+	opt.Input.Labels = labels
+	if *bodyFile != "" {
+		b, err := readArg(*bodyFile)
+		if err != nil {
+			return usagef("--pr-body: %v", err)
+		}
+		opt.Input.PRBody = string(b)
+	}
 	if len(hist) > 0 {
 		srcs, missing, err := collect.Local(hist)
 		if err != nil {
@@ -148,7 +168,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "%d pairs run (%s); results in %s\n", rep.Pairs, render.Plain(rep.Stop), rep.ResultsDir)
-	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt, hist))
+	fmt.Fprintf(env.Stdout, "the same verdict from the files: %s\n", gateCommand(rep, opt, hist, *bodyFile))
 	if *jsonFile != "" {
 		// The JSON is gate's, with what the run was: the commits, the
 		// pairs, why it stopped and its notes (printed on the terminal).

@@ -125,7 +125,7 @@ func TestShellQuote(t *testing.T) {
 // printed command that reads no files; it says so, as for glob characters.
 func TestGateCommandWarnsOfListCharacters(t *testing.T) {
 	for dir, warn := range map[string]bool{"/tmp/res": false, "/tmp/res,comma": true, "/tmp/res[1]": true, "/tmp/a\nb": true} {
-		cmd := gateCommand(&matrix.Report{ResultsDir: dir}, matrix.Options{}, nil)
+		cmd := gateCommand(&matrix.Report{ResultsDir: dir}, matrix.Options{}, nil, "")
 		if got := strings.Contains(cmd, "holds glob or list characters"); got != warn {
 			t.Errorf("%q: warned %v, want %v: %s", dir, got, warn, cmd)
 		}
@@ -284,8 +284,8 @@ func TestMatrixCrashesGatedFromFiles(t *testing.T) {
 		t.Errorf("the log does not report head run 4's signal:\n%s", m.stderr)
 	}
 	files, _ := filepath.Glob(filepath.Join(results, "*"))
-	if len(files) != 11 || !slices.Contains(files, filepath.Join(results, "flakegate-matrix.json")) {
-		t.Errorf("results = %v, want one file per run and the manifest", files)
+	if len(files) != 12 || !slices.Contains(files, filepath.Join(results, "flakegate-matrix.json")) || !slices.Contains(files, filepath.Join(results, matrix.DiffFile)) {
+		t.Errorf("results = %v, want one file per run, the manifest and the diff", files)
 	}
 	_, line, ok := strings.Cut(m.stdout, "the same verdict from the files: flakegate ")
 	if !ok {
@@ -408,5 +408,67 @@ func TestMatrixHistoryAsGateReadsIt(t *testing.T) {
 	g := run(t, fixedClock, "gate", "--base", filepath.Join(results, "base-*.xml"), "--head", filepath.Join(results, "head-*.xml"), "--max-runs", "5", "--history", filepath.Join(hist, "*.xml"))
 	if g.code != m.code {
 		t.Errorf("gate on matrix's files: exit %d, matrix %d\n%s", g.code, m.code, g.stdout)
+	}
+}
+
+// TestMatrixTestRemovedAsDeclared: matrix reads head's diff against base,
+// as the action reads a pull request's files, and takes --pr-body and
+// --label: a test removed on head blocks until the removal is declared.
+// Before, the property checks did not run ("no diff given") and no
+// declaration could be given, so a deliberate removal never passed.
+func TestMatrixTestRemovedAsDeclared(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	suite := func(tests ...string) string {
+		var b strings.Builder
+		b.WriteString("#!/bin/sh\nmkdir -p out\n{\necho '<testsuite name=\"s\">'\n")
+		for _, n := range tests {
+			fmt.Fprintf(&b, "echo '<testcase classname=\"c\" name=\"%s\"/>'\n", n)
+		}
+		b.WriteString("echo '</testsuite>'\n} > out/junit.xml\n")
+		return b.String()
+	}
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(suite("t1", "t2", "t3")), 0o755)
+	git(t, repo, "init", "-q", "-b", "main")
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "base")
+	git(t, repo, "tag", "base")
+	os.WriteFile(filepath.Join(repo, "run.sh"), []byte(suite("t1", "t2")), 0o755)
+	git(t, repo, "commit", "-q", "-am", "drop t3")
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	os.Chdir(repo)
+	body := filepath.Join(t.TempDir(), "body.md")
+	os.WriteFile(body, []byte("Drops a test.\n\nTest-Changes: removes c::t3, which tested nothing\n"), 0o644)
+
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		code  int
+	}{
+		{"undeclared", nil, 1},
+		{"declared in the body", []string{"--pr-body", body}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"matrix", "--base", "base", "-k", "5", "--junit", "out/junit.xml", "--results", filepath.Join(t.TempDir(), "r")}, tc.extra...)
+			m := run(t, fixedClock, append(args, "--", "sh", "run.sh")...)
+			if m.code != tc.code || strings.Contains(m.stdout+m.stderr, "no diff given") {
+				t.Fatalf("matrix: exit %d, want %d\n%s%s", m.code, tc.code, m.stdout, m.stderr)
+			}
+			_, line, _ := strings.Cut(m.stdout, "the same verdict from the files: flakegate ")
+			line, _, _ = strings.Cut(line, "\n")
+			if !strings.Contains(line, " --diff ") {
+				t.Errorf("the gate command does not give the diff: %s", line)
+			}
+			var gargs []string
+			for _, f := range strings.Fields(line) {
+				gargs = append(gargs, strings.Trim(f, "'"))
+			}
+			if g := run(t, fixedClock, gargs...); g.code != m.code {
+				t.Errorf("gate on the files: exit %d, matrix %d\n%s", g.code, m.code, g.stdout)
+			}
+		})
 	}
 }

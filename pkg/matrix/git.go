@@ -18,6 +18,13 @@ import (
 // git runs git in dir and returns its trimmed standard output. The error
 // carries git's standard error, which names what went wrong.
 func git(ctx context.Context, dir string, args ...string) (string, error) {
+	out, err := gitRaw(ctx, dir, args...)
+	return strings.TrimSpace(out), err
+}
+
+// gitRaw is git with its standard output as written: a diff's last line
+// may be a context line of one space.
+func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// Inside a git hook (pre-commit, say), git sets GIT_INDEX_FILE to a path
 	// relative to the hook's directory: taken from the worktrees the driver
@@ -32,7 +39,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
-	return strings.TrimSpace(stdout.String()), nil
+	return stdout.String(), nil
 }
 
 // checkout is the repository the driver runs in.
@@ -153,4 +160,20 @@ func (c checkout) removeWorktree(ctx context.Context, dir string) error {
 		return fmt.Errorf("worktree %s: %w", dir, errors.Join(err, pruneErr))
 	}
 	return nil
+}
+
+// maxDiff bounds the diff read for the property checks: past it (a
+// vendored tree, generated files), the checks do not run, saying so.
+const maxDiff = 64 << 20
+
+// diff is what head changes since it left base, as a pull request shows
+// it (git diff base...head), in the form the gate parses whatever the
+// user's git configuration (prefixes, colours, external diff drivers).
+func (c checkout) diff(ctx context.Context, base, head string) (string, error) {
+	out, err := gitRaw(ctx, c.top, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--src-prefix=a/", "--dst-prefix=b/", "-M", base+"..."+head)
+	if err == nil && len(out) > maxDiff {
+		err = fmt.Errorf("%d bytes, over the cap of %d", len(out), maxDiff)
+	}
+	return out, err
 }

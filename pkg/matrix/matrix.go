@@ -197,7 +197,10 @@ type Report struct {
 	Base       Revision    `json:"base"`
 	Head       Revision    `json:"head"`
 	ResultsDir string      `json:"results_dir"`
-	Pairs      int         `json:"pairs"`
+	// DiffFile is the diff of head against base the gate read (git diff
+	// base...head), in ResultsDir as DiffFile; "" when it was not read.
+	DiffFile string `json:"diff_file,omitempty"`
+	Pairs    int    `json:"pairs"`
 	// Runs are the runs, in the order they ran, each with its file in
 	// ResultsDir. A run the driver could not complete is in the *RunError
 	// instead.
@@ -334,10 +337,13 @@ type driver struct {
 	// tops are the worktrees' directories, as made and as resolved, that
 	// the runs' files are made to name relatively (see relative).
 	tops      [][]byte
-	relSaid   bool      // the note that paths were made relative is given
-	stateSaid bool      // the note that stateDirs are reset is given
-	start     time.Time // when Run began, for Options.TimeLimit
-	deadline  time.Time // when Options.TimeLimit ends, by the real clock; zero without one
+	relSaid   bool              // the note that paths were made relative is given
+	stateSaid bool              // the note that stateDirs are reset is given
+	start     time.Time         // when Run began, for Options.TimeLimit
+	deadline  time.Time         // when Options.TimeLimit ends, by the real clock; zero without one
+	diffRead  bool              // diff and changes were read
+	diff      string            // git diff base...head, as read
+	changes   []gate.FileChange // diff, parsed
 }
 
 // Run runs the experiment and returns the gate's result with the runs that
@@ -436,6 +442,7 @@ func (d *driver) run(ctx context.Context) error {
 			return err
 		}
 	}
+	d.readDiff(ctx)
 	if d.repo.dirty(ctx) {
 		d.note("the working tree %s has uncommitted changes; they are not tested: base and head are checked out as committed", d.repo.top)
 	}
@@ -740,6 +747,27 @@ func stopReason(res gate.Result, pair, k int) string {
 // writeManifest records in the results directory the commits the runs are
 // of (model.MatrixManifestFile), for the action to name them: the runs'
 // files do not.
+// readDiff reads what head changes since it left base, for the gate's
+// property checks (protected paths, skip markers, tests removed as
+// declared), as the action reads a pull request's files. Without it they
+// did not run, and a test removal could never pass matrix.
+func (d *driver) readDiff(ctx context.Context) {
+	text, err := d.repo.diff(ctx, d.shas[Base], d.shas[Head])
+	if err == nil {
+		d.changes, err = gate.ParseUnifiedDiff(text)
+	}
+	if err != nil {
+		d.changes = nil
+		d.note("the diff of head against base was not read (%v): the protected-path and skip-marker checks did not run", err)
+		return
+	}
+	d.diff, d.diffRead = text, true
+}
+
+// DiffFile is the name of the diff of head against base in the results
+// directory.
+const DiffFile = "flakegate-matrix.diff"
+
 func (d *driver) writeManifest() error {
 	b, err := json.MarshalIndent(model.MatrixManifest{Base: d.rep.Base, Head: d.rep.Head, Looks: len(d.looks), LookPairs: d.looks, K: d.opt.K}, "", "  ")
 	if err != nil {
@@ -749,11 +777,22 @@ func (d *driver) writeManifest() error {
 	if err := writeNew(name, append(b, '\n')); err != nil {
 		return err
 	}
+	if d.diffRead {
+		// For the gate command that reads the runs (--diff).
+		d.rep.DiffFile = filepath.Join(d.rep.ResultsDir, DiffFile)
+		if err := writeNew(d.rep.DiffFile, []byte(d.diff)); err != nil {
+			return err
+		}
+	}
 	// Gone again if no run completes, so that the directory can be given
 	// again: it must be empty.
 	d.cleanup = append(d.cleanup, func(context.Context) error {
 		if len(d.rep.Runs) == 0 {
-			return os.Remove(name)
+			err := os.Remove(name)
+			if d.rep.DiffFile != "" {
+				err = errors.Join(err, os.Remove(d.rep.DiffFile))
+			}
+			return err
 		}
 		return nil
 	})
@@ -844,6 +883,9 @@ func (d *driver) evaluate(ctx context.Context) (gate.Result, error) {
 		}
 	}
 	in := d.opt.Input
+	if d.diffRead {
+		in.Changes, in.ChangesKnown = d.changes, true
+	}
 	in.Tests = gate.Join(hs[Base], hs[Head], hist)
 	in.Collected = gate.CollectedCounts(hs[Base], hs[Head], model.DefaultInfra)
 	if in.Now.IsZero() {

@@ -350,8 +350,8 @@ func TestRun(t *testing.T) {
 				t.Errorf("executed run order (-want +got):\n%s", diff)
 			}
 			entries, err := os.ReadDir(rep.ResultsDir)
-			if err != nil || len(entries) != 2*tc.want.pairs+1 {
-				t.Errorf("results dir %s: %d files (err %v), want %d and the manifest", rep.ResultsDir, len(entries), err, 2*tc.want.pairs)
+			if err != nil || len(entries) != 2*tc.want.pairs+2 || rep.DiffFile != filepath.Join(rep.ResultsDir, DiffFile) {
+				t.Errorf("results dir %s: %d files (err %v), diff %q; want %d, the manifest and the diff", rep.ResultsDir, len(entries), err, rep.DiffFile, 2*tc.want.pairs)
 			}
 			// The manifest names the commits the runs were of, which the
 			// runs' files do not.
