@@ -115,6 +115,7 @@ func TestAnalyzeBadInput(t *testing.T) {
 		{"bad min commits", []string{"analyze", "--min-commits", "0", dir}, 2, "min-commits = 0: min_commits must be at least 1"},
 		{"min commits not whole", []string{"analyze", "--min-commits", "1.5", dir}, 2, `invalid value "1.5" for flag -min-commits: want a whole number`},
 		{"commit sha a revision", []string{"analyze", "--commit-sha", "HEAD~1", dir}, 2, `--commit-sha HEAD~1: a revision, not the commit's SHA: give --commit-sha "$(git rev-parse HEAD~1)"`},
+		{"matrix: --junit missing", []string{"matrix", "--base", "HEAD", "--", "true"}, 2, `missing --junit: --base, --junit and a command after -- are required`},
 		{"matrix: duration without a unit", []string{"matrix", "--base", "HEAD", "--junit", "j.xml", "--run-timeout", "10", "--", "true"}, 2, `invalid value "10" for flag -run-timeout: want a duration with its unit, such as 15m, 90s or 1h30m`},
 		{"gate: max runs not whole", []string{"gate", "--max-runs", "x", "--base", dir, "--head", dir}, 2, `invalid value "x" for flag -max-runs: want a whole number`},
 		{"unknown flag", []string{"analyze", "--thresold", "0.2", dir}, 2, "flag provided but not defined: -thresold"},

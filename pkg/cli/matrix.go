@@ -110,7 +110,20 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 		return usagef("--block-exit-code %d: want 0 to 125", *blockExit)
 	}
 	if flags.NArg() > 0 || len(cmd) == 0 || opt.Base == "" || opt.JUnit == "" {
-		return usagef("--base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test ./... (with a JUnit writer)")
+		var missing []string
+		for _, m := range []struct {
+			miss bool
+			what string
+		}{{opt.Base == "", "--base"}, {opt.JUnit == "", "--junit"}, {len(cmd) == 0, "a command after --"}} {
+			if m.miss {
+				missing = append(missing, m.what)
+			}
+		}
+		why := "missing " + strings.Join(missing, ", ")
+		if len(missing) == 0 {
+			why = fmt.Sprintf("%q before --: the command comes after --", flags.Arg(0))
+		}
+		return usagef("%s: --base, --junit and a command after -- are required, e.g.\n  flakegate matrix --base origin/main --junit out/junit.xml -- go test ./... (with a JUnit writer)", why)
 	}
 	opt.Command = cmd
 	applyPolicy()
