@@ -726,6 +726,15 @@ func (col *collector) parse(b *history.Builder, f *fetched) {
 	}
 	a, err := openArchive(f.label, f.zip, f.size, col.o.Limits)
 	if err != nil {
+		if f.download.size > f.size {
+			// A body that ended early with no error (nothing to hold it
+			// to): the run is read again by the next collection, not
+			// counted as read. (The sizes alone do not say it: GitHub
+			// lists an older artifact's files' size, more than its zip.)
+			f.job.transient.Store(true)
+			col.skip(f.label, fmt.Sprintf("%v: %d of the %d bytes GitHub lists were downloaded, cut short perhaps; read again next time", err, f.size, f.download.size))
+			return
+		}
 		col.skip(f.label, err.Error())
 		return
 	}

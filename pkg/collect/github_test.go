@@ -811,3 +811,37 @@ func TestGitHubUnarchivedArtifacts(t *testing.T) {
 		t.Errorf("stats %+v: want 5 downloaded, 3 documents read of 3 entries", st)
 	}
 }
+
+// TestGitHubShortDownloadReadAgain: an artifact whose download ended early
+// with no error (no Content-Length to hold it to) is not a zip; with fewer
+// bytes than GitHub lists, the run is partial, read again by the next
+// collection, not counted as read for good.
+func TestGitHubShortDownloadReadAgain(t *testing.T) {
+	s, repo := newFake(t)
+	run := repo.AddRun(ghfake.Run{CreatedAt: t0})
+	whole, err := ghfake.ZipFiles(map[string][]byte{"TEST.xml": junitDoc(0, []string{"a", "b"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-cut", Zip: whole[:len(whole)/2]})
+	repo.AddArtifact(ghfake.Artifact{RunID: run.ID, Name: "junit-other", Files: map[string][]byte{"TEST.xml": junitDoc(0, []string{"c"})}})
+	s.SetResponseHook(func(method, p string, status int, body []byte) []byte {
+		if !strings.HasSuffix(p, "/artifacts") {
+			return body
+		}
+		return rewriteArtifacts(t, body, map[string]map[string]any{"junit-cut": {"size_in_bytes": len(whole)}})
+	})
+	h, _, err := GitHub(context.Background(), newClient(t, s), GitHubOptions{Repo: testRepo, Match: matchJUnit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := fmt.Sprintf("run %d attempt 1 / junit-cut", run.ID)
+	if msg := skippedMap(h)[p]; !strings.Contains(msg, fmt.Sprintf("%d of the %d bytes GitHub lists were downloaded", len(whole)/2, len(whole))) || !strings.Contains(msg, "read again next time") {
+		t.Errorf("skipped %q: %q", p, msg)
+	}
+	// A second artifact that was read keeps the run in the history: it
+	// must be partial, so the next collection reads it again.
+	if len(h.Runs) != 1 || !h.Runs[0].Partial {
+		t.Errorf("runs %+v: want one, partial, to be read again", h.Runs)
+	}
+}
