@@ -776,6 +776,10 @@ func (col *collector) parse(b *history.Builder, f *fetched) {
 func (col *collector) parseRaw(b *history.Builder, f *fetched) {
 	ext := extOf(f.name)
 	switch {
+	case f.download.size > f.size:
+		f.job.transient.Store(true) // as a cut zip (parse)
+		col.skip(f.label, fmt.Sprintf("not a zip archive, and %d of the %d bytes GitHub lists were downloaded, cut short perhaps; read again next time", f.size, f.download.size))
+		return
 	case !strings.EqualFold(ext, ".xml"):
 		col.skip(f.label, "not a zip archive, and not one .xml file (an artifact uploaded with archive: false is read when its name ends in .xml)")
 		return
