@@ -47,19 +47,6 @@ func TestReportWithoutTokenSaysWhatItCannotRead(t *testing.T) {
 	if !strings.Contains(log, "::warning::github-token is empty: the last report is not read") {
 		t.Errorf("the log does not say that the empty github-token kept the previous report unread:\n%s", log)
 	}
-
-	// Next week: the carried history is what the tokenless report left.
-	now = saved.Add(7 * 24 * time.Hour)
-	next := reportAt(t, s, repo, now, map[string]string{"workflows": "ci.yml"})
-	old := 0
-	for _, run := range next.Runs {
-		for i := range 3 {
-			if strings.Contains(run, ghfake.SHA(fmt.Sprint("old", i))) {
-				old++
-			}
-		}
-	}
-	t.Logf("runs carried a week later: %d (of them the month-old ones: %d)", len(next.Runs), old)
 }
 
 // TestGateLedgerPathNotFoundIsSaid: ledger-path names a file that is at

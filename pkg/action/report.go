@@ -36,7 +36,7 @@ func (a *run) report(ctx context.Context) (outcome, error) {
 		var err error
 		ev, err = collect.ForReport(ctx, collect.ReportOptions{
 			Scope: a.scope(branch), Client: c, Results: a.cfg.Results,
-			Previous: a.reportPreviousOptions(branch), Now: now,
+			Previous: a.reportPreviousOptions(branch), Now: now, Uploads: a.cfg.UploadArtifact,
 		}, a.log)
 		return err
 	}); err != nil {

@@ -84,7 +84,11 @@ type ReportOptions struct {
 	Results []string
 	// Previous locates the last report.
 	Previous PreviousOptions
-	Now      time.Time
+	// Uploads: this report's artifact will be the next report's last, so
+	// a history that lacks the carried runs must not be made (the action's
+	// upload-artifact).
+	Uploads bool
+	Now     time.Time
 }
 
 // ForReport gathers a report's evidence: local results when given, else
@@ -103,16 +107,20 @@ func ForReport(ctx context.Context, o ReportOptions, log Logger) (Report, error)
 		switch {
 		case errors.Is(err, ErrFirstReport):
 			log.Noticef("previous report: none, as no earlier run of this workflow on %s succeeded (a first report): no trend yet, and every run in the window is read", o.Previous.Branch)
-		case err != nil && len(o.Results) == 0 && retryable(ctx, err):
+		case err != nil && (len(o.Results) == 0 || o.Uploads) && retryable(ctx, err):
 			// This report would carry only the window's runs, and the
 			// next one would take them as the whole history: the runs
 			// carried from before the window would be lost for good
 			// because of a 5xx or a broken connection. A failed run is
 			// not a previous report: a re-run (or next week's report)
-			// reads the one there is. (With the results input the report
-			// works without GitHub, and says what it lost.)
+			// reads the one there is. A report of the results input is
+			// no different when it uploads its artifact (Uploads): that
+			// is the next report's last, and carries only the results.
+			// (Without the upload, it works without GitHub.)
 			return Report{}, fmt.Errorf("previous report: %w: it could not be read, and this report would replace the history it carries with the window's runs; re-run the job", err)
 		case errors.Is(err, ErrNoReportArtifact):
+			// Expired, or not uploaded; or an artifact-name changed on
+			// purpose, to start the carried history anew: said in the log.
 			log.Warningf("previous report: %v; this report has no trend and reads every run in the window", err)
 		case err != nil:
 			// Not fatal: the trend and the carried history are left out,
@@ -583,7 +591,16 @@ func (o GateOptions) sameWorkflows(ctx context.Context, base, head *history.Hist
 // out, for most such workflows the pull request's head. Read as runs of
 // the base commit, another pull request's failures became the base's, and
 // a regression of this one was taken for a flake the base already had.
-func notOfCommit(r ghapi.Run) bool { return r.Event == "pull_request_target" }
+//
+// issue_comment runs ("/retest" bots) and workflow_run runs are the same:
+// GitHub gives them the default branch's tip, whatever they check out.
+func notOfCommit(r ghapi.Run) bool {
+	switch r.Event {
+	case "pull_request_target", "issue_comment", "workflow_run":
+		return true
+	}
+	return false
+}
 
 // maxHeadRunsListed bounds the head commit's runs listed to weigh the
 // workflows with no head results: a commit has a few runs a workflow.
@@ -604,7 +621,7 @@ func (o GateOptions) side(ctx context.Context, input string, globs []string, sha
 		return nil, fmt.Errorf("artifacts of runs on %s: %w", sha, err)
 	}
 	if st.RunsExcluded > 0 {
-		log.Noticef("%s: left out %d pull_request_target run(s) listed on %s: GitHub gives such a run the base branch's tip as its head_sha, whatever code its jobs checked out (most often a pull request's)",
+		log.Noticef("%s: left out %d pull_request_target, issue_comment or workflow_run run(s) listed on %s: GitHub gives such a run the base branch's tip as its head_sha, whatever code its jobs checked out (most often a pull request's)",
 			input, st.RunsExcluded, model.ShortSHA(sha))
 	}
 	for _, s := range h.Skipped {

@@ -800,8 +800,9 @@ type rawDoc struct{ *io.SectionReader }
 
 func (rawDoc) Close() error { return nil }
 
-// isZip says whether the size bytes of r begin as a zip archive does: a
-// local file header, or the end record of an empty archive.
+// isZip says whether the size bytes of r are a zip archive: they begin
+// with a local file header or the end record of an empty archive, or end
+// with an end record.
 func isZip(r io.ReaderAt, size int64) bool {
 	var sig [4]byte
 	if size < int64(len(sig)) {
@@ -810,7 +811,15 @@ func isZip(r io.ReaderAt, size int64) bool {
 	if _, err := r.ReadAt(sig[:], 0); err != nil {
 		return false
 	}
-	return string(sig[:]) == "PK\x03\x04" || string(sig[:]) == "PK\x05\x06"
+	if string(sig[:]) == "PK\x03\x04" || string(sig[:]) == "PK\x05\x06" {
+		return true
+	}
+	// A zip with data before its first entry (archive/zip reads it, and
+	// did before unarchived artifacts were read) still ends in an
+	// end-of-central-directory record; an XML document cannot hold one
+	// (its 0x05 0x06 bytes are not XML characters).
+	_, ok := declaredEntries(r, size)
+	return ok
 }
 
 // attributeAttempts completes the runs of re-run workflow runs: a document

@@ -310,7 +310,27 @@ func (o PreviousOptions) about(p Previous, runBranch string) bool {
 	if p.Report != nil && p.Report.Branch != "" {
 		return p.Report.Branch == o.Branch
 	}
-	return runBranch == o.Branch
+	if runBranch != o.Branch {
+		return false
+	}
+	// An earlier version's report names no branch, but the runs it
+	// carries do: a report of release made on main carries release's
+	// runs only, and is not main's last report.
+	if p.History != nil {
+		named, ours := 0, 0
+		for _, r := range p.History.Runs {
+			if r.Branch != "" {
+				named++
+				if r.Branch == o.Branch {
+					ours++
+				}
+			}
+		}
+		if named > 0 && ours == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadReportArtifact reads report.json and history.json.gz from a report

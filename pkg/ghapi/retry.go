@@ -120,6 +120,12 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 				if ctx.Err() == nil && errors.Is(actx.Err(), context.DeadlineExceeded) {
 					t.stalls.Add(1)
 				}
+				if resp.StatusCode < 300 && (req.Method == http.MethodPost || req.Method == http.MethodPatch) {
+					// GitHub did the write (a comment, an issue, a check
+					// run, a batch of annotations) before the answer
+					// broke: sent again, it would be done twice.
+					return nil, rerr
+				}
 				resp, err = nil, rerr
 				wait, retry = t.decide(ctx, attempt, nil, err)
 			}

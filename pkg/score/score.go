@@ -267,7 +267,8 @@ type Report struct {
 	// (history.FoldVarying), with how many names it had; absent when none.
 	VaryingNames []VaryingName `json:"varying_names,omitempty"`
 	// Branch is the branch whose workflow runs and last report the
-	// action's report mode read; absent from a report of local files. A
+	// action's report mode read (with the results input too); absent
+	// from analyze's. A
 	// report is the last report of its own branch only, whatever branch
 	// the run that made it was on.
 	Branch string `json:"branch,omitempty"`
