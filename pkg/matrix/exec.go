@@ -72,14 +72,22 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 
 	fmt.Fprintf(opt.Log, "flakegate matrix: %s (%s) in %s: %s\n", rec.Name(), model.ShortSHA(d.shas[side]), dir, strings.Join(opt.Command, " "))
 	rec.Start = opt.Now()
+	spawning.Lock() // reapOrphans must not take it for an orphan before it is tracked
 	err := cmd.Start()
+	var done func()
 	if err == nil {
-		done := track(cmd.Process.Pid)
+		done = track(cmd.Process.Pid)
+	}
+	spawning.Unlock()
+	if err == nil {
 		err = cmd.Wait()
 		// Whatever the command left running goes with it: the next run
 		// starts from a clean process table.
 		_ = kill(cmd)
 		done()
+		if n := reapOrphans(); n > 0 {
+			d.note("%s left %d process(es) running in a session of its own (setsid), out of reach of its group's kill: killed, so that the next run starts without them", rec.Name(), n)
+		}
 	}
 	rec.Duration = opt.Now().Sub(rec.Start)
 	if ctx.Err() != nil {

@@ -17,6 +17,11 @@ func track(pid int) (done func()) {
 	return func() { live.Delete(pid) }
 }
 
+// spawning is held while a test command starts and until it is tracked,
+// and by reapOrphans while it looks: another Run's command, just started,
+// is not an orphan.
+var spawning sync.Mutex
+
 // roots holds the work directories of the Runs going on now (their
 // worktrees) and the repository each belongs to, for KillRunning.
 var roots sync.Map
@@ -39,6 +44,7 @@ func KillRunning() (cleanup []string) {
 		killGroup(pid.(int))
 		return true
 	})
+	reapOrphans()
 	roots.Range(func(root, repo any) bool {
 		cleanup = append(cleanup, fmt.Sprintf("rm -rf %s && git -C %s worktree prune", shellQuote(root.(string)), shellQuote(repo.(string))))
 		return true

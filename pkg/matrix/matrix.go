@@ -417,6 +417,7 @@ func (d *driver) behind(ctx context.Context) error {
 func (d *driver) run(ctx context.Context) error {
 	opt := d.opt
 	d.start = opt.Now()
+	adopt()
 	if opt.TimeLimit > 0 {
 		d.deadline = time.Now().Add(opt.TimeLimit) // the real clock: it kills runs
 	}

@@ -11,9 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -1314,4 +1316,42 @@ func TestRunJUnitDirectory(t *testing.T) {
 		t.Errorf("Run error = %v, want one saying the JUnit path is a directory", err)
 	}
 	r.checkClean(t, opt)
+}
+
+// TestRunKillsWhatATestLeftInItsOwnSession: a test that starts a server
+// with setsid (Python's start_new_session=True) puts it out of reach of
+// the kill of the command's group; it ran on into the next runs and past
+// flakegate. On Linux flakegate adopts such processes (a child subreaper),
+// kills them after the run, and says so.
+func TestRunKillsWhatATestLeftInItsOwnSession(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only: a child subreaper")
+	}
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid")
+	}
+	pids := filepath.Join(t.TempDir(), "pids")
+	daemon := `setsid sh -c 'echo $$ >> "` + pids + `"; exec sleep 300' </dev/null >/dev/null 2>&1 &
+sleep 0.2`
+	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, daemon))
+	opt := r.options(t)
+	opt.K, opt.Initial = 1, 1
+	rep, err := Run(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if pid > 0 && syscall.Kill(pid, 0) == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("the process %d the test started with setsid still runs after the matrix", pid)
+		}
+	}
+	if n := strings.Join(rep.Notes, "\n"); !strings.Contains(n, "head run 1 left 1 process(es) running in a session of its own (setsid)") {
+		t.Errorf("notes do not say what was killed:\n%s", n)
+	}
 }
