@@ -99,6 +99,18 @@ type Reader struct {
 	notRun      notRun // what the open testcase's attributes say of a test that did not run
 	primarySeen bool   // the open testcase has had a failure, error or skipped child
 
+	// Writer conventions of the document being read (writers.go).
+	deno bool // the root is Deno's <testsuites name="deno test">
+	// karmaFrom and karmaTo rewrite karma-junit-reporter's classnames,
+	// which start with the browser's name and version, to start with the
+	// name alone (karmaClass); both "" for other documents.
+	karmaFrom, karmaTo string
+	// todoSkip holds the open testcase's <skipped type="todo"> or
+	// <skipped type="skipped">, as node --test writes a todo or skipped
+	// test, when it has one (todoSkipped).
+	todoSkip     Outcome
+	todoSkipSeen bool
+
 	propsLvl int // depth of the open <properties>, 0 when none
 	propsDst *Props
 	// propTags holds self-closing <property> tags read before, whole, and
@@ -259,6 +271,7 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.nameArena = r.nameArena[:0]
 	r.sawRoot, r.rootDone = false, false
 	r.suite = nil
+	r.deno, r.karmaFrom, r.karmaTo = false, "", ""
 	r.cur, r.curDirty = Case{}, false
 	r.inCase, r.caseLvl = false, 0
 	r.outLvl, r.outKind, r.capturing, r.skipLvl = 0, outNone, false, 0
@@ -864,6 +877,12 @@ func (r *Reader) finishCase(fn func(*Case) error) error {
 		}
 		r.cur.Outcome = model.Skipped
 		r.cur.Detail, r.curDirty = Outcome{Kind: model.Skipped, Message: msg}, true
+	}
+	switch {
+	case r.todoSkipSeen && r.cur.Outcome == model.Failed:
+		r.todoSkipped()
+	case r.deno && r.cur.Outcome == model.Failed && denoStepsFailed(&r.cur.Detail):
+		r.denoStepsPassed()
 	}
 	r.inCase = false
 	r.totals.Add(r.cur.Outcome)
@@ -1653,6 +1672,9 @@ func (r *Reader) open(kind elemKind, at int) error {
 			}
 		}
 		r.suite = s
+		if depth == 1 {
+			r.rootConventions(kind, s.Name)
+		}
 		return nil
 	case elemCase:
 		if r.inCase {
@@ -1682,6 +1704,9 @@ func (r *Reader) open(kind elemKind, at int) error {
 		}
 		if ca.set&caClass != 0 {
 			m.class = r.strLast(ca.classname, &r.lastClass)
+			if r.karmaFrom != "" {
+				m.class = r.karmaClass(m.class)
+			}
 		}
 		if ca.set&caFile != 0 {
 			m.file = r.strLast(ca.file, &r.lastFile)
@@ -1804,6 +1829,10 @@ func (r *Reader) open(kind elemKind, at int) error {
 			}
 			r.setProp(r.propsDst, pname, value)
 			r.propRead = propMemo{ok: true, kind: pname, props: *r.propsDst}
+			if pname == propCommitOther {
+				// What this tag says, whatever the suite held before it.
+				r.propRead.props = Props{CommitSHA: r.commitOther(value)}
+			}
 			return nil
 		}
 		// The value may be the element's text.
@@ -1828,6 +1857,7 @@ func (r *Reader) resetCase() {
 		c.Reruns = c.Reruns[:0]
 	}
 	c.Outcome, c.line, c.timeLen, c.memo = model.Passed, 0, 0, -1
+	r.todoSkipSeen = false
 	if r.curDirty {
 		c.Detail, c.Props, r.curDirty = Outcome{}, Props{}, false
 	}
@@ -1909,6 +1939,10 @@ func (r *Reader) repeatProperty() bool {
 	switch m.kind {
 	case propCommit:
 		r.propsDst.CommitSHA, r.lastCommit = m.props.CommitSHA, m.props.CommitSHA
+	case propCommitOther:
+		if r.propsDst.CommitSHA == "" && m.props.CommitSHA != "" {
+			r.propsDst.CommitSHA, r.lastCommit = m.props.CommitSHA, m.props.CommitSHA
+		}
 	case propRunID:
 		r.propsDst.RunID, r.lastRunID = m.props.RunID, m.props.RunID
 	case propAttempt:
@@ -2080,6 +2114,9 @@ type propKind uint8
 const (
 	propNone propKind = iota
 	propCommit
+	// propCommitOther is Bun's "commit" property (writers.go): a commit
+	// when its value is one, and when the suite states no commit_sha.
+	propCommitOther
 	propRunID
 	propAttempt
 )
@@ -2091,6 +2128,8 @@ func runProperty(name []byte) propKind {
 	switch string(name) {
 	case "commit_sha":
 		return propCommit
+	case "commit":
+		return propCommitOther
 	case "run_id":
 		return propRunID
 	case "run_attempt":
@@ -2106,6 +2145,10 @@ func (r *Reader) setProp(p *Props, kind propKind, v []byte) {
 	switch kind {
 	case propCommit:
 		p.CommitSHA = r.reuse(&r.lastCommit, v)
+	case propCommitOther:
+		if sha := r.commitOther(v); sha != "" && p.CommitSHA == "" {
+			p.CommitSHA = sha
+		}
 	case propRunID:
 		p.RunID = r.reuse(&r.lastRunID, v)
 	case propAttempt:
@@ -2201,6 +2244,9 @@ func (r *Reader) close(f frame, fn func(*Case) error) error {
 			// error > failure > skipped; the first element of the winning
 			// kind is kept.
 			r.cur.Outcome, r.cur.Detail, r.primarySeen, r.curDirty = r.out.Kind, r.out, true, true
+		}
+		if r.outKind == outPrimary && r.out.Kind == model.Skipped && !r.todoSkipSeen && nodeSkipType(r.out.Type) {
+			r.todoSkip, r.todoSkipSeen = r.out, true
 		}
 		r.outLvl, r.outKind, r.capturing = 0, outNone, false
 	case f.kind == elemCase && r.inCase && r.caseLvl == depth:
