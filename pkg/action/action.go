@@ -138,7 +138,7 @@ func Run(ctx context.Context, env Env) int {
 		log.Warningf("%s", w)
 	}
 	a := &run{cfg: cfg, log: log, env: env, reportDir: reportDir(cfg)}
-	if ws := cfg.GitHub.Workspace; ws != "" && filepath.IsAbs(a.forLaterSteps(a.reportDir)) {
+	if ws := cfg.GitHub.Workspace; ws != "" && filepath.IsAbs(a.forLaterSteps(a.reportDir)) && !within(cfg.GitHub.RunnerTemp, a.reportDir) {
 		// The action runs in a container: a directory outside the
 		// workspace goes with it, or, where the runner mounts it
 		// (runner_temp), is another path for the steps after.
@@ -269,6 +269,17 @@ func (a *run) forLaterSteps(path string) string {
 		return path
 	}
 	return filepath.ToSlash(rel)
+}
+
+// within reports whether path is dir or under it. The runner mounts its
+// temporary directory into the container (runner.temp): a report-dir
+// there is where the steps after find it, at ${{ runner.temp }}/….
+func within(dir, path string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // reportDir resolves the report-dir input against the workspace.

@@ -62,7 +62,8 @@ Usage:
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--expired-ledger fail|warn] [--json FILE]
   flakegate matrix --base REV [--head REV] [--exact-base] [-k 20] [--initial 5] --junit PATH
-      [--results DIR] [--history GLOB] [--pr-body FILE] [--label L]... [--alpha-pr 0.05] [--json FILE]
+      [--results DIR] [--history GLOB] [--pr-body FILE] [--label L]...
+      [--protected-paths GLOBS] [--protected-new-files declare|allow] [--alpha-pr 0.05] [--json FILE]
       [--on-inconclusive neutral|fail|pass] [--p1 0.9] [--alpha 0.05] [--beta 0.05]
       [--run-timeout DURATION] [--time-limit DURATION] [--block-exit-code 1] -- CMD...
   flakegate ledger verify [FILE]

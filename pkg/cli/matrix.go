@@ -51,10 +51,19 @@ func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string, bodyFile
 		cmd += " --diff " + shellQuote(rep.DiffFile)
 	}
 	if bodyFile != "" {
+		if abs, err := filepath.Abs(bodyFile); err == nil {
+			bodyFile = abs // as the results' paths: the command may be run elsewhere
+		}
 		cmd += " --pr-body " + shellQuote(bodyFile)
 	}
 	for _, l := range opt.Input.Labels {
 		cmd += " --label " + shellQuote(l)
+	}
+	for _, p := range g.ProtectedPaths {
+		cmd += " --protected-paths " + shellQuote(p)
+	}
+	if g.AllowNewProtected {
+		cmd += " --protected-new-files allow"
 	}
 	if strings.ContainsAny(rep.ResultsDir, "*?[{,\n") {
 		// gate reads these as a pattern, or splits its lists at them.
@@ -83,8 +92,11 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	flags.Var(&hist, "history", "JUnit files of base-branch runs for the baseline failure rate: `GLOB` (repeatable)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
-	var labels list
+	var labels, protected list
 	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
+	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini), as the action's protected-paths")
+	newFiles := &choice{value: "declare", allowed: []string{"declare", "allow"}}
+	flags.Var(newFiles, "protected-new-files", "what a new file under a protected path needs (`POLICY`): declare or allow, as the action's protected-new-files")
 	flags.Var(duration{&opt.RunTimeout}, "run-timeout", "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
 	blockExit := new(int)
 	*blockExit = 1
@@ -127,6 +139,8 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	opt.Command = cmd
 	applyPolicy()
+	opt.Gate.ProtectedPaths = protected
+	opt.Gate.AllowNewProtected = newFiles.value == "allow"
 	opt.Input.Labels = labels
 	if *bodyFile != "" {
 		b, err := readArg(*bodyFile)

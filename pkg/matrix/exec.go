@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/history"
@@ -67,7 +68,22 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	cmd.Stdin = nil // /dev/null: a run never waits on a terminal
 	cmd.Stdout, cmd.Stderr = opt.Stdout, opt.Stderr
 	ownGroup(cmd)
-	cmd.Cancel = func() error { return terminate(cmd) }
+	// Which limit killed the run is decided when it is killed: by the
+	// time Wait returns (a grace later, a reap later) the other may have
+	// passed too, and a cut read as the run timeout's is a failed run of
+	// one side; a run that ended on its own just before the limit is no
+	// cut.
+	var cut, timedOut atomic.Bool
+	cmd.Cancel = func() error {
+		switch {
+		case ctx.Err() != nil: // cancelled: said as such below
+		case runCtx.Err() != nil:
+			timedOut.Store(true)
+		default:
+			cut.Store(true)
+		}
+		return terminate(cmd)
+	}
 	cmd.WaitDelay = opt.Grace
 
 	fmt.Fprintf(opt.Log, "flakegate matrix: %s (%s) in %s: %s\n", rec.Name(), model.ShortSHA(d.shas[side]), dir, strings.Join(opt.Command, " "))
@@ -85,7 +101,7 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 		// starts from a clean process table.
 		_ = kill(cmd)
 		done()
-		if n := reapOrphans(); n > 0 {
+		if n := reapOrphans(cmd.Process.Pid, false); n > 0 {
 			d.note("%s left %d process(es) running in a session of its own (setsid), out of reach of its group's kill: killed, so that the next run starts without them", rec.Name(), n)
 		}
 	}
@@ -93,7 +109,7 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	if ctx.Err() != nil {
 		return rec, &RunError{Run: rec, Err: ctx.Err()}
 	}
-	if limitCtx.Err() != nil && runCtx.Err() == nil {
+	if cut.Load() || (cmd.ProcessState == nil && limitCtx.Err() != nil && runCtx.Err() == nil) {
 		return rec, &RunError{Run: rec, Err: errTimeLimit}
 	}
 	if cmd.ProcessState == nil {
@@ -112,7 +128,7 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 
 	rec.JUnit = filepath.Join(d.rep.ResultsDir, fmt.Sprintf("%s-%0*d.xml", side, d.width, index))
 	exit := exitText(cmd.ProcessState)
-	if runCtx.Err() != nil {
+	if timedOut.Load() {
 		exit = fmt.Sprintf("did not finish within the run timeout (%s) and was killed", opt.RunTimeout)
 		if rec.ExitCode == 0 {
 			rec.ExitCode = -1 // a run cut short did not succeed, whatever its status

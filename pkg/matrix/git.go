@@ -25,21 +25,50 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // gitRaw is git with its standard output as written: a diff's last line
 // may be a context line of one space.
 func gitRaw(ctx context.Context, dir string, args ...string) (string, error) {
+	return gitCapped(ctx, dir, 0, args...)
+}
+
+// errOverCap: git's output passed the cap gitCapped was given.
+var errOverCap = errors.New("over the cap")
+
+// capped is a buffer that refuses to grow past max (0: no cap): git, its
+// output refused, stops on a broken pipe instead of filling memory.
+// (No bytes.Buffer embedded: io.Copy would use its ReadFrom, past Write.)
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.max > 0 && c.buf.Len()+len(p) > c.max {
+		c.over = true
+		return 0, errOverCap
+	}
+	return c.buf.Write(p)
+}
+
+// gitCapped is gitRaw with its output bounded by max bytes (0: none).
+func gitCapped(ctx context.Context, dir string, max int, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	// Inside a git hook (pre-commit, say), git sets GIT_INDEX_FILE to a path
 	// relative to the hook's directory: taken from the worktrees the driver
 	// makes, it names no index, and `git worktree add` fails. The driver's
 	// own git works on the repository's default index.
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_INDEX_FILE=") })
-	var stdout, stderr bytes.Buffer
+	var stderr bytes.Buffer
+	stdout := capped{max: max}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if stdout.over { // git, its output refused, ends on a broken pipe
+			return "", fmt.Errorf("over the cap of %d bytes", max)
+		}
 		if msg := strings.TrimSpace(stderr.String()); msg != "" {
 			return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, msg)
 		}
 		return "", fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
-	return stdout.String(), nil
+	return stdout.buf.String(), nil
 }
 
 // checkout is the repository the driver runs in.
@@ -169,11 +198,12 @@ const maxDiff = 64 << 20
 // diff is what head changes since it left base, as a pull request shows
 // it (git diff base...head), in the form the gate parses whatever the
 // user's git configuration (prefixes, colours, external diff drivers).
+//
+// A submodule is its pointer, as a pull request's files show it, whatever
+// diff.submodule (log: no file at all; diff: the submodule's own files
+// listed as the patch's) and diff.ignoreSubmodules say. Past maxDiff git
+// is stopped rather than read to the end.
 func (c checkout) diff(ctx context.Context, base, head string) (string, error) {
-	out, err := gitRaw(ctx, c.top, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
-		"--src-prefix=a/", "--dst-prefix=b/", "-M", base+"..."+head)
-	if err == nil && len(out) > maxDiff {
-		err = fmt.Errorf("%d bytes, over the cap of %d", len(out), maxDiff)
-	}
-	return out, err
+	return gitCapped(ctx, c.top, maxDiff, "-c", "core.quotePath=false", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--submodule=short", "--ignore-submodules=none", "--src-prefix=a/", "--dst-prefix=b/", "-M", base+"..."+head)
 }

@@ -44,7 +44,7 @@ func KillRunning() (cleanup []string) {
 		killGroup(pid.(int))
 		return true
 	})
-	reapOrphans()
+	reapOrphans(0, true)
 	roots.Range(func(root, repo any) bool {
 		cleanup = append(cleanup, fmt.Sprintf("rm -rf %s && git -C %s worktree prune", shellQuote(root.(string)), shellQuote(repo.(string))))
 		return true

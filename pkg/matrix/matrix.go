@@ -557,7 +557,10 @@ func (d *driver) run(ctx context.Context) error {
 		crashes := res.Crashes != nil && res.Crashes.More
 		// A block by on-inconclusive=fail is no block yet: more pairs can
 		// decide the tests it waits on (it stopped the driver).
-		blocked := len(res.Blocking()) > 0
+		// Property and ledger findings do not change with more pairs, and
+		// the action's gate reads them with the PR's own body, labels and
+		// protected-paths: they must not cut the runs it reads short.
+		blocked := testsBlock(res)
 		pending := res.Pending()
 		if len(pending) == 0 && !crashes && !blocked && pair < opt.K && pair < DefaultInitial {
 			// Pending is judged at this look's share of alpha-pr, which
@@ -709,6 +712,15 @@ func (d *driver) noteRedBase() {
 	d.note("the test command failed as a whole in every base run (base run 1: %s): the base is red, so the gate attributes nothing that %s shows to the patch: fix the base, or the command", first, RunTest)
 }
 
+// testsBlock reports whether the runs block: a test, the suite's crashes
+// or missing results, leaving out property and ledger findings, which more
+// pairs do not change and a later gate may read otherwise (the PR's
+// declaration, its protected-paths).
+func testsBlock(res gate.Result) bool {
+	res.Properties, res.Ledger = nil, nil
+	return len(res.Blocking()) > 0
+}
+
 // stopReason says why the driver stopped after pair pairs.
 func stopReason(res gate.Result, pair, k int) string {
 	failing := 0
@@ -726,14 +738,14 @@ func stopReason(res gate.Result, pair, k int) string {
 	case res.Crashes != nil && res.Crashes.Block:
 		c := res.Crashes
 		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: the patch crashes the suite now and then", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair)
-	case res.Crashes != nil && len(res.Blocking()) == 0 && (!res.Crashes.More || pair >= k):
+	case res.Crashes != nil && !testsBlock(res) && (!res.Crashes.More || pair >= k):
 		c := res.Crashes
 		return fmt.Sprintf("%d of %d head runs failed most of the suite against %d of %d base runs after %d pairs: an outage or a crash the patch causes, which the budget of %d pairs cannot tell apart", c.HeadOutages, c.HeadRuns, c.BaseOutages, c.BaseRuns, pair, k)
 	case failing == 0 && len(res.Outages) > 0:
 		return fmt.Sprintf("no test failed on either side in %d pairs, apart from the runs left out as infrastructure failures (%d)", pair, len(res.Outages))
 	case failing == 0:
 		return fmt.Sprintf("no test failed on either side in %d pairs", pair)
-	case len(res.Blocking()) > 0 && len(pending) > 0 && pair < k:
+	case testsBlock(res) && len(pending) > 0 && pair < k:
 		return fmt.Sprintf("a test blocks after %d pairs, which more pairs cannot undo; %d test(s) left pending: %s", pair, len(pending), strings.Join(pending, ", "))
 	case len(undecided) == 0:
 		return fmt.Sprintf("every test failing on either side (%d) has a verdict after %d pairs", failing, pair)

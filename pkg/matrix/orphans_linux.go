@@ -25,14 +25,24 @@ var adopt = sync.OnceFunc(func() {
 // reapOrphans kills and reaps the processes this process adopted that are
 // in a session of their own which no running test command leads: what a
 // test command left behind. Children this process started itself (git)
-// share its session and are left alone, as are the running commands of
-// other Runs. It returns how many it killed.
-func reapOrphans() int {
+// share its session and are left alone. group is the process group of the
+// command that just ended, which its kill reached: its members, still
+// dying, are reaped but not counted (0 for none). While another Run's
+// command runs, an orphan may be what it started and still uses (a server
+// it daemonized): then nothing is killed, only the dead reaped, unless all
+// is set (the process is about to exit). It returns how many it killed.
+// It never waits on a process that has not died: one that cannot be killed
+// (another user's, one stuck in the kernel) is left, not waited for with
+// spawning held, which KillRunning takes too.
+func reapOrphans(group int, all bool) int {
 	spawning.Lock()
 	defer spawning.Unlock()
 	self, sid := os.Getpid(), mySession()
+	others := false
+	live.Range(func(any, any) bool { others = true; return false })
 	killed := 0
-	for range 20 {
+	signalled := map[int]bool{}
+	for range 50 {
 		found := 0
 		for _, p := range children(self) {
 			if p.sid == sid {
@@ -41,26 +51,39 @@ func reapOrphans() int {
 			if _, running := live.Load(p.sid); running {
 				continue
 			}
-			found++
-			if !p.zombie {
-				killed++
-				_ = syscall.Kill(-p.sid, syscall.SIGKILL) // its session's group, when it leads one
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
+			if p.zombie {
+				var ws syscall.WaitStatus
+				if pid, _ := syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil); pid == p.pid {
+					delete(signalled, p.pid)
+					found++ // what it started comes to us in turn
+				}
+				continue
 			}
-			var ws syscall.WaitStatus
-			_, _ = syscall.Wait4(p.pid, &ws, 0, nil)
+			if others && !all && p.pgid != group {
+				continue
+			}
+			found++
+			if signalled[p.pid] {
+				continue
+			}
+			signalled[p.pid] = true
+			if p.pgid != group || group == 0 {
+				killed++
+			}
+			_ = syscall.Kill(-p.sid, syscall.SIGKILL) // its session's group, when it leads one
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 		if found == 0 {
 			break
 		}
-		time.Sleep(10 * time.Millisecond) // what they started comes to us in turn
+		time.Sleep(10 * time.Millisecond)
 	}
 	return killed
 }
 
 type procInfo struct {
-	pid, sid int
-	zombie   bool
+	pid, pgid, sid int
+	zombie         bool
 }
 
 // children lists the processes whose parent is ppid, from /proc.
@@ -92,9 +115,10 @@ func children(ppid int) []procInfo {
 			continue
 		}
 		pp, _ := strconv.Atoi(string(f[1]))
+		pgid, _ := strconv.Atoi(string(f[2]))
 		sid, _ := strconv.Atoi(string(f[3]))
 		if pp == ppid {
-			out = append(out, procInfo{pid: pid, sid: sid, zombie: string(f[0]) == "Z"})
+			out = append(out, procInfo{pid: pid, pgid: pgid, sid: sid, zombie: string(f[0]) == "Z"})
 		}
 	}
 	return out
