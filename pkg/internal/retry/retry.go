@@ -80,12 +80,7 @@ func HalfJitter(d time.Duration) time.Duration {
 func Transient(err error) bool {
 	var netErr net.Error
 	var opErr *net.OpError
-	var dnsErr *net.DNSError
 	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		// A host that does not exist (a misspelt GHES URL) does not come
-		// to exist in a few seconds; a DNS timeout may clear.
-		return false
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
 		errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EPIPE):
 		return true
