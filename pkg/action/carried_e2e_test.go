@@ -91,18 +91,8 @@ func TestReportCarriedHistoryUnreadable(t *testing.T) {
 			now = saved
 			s := newFake(t)
 			repo := s.Repo(repoName)
-			for i := range 10 {
-				addPytestRun(repo, "ci.yml", i, map[string]bool{"test_a": i%3 == 0, "test_b": false})
-			}
+			files := carriedTen(t, s, repo)
 			in := map[string]string{"workflows": "ci.yml", "lookback-days": "7"}
-			if one := reportAt(t, s, repo, now.Add(-time.Hour), in); len(one.Runs) != 10 {
-				t.Fatalf("report 1 carries %d runs", len(one.Runs))
-			}
-			ups := s.Uploads()
-			files, err := ups[len(ups)-1].Files()
-			if err != nil {
-				t.Fatal(err)
-			}
 			tc.change(t, files)
 			altered := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-30 * time.Minute)})
 			repo.AddArtifact(ghfake.Artifact{RunID: altered.ID, Name: "flakegate-report", Zip: zipFiles(t, files)})
@@ -270,4 +260,22 @@ func TestGateHistoryInputOverlapsCarried(t *testing.T) {
 	if want := "base-branch history for p0: 41 runs (41 from the history input; 0 carried"; !strings.Contains(r.stdout.String(), want) {
 		t.Errorf("log lacks %q:\n%s", want, r.stdout.String())
 	}
+}
+
+// carriedTen adds ten runs of ci.yml and, an hour before now, a report of
+// them (lookback 7 days), and returns the files of the artifact it uploaded.
+func carriedTen(t *testing.T, s *ghfake.Server, repo *ghfake.Repo) map[string][]byte {
+	t.Helper()
+	for i := range 10 {
+		addPytestRun(repo, "ci.yml", i, map[string]bool{"test_a": i%3 == 0, "test_b": false})
+	}
+	if one := reportAt(t, s, repo, now.Add(-time.Hour), map[string]string{"workflows": "ci.yml", "lookback-days": "7"}); len(one.Runs) != 10 {
+		t.Fatalf("report 1 carries %d runs", len(one.Runs))
+	}
+	ups := s.Uploads()
+	files, err := ups[len(ups)-1].Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -21,18 +21,8 @@ func TestResultsReportKeepsCarriedHistoryOn503(t *testing.T) {
 	defer func() { now = saved }()
 	s := newFake(t)
 	repo := s.Repo(repoName)
-	for i := range 10 {
-		addPytestRun(repo, "ci.yml", i, map[string]bool{"test_a": i%3 == 0, "test_b": false})
-	}
+	files := carriedTen(t, s, repo)
 	in := map[string]string{"workflows": "ci.yml", "lookback-days": "7"}
-	if one := reportAt(t, s, repo, now.Add(-time.Hour), in); len(one.Runs) != 10 {
-		t.Fatalf("report 1 carries %d runs", len(one.Runs))
-	}
-	ups := s.Uploads()
-	files, err := ups[len(ups)-1].Files()
-	if err != nil {
-		t.Fatal(err)
-	}
 	prev := repo.AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now.Add(-30 * time.Minute)})
 	art := repo.AddArtifact(ghfake.Artifact{RunID: prev.ID, Name: "flakegate-report", Zip: zipFiles(t, files)})
 	s.Inject(ghfake.Fault{Path: fmt.Sprintf("/repos/*/*/actions/artifacts/%d/zip", art.ID), Status: 503, Times: -1})
