@@ -127,6 +127,12 @@ func Run(ctx context.Context, env Env) int {
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		log.Errorf("flakegate: configuration: %v", err)
+		// In the job summary too, where a run's errors are read: the
+		// annotation alone was easy to miss among the workflow's.
+		if _, serr := publish.AppendSummary(env.Getenv("GITHUB_STEP_SUMMARY"),
+			"## flakegate: configuration error\n\n"+render.EscapeMarkdown(render.Truncate(err.Error(), 4000))+"\n"); serr != nil {
+			log.Warningf("job summary: %v", serr)
+		}
 		fail(log, env.Getenv("GITHUB_OUTPUT"), "", "")
 		return 1
 	}

@@ -84,3 +84,21 @@ func TestReportDirOutsideTheWorkspaceIsSaid(t *testing.T) {
 		t.Errorf("warned of the default report-dir:\n%s", in.log)
 	}
 }
+
+// TestConfigurationErrorInTheSummary: a bad input fails the step with an
+// annotation, and the job summary says it too, as a run's other errors
+// do: the annotation alone was easy to miss.
+func TestConfigurationErrorInTheSummary(t *testing.T) {
+	s := newFake(t)
+	self := s.Repo(repoName).AddRun(ghfake.Run{Workflow: "flakegate.yml", Event: "schedule", CreatedAt: now})
+	r := newRunner(t, s, self.ID, "schedule", map[string]any{"schedule": "0 6 * * 1"}, map[string]string{"alpha-pr": "1.5"})
+	if code := r.run(); code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if sum := r.summary(); !strings.Contains(sum, "## flakegate: configuration error") || !strings.Contains(sum, "alpha-pr") {
+		t.Errorf("summary does not say the configuration error:\n%s", sum)
+	}
+	if out := r.outputs(); out["verdict"] != "error" {
+		t.Errorf("verdict %q, want error", out["verdict"])
+	}
+}
