@@ -45,7 +45,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	diffFile := flags.String("diff", "", "the PR's unified diff (`FILE`), for the property checks")
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
 	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
-	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini)")
+	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini; none for no path)")
 	newFiles := &choice{value: "declare", allowed: []string{"declare", "allow"}}
 	flags.Var(newFiles, "protected-new-files", "what a new file under a protected path needs (`POLICY`): declare (a declaration, as any edit there) or allow (none, but for files a pattern names, such as conftest.py)")
 	jsonFile := flags.String("json", "", "write the JSON report to `FILE`")
@@ -74,7 +74,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 	}
 	applyPolicy()
 	opt.ExpiredLedgerWarn = expired.value == "warn"
-	opt.ProtectedPaths = protected
+	opt.ProtectedPaths = protectedPaths(protected)
 	opt.AllowNewProtected = newFiles.value == "allow"
 	// Every option starts at its default: a zero given is checked as zero.
 	if err := opt.Check(); err != nil {
@@ -312,4 +312,13 @@ func ledgerCmd(env Env, args []string) error {
 	}
 	fmt.Fprintf(env.Stdout, "%s: every entry verified\n", path)
 	return nil
+}
+
+// protectedPaths is --protected-paths: nil (the default paths) when not
+// given, none of them for "none".
+func protectedPaths(l list) []string {
+	if len(l) == 1 && l[0] == "none" {
+		return []string{}
+	}
+	return l
 }

@@ -62,6 +62,9 @@ func gateCommand(rep *matrix.Report, opt matrix.Options, hist []string, bodyFile
 	for _, p := range g.ProtectedPaths {
 		cmd += " --protected-paths " + shellQuote(p)
 	}
+	if g.ProtectedPaths != nil && len(g.ProtectedPaths) == 0 {
+		cmd += " --protected-paths none"
+	}
 	if g.AllowNewProtected {
 		cmd += " --protected-new-files allow"
 	}
@@ -94,7 +97,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	bodyFile := flags.String("pr-body", "", "the PR description (`FILE`), for a Test-Changes: declaration")
 	var labels, protected list
 	flags.Var(&labels, "label", "a PR `LABEL` (repeatable)")
-	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini), as the action's protected-paths")
+	flags.Var(&protected, "protected-paths", "`GLOBS` of paths whose edits need a declaration (default tests/**, **/conftest.py, pytest.ini; none for no path), as the action's protected-paths")
 	newFiles := &choice{value: "declare", allowed: []string{"declare", "allow"}}
 	flags.Var(newFiles, "protected-new-files", "what a new file under a protected path needs (`POLICY`): declare or allow, as the action's protected-new-files")
 	flags.Var(duration{&opt.RunTimeout}, "run-timeout", "kill a run of CMD after `DURATION` (e.g. 15m) and count it as a failed run; 0: no limit")
@@ -139,7 +142,7 @@ func matrixCmd(ctx context.Context, env Env, args []string) error {
 	}
 	opt.Command = cmd
 	applyPolicy()
-	opt.Gate.ProtectedPaths = protected
+	opt.Gate.ProtectedPaths = protectedPaths(protected)
 	opt.Gate.AllowNewProtected = newFiles.value == "allow"
 	opt.Input.Labels = labels
 	if *bodyFile != "" {

@@ -37,6 +37,7 @@ func TestMatrixProtectedNewFiles(t *testing.T) {
 		{"declare (the default)", nil, 1},
 		{"allow", []string{"--protected-new-files", "allow"}, 0},
 		{"other paths", []string{"--protected-paths", "spec/**"}, 0},
+		{"no path", []string{"--protected-paths", "none"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"matrix", "--base", "base", "-k", "5", "--junit", "out/junit.xml", "--results", filepath.Join(t.TempDir(), "r")}, tc.extra...)

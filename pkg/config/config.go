@@ -227,6 +227,9 @@ func Load(getenv func(string) string) (*Config, error) {
 	c.OnInconclusive = gate.Policy(raw.OnInconclusive)
 	c.LedgerPath = v.repoPath("ledger-path", raw.LedgerPath)
 	c.ProtectedPaths = v.globs("protected-paths", raw.ProtectedPaths)
+	if strings.TrimSpace(raw.ProtectedPaths) == "none" {
+		c.ProtectedPaths = []string{} // no path: the edits need no declaration
+	}
 	c.AllowNewProtected = v.oneOf("protected-new-files", raw.ProtectedNewFiles, "declare", "allow") == "allow"
 	c.ApprovalLabel = v.label("approval-label", raw.ApprovalLabel)
 	c.DeclarationLabel = v.label("declaration-label", raw.DeclarationLabel)

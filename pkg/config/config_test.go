@@ -793,3 +793,18 @@ func TestFormerReportArtifacts(t *testing.T) {
 		}
 	}
 }
+
+// TestProtectedPathsNone: "none" protects no path (an empty list, which
+// gate does not replace with its default as it does nil); other values
+// are globs.
+func TestProtectedPathsNone(t *testing.T) {
+	for in, want := range map[string][]string{"none": {}, "spec/**": {"spec/**"}} {
+		c, err := Load(runner{event: "schedule", payload: `{}`, inputs: map[string]string{"protected-paths": in}}.getenv(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ProtectedPaths == nil || !slices.Equal(c.ProtectedPaths, want) {
+			t.Errorf("protected-paths %q: %#v, want %#v", in, c.ProtectedPaths, want)
+		}
+	}
+}
