@@ -506,7 +506,9 @@ func (v *validator) integer(input, s string, lo, hi int) int {
 // A value that is not a number is NaN, which every range refuses.
 func (v *validator) number(input, s string) float64 {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) {
+	// Decimal only: ParseFloat also reads 0x1p-3 and 1_0, which no one
+	// writes for a rate on purpose.
+	if err != nil || math.IsInf(f, 0) || strings.ContainsAny(s, "xX_") {
 		return math.NaN()
 	}
 	return f

@@ -439,6 +439,8 @@ func TestLoadErrors(t *testing.T) {
 			[]string{`input alpha-pr: got "0"; want a number strictly between 0 and 1`}},
 		{"alpha-pr not a number", sched(map[string]string{"alpha-pr": "5%"}),
 			[]string{`input alpha-pr: got "5%"; want a number strictly between 0 and 1`}},
+		{"alpha-pr in hexadecimal", sched(map[string]string{"alpha-pr": "0x1p-3"}),
+			[]string{`input alpha-pr: got "0x1p-3"; want a number strictly between 0 and 1`}},
 		{"on-inconclusive", sched(map[string]string{"on-inconclusive": "skip"}),
 			[]string{`input on-inconclusive: got "skip"; want one of neutral, fail, pass`}},
 		{"protected-new-files", sched(map[string]string{"protected-new-files": "yes"}),
