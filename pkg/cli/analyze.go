@@ -35,8 +35,8 @@ func (n number) String() string {
 
 func (n number) Set(s string) error {
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != f || math.IsInf(f, 0) {
-		return errors.New("want a number")
+	if err != nil || f != f || math.IsInf(f, 0) || strings.ContainsAny(s, "xX_") {
+		return errors.New("want a number") // decimal, as the action's inputs
 	}
 	*n.v = f
 	return nil
