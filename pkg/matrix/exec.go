@@ -107,7 +107,7 @@ func (d *driver) runOnce(ctx context.Context, side Side, index int) (RunRecord, 
 	}
 	rec.Duration = opt.Now().Sub(rec.Start)
 	if ctx.Err() != nil {
-		return rec, &RunError{Run: rec, Err: ctx.Err()}
+		return rec, &RunError{Run: rec, Err: ended(ctx)}
 	}
 	if cut.Load() || (cmd.ProcessState == nil && limitCtx.Err() != nil && runCtx.Err() == nil) {
 		return rec, &RunError{Run: rec, Err: errTimeLimit}

@@ -226,6 +226,17 @@ func (e *RunError) Error() string { return fmt.Sprintf("%s: %v", e.Run.Name(), e
 
 func (e *RunError) Unwrap() error { return e.Err }
 
+// ended is ctx's error with its cause, when it has one of its own: the
+// signal that cancelled the matrix ("context canceled (interrupt)"), not
+// only "context canceled". errors.Is(err, context.Canceled) still holds.
+func ended(ctx context.Context) error {
+	err := ctx.Err()
+	if c := context.Cause(ctx); c != nil && c != err {
+		return fmt.Errorf("%w (%v)", err, c)
+	}
+	return err
+}
+
 // errTimeLimit: a run was still going when Options.TimeLimit ended, and was
 // killed. Its pair is left out: a run cut short on one side only would
 // read as that side's failure.
@@ -521,8 +532,8 @@ func (d *driver) run(ctx context.Context) error {
 			return nil
 		}
 		for _, side := range []Side{Base, Head} {
-			if err := ctx.Err(); err != nil {
-				return err
+			if ctx.Err() != nil {
+				return ended(ctx)
 			}
 			if side == Head && pair == 1 {
 				if err := d.roomForFirstHead(); err != nil {

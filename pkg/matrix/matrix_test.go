@@ -632,7 +632,9 @@ func TestRunCancel(t *testing.T) {
 	hang := `if [ $n -eq 1 ]; then sleep 30 & echo $! > "$COUNTER_DIR/pid.tmp" && mv "$COUNTER_DIR/pid.tmp" "$COUNTER_DIR/pid"; wait; fi`
 	r := newRepo(t, "", script("base", []tcase{{"a", ""}}, ""), script("head", []tcase{{"a", ""}}, hang))
 	opt := r.options(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	interrupt := errors.New("interrupt")
+	cancel := func() { cancelCause(interrupt) }
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -655,8 +657,8 @@ func TestRunCancel(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Errorf("Run took %v after cancellation: the command was not stopped", el)
 	}
-	if !strings.Contains(err.Error(), "head run 1") {
-		t.Errorf("error %q does not name the run", err)
+	if !strings.Contains(err.Error(), "head run 1") || !strings.Contains(err.Error(), "context canceled (interrupt)") {
+		t.Errorf("error %q does not name the run and what cancelled it", err)
 	}
 	if rep == nil || len(rep.Runs) != 1 {
 		t.Errorf("report = %+v, want base run 1 only", rep)
