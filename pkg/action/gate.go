@@ -32,6 +32,10 @@ type pr struct {
 	// a re-run, of an older commit): the sticky comment is left to the run
 	// of the newer head.
 	movedTo string
+	// mergeGroup is set for a merge queue's commit: the queued pull
+	// requests' ledger changes were judged on their own runs, with their
+	// labels and declarations, which the queue's event does not carry.
+	mergeGroup bool
 }
 
 func (a *run) gate(ctx context.Context) (outcome, error) {
@@ -237,7 +241,7 @@ func (a *run) pullRequest(ctx context.Context) (pr, error) {
 		// A merge queue's commit: local results only, gated against the
 		// queue's base; the queued PRs' diffs were checked on their own.
 		a.log.Infof("merge_group: the queue's commit %s against %s at %s", mg.HeadSHA, mg.BaseRef, mg.BaseSHA)
-		return pr{headSHA: mg.HeadSHA, baseSHA: mg.BaseSHA, baseRef: mg.BaseRef}, nil
+		return pr{headSHA: mg.HeadSHA, baseSHA: mg.BaseSHA, baseRef: mg.BaseRef, mergeGroup: true}, nil
 	}
 	if !ev.FromPullRequest() {
 		// No PR: local results only (workflow_dispatch, or a workflow_run
@@ -334,6 +338,12 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 	}
 	if in.BaseLedger == nil && in.HeadLedger == nil {
 		a.noLedger("at base or head")
+	}
+	if p.mergeGroup && in.HeadLedger != nil {
+		// Judged again without the PRs' labels and bodies, every approved
+		// entry was growth and a freeze-set change, and the queue blocked.
+		a.log.Infof("merge_group: the queued pull requests' ledger changes were checked on their own runs; the queue's commit is gated with the base's ledger on both sides")
+		in.HeadLedger = in.BaseLedger
 	}
 	return nil
 }

@@ -156,6 +156,12 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		in.BaseLedgerUnknown = true
 		in.Notes = append(in.Notes, "no --base-ledger: the ledger given (--ledger) is read as the head's, checked alone, and exempts nothing, as exemption comes from the base's ledger only; give the base's file too (git show origin/main:"+render.Plain(*ledgerFile)+" > base-ledger.yml), or the same file when it is the base's")
 	}
+	headIsBase := *baseLedgerFile != "" && *ledgerFile == ""
+	if headIsBase {
+		// Read as absent, the head's ledger unfroze every entry of the
+		// base's: an unfreeze error and a freeze-set violation each.
+		in.Notes = append(in.Notes, "no --ledger: the head's ledger is taken to be the base's (--base-ledger), so its changes are not checked; give the head's file too (--ledger) to check them")
+	}
 	for _, l := range []struct {
 		flag, path string
 		dst        **ledger.Ledger
@@ -163,7 +169,7 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		if l.path == "" {
 			continue
 		}
-		data, err := os.ReadFile(l.path)
+		data, err := collect.ReadRegular(l.path, ledger.MaxFileSize)
 		if errors.Is(err, fs.ErrNotExist) {
 			// No ledger on that side; said, as a misspelt path reads the same.
 			fmt.Fprintf(env.Stderr, "flakegate: %s %s: no such file: no ledger on that side\n", l.flag, render.Plain(l.path))
@@ -177,6 +183,9 @@ func gateCmd(ctx context.Context, env Env, args []string) error {
 		}
 	}
 
+	if headIsBase {
+		in.HeadLedger = in.BaseLedger
+	}
 	res, err := gate.Evaluate(in, opt)
 	if err != nil {
 		return err
@@ -295,7 +304,7 @@ func ledgerCmd(env Env, args []string) error {
 	default:
 		return usagef("at most one FILE")
 	}
-	data, err := os.ReadFile(path)
+	data, err := collect.ReadRegular(path, ledger.MaxFileSize)
 	if err != nil {
 		return err
 	}

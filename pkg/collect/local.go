@@ -692,3 +692,23 @@ func ReadSmall(root, name string, max int64) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// ReadRegular reads a file a user named on the command line, following
+// symbolic links, refusing what is not a regular file (a FIFO, a device,
+// a directory) before it reads, and reading at most max bytes: a file
+// longer than that is an error, not read whole to be refused after.
+func ReadRegular(name string, max int64) ([]byte, error) {
+	f, err := openRegular(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d bytes: at most %d bytes are accepted", name, max, max)
+	}
+	return b, nil
+}

@@ -676,6 +676,8 @@ func Evaluate(in Input, opt Options) (Result, error) {
 		Approved:      hasLabel(in.Labels, opt.ApprovalLabel),
 		ApprovalLabel: opt.ApprovalLabel,
 		ExpiredWarn:   opt.ExpiredLedgerWarn,
+		SPRT:          sprt.Test{P1: opt.P1, Alpha: opt.Alpha, Beta: opt.Beta},
+		P0Floor:       P0Floor,
 	}
 	if declared {
 		lctx.DeclaredBy = declaredBy

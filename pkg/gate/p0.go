@@ -3,6 +3,8 @@ package gate
 import (
 	"fmt"
 	"math"
+
+	"github.com/flakegate/flakegate/pkg/internal/wilson"
 )
 
 // The honest baseline failure rate p0.
@@ -83,17 +85,5 @@ func EstimateP0(base, history Tally) P0 {
 }
 
 // WilsonUpper returns the upper end of the Wilson 95% score interval for
-// failures out of runs; 1 when there are no runs. Article B: 1 of 5 → 0.62,
-// 1 of 20 → 0.24, 2 of 5 → 0.77, 2 of 20 → 0.30.
-func WilsonUpper(failures, runs int) float64 {
-	if runs <= 0 {
-		return 1
-	}
-	const z = 1.959963984540054
-	n := float64(runs)
-	p := float64(failures) / n
-	den := 1 + z*z/n
-	centre := p + z*z/(2*n)
-	half := z * math.Sqrt(p*(1-p)/n+z*z/(4*n*n))
-	return math.Min(1, (centre+half)/den)
-}
+// failures out of runs; 1 when there are no runs (wilson.Upper).
+func WilsonUpper(failures, runs int) float64 { return wilson.Upper(failures, runs) }

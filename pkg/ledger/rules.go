@@ -2,12 +2,16 @@ package ledger
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/flakegate/flakegate/pkg/model"
+	"github.com/flakegate/flakegate/pkg/sprt"
+
+	"github.com/flakegate/flakegate/pkg/internal/wilson"
 )
 
 // The gate reads the ledger twice: as it is on the base (trusted: it was
@@ -27,6 +31,14 @@ import (
 //     A test that failed only on head has head-only evidence, which is never
 //     enough (article B), however convincing its trace.
 //   - Extending an expiry (or dropping it) is debt growth: approval label.
+//     So is widening an entry in place: new evidence at a higher flake rate
+//     or under another SPRT (p1, alpha, beta), or a release trigger dropped.
+//   - New evidence is the gate's: the SPRT's p1, alpha and beta are the
+//     gate's (Context.SPRT), and the recorded rate is one the base side
+//     allows, at most the Wilson 95% upper bound of its failures (article
+//     B). ledger verify checks only that a trace replays under the SPRT
+//     the entry names, which an author may choose: with beta 0.9, or p1
+//     0.999999, one green is FLAKE evidence.
 //   - Expiry. An entry past its date fails the gate (or warns, if so
 //     configured) until it is renewed with approval or removed.
 //   - Unfreezing. Removing an entry is a release, and a release must rest on
@@ -68,6 +80,28 @@ type Context struct {
 	// "Test-Changes:" line or the declaration label), "" without one: a
 	// quarantined test the PR removes, declared, leaves the ledger with it.
 	DeclaredBy string
+	// SPRT is the gate's SPRT (P1, Alpha, Beta; P0 is not used): new
+	// evidence must have been computed with it. Zero fields are the
+	// seed's defaults.
+	SPRT sprt.Test
+	// P0Floor is the least p0 the gate's SPRT uses (gate.P0Floor): new
+	// evidence may record it whatever the base side's failures.
+	P0Floor float64
+}
+
+// gateSPRT is ctx.SPRT with the seed's defaults for its zero fields.
+func (ctx Context) gateSPRT() sprt.Test {
+	t := ctx.SPRT
+	if t.P1 == 0 {
+		t.P1 = sprt.DefaultP1
+	}
+	if t.Alpha == 0 {
+		t.Alpha = sprt.DefaultAlpha
+	}
+	if t.Beta == 0 {
+		t.Beta = sprt.DefaultBeta
+	}
+	return t
 }
 
 // observed is what the gate saw of test: its own observation, or, when
@@ -117,7 +151,7 @@ const (
 
 // Finding is one ledger rule outcome.
 type Finding struct {
-	Rule     string   `json:"rule"` // growth, no-base-evidence, evidence, expiry-extended, expired, unfreeze, released, renamed
+	Rule     string   `json:"rule"` // growth, no-base-evidence, evidence, expiry-extended, widened, expired, unfreeze, released, renamed
 	Severity Severity `json:"severity"`
 	Test     string   `json:"test,omitempty"`
 	Message  string   `json:"message"`
@@ -129,6 +163,7 @@ const (
 	RuleNoBaseEvidence = "no-base-evidence"
 	RuleEvidence       = "evidence"
 	RuleExpiryExtended = "expiry-extended"
+	RuleWidened        = "widened"
 	RuleExpired        = "expired"
 	RuleUnfreeze       = "unfreeze"
 	RuleReleased       = "released"
@@ -201,6 +236,14 @@ func Check(base, head *Ledger, ctx Context) []Finding {
 			}
 			for _, p := range replay(i, e) {
 				add(RuleEvidence, Error, e.Test, "%s does not replay: %s", what, p)
+			}
+			if why := foreignEvidence(e.Evidence, obs, seen, ctx.gateSPRT(), ctx.P0Floor); why != "" {
+				add(RuleEvidence, Error, e.Test, "%s for %s is not the gate's evidence: %s", what, e.Test, why)
+			}
+		}
+		if existed && !ctx.Approved {
+			if why := widens(old, e); why != "" {
+				add(RuleWidened, Error, e.Test, "the entry for %s widens its exemption (%s) without %s", e.Test, why, label)
 			}
 		}
 		if existed && extends(old.Expires, e.Expires) && !ctx.Approved {
@@ -297,6 +340,55 @@ func entriesOf(l *Ledger) []Entry {
 		return nil
 	}
 	return l.Entries
+}
+
+// paramEqual compares SPRT parameters read from YAML with the gate's.
+func paramEqual(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
+
+// foreignEvidence says why new evidence is not what the gate would record
+// for the test, or "": an SPRT other than the gate's, or a flake rate
+// above what the base side's failures allow.
+func foreignEvidence(ev Evidence, obs Observation, seen bool, gate sprt.Test, floor float64) string {
+	var bad []string
+	for _, p := range []struct {
+		field     string
+		got, want float64
+	}{{"p_regression", ev.PRegression, gate.P1}, {"alpha", ev.Alpha, gate.Alpha}, {"beta", ev.Beta, gate.Beta}} {
+		if !paramEqual(p.got, p.want) {
+			bad = append(bad, fmt.Sprintf("%s %v, the gate's is %v", p.field, p.got, p.want))
+		}
+	}
+	if seen && obs.BaseRuns > 0 && obs.BaseFailures > 0 { // none: no-base-evidence says so
+		if hi := max(wilson.Upper(obs.BaseFailures, obs.BaseRuns), floor); ev.PFlakeBaseline > hi+1e-9 {
+			bad = append(bad, fmt.Sprintf("p_flake_baseline %v is above %.3f, the Wilson 95%% upper bound of the base side's %d failures in %d runs (or the gate's floor)", ev.PFlakeBaseline, hi, obs.BaseFailures, obs.BaseRuns))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+// widens says how a head entry exempts more than the base entry it
+// replaces (same test and signature), or "": a higher recorded flake rate,
+// which the ledger's contradiction test reads as what the test may fail
+// at; another SPRT; or a release trigger dropped.
+func widens(old, e Entry) string {
+	var why []string
+	if e.Evidence.PFlakeBaseline > old.Evidence.PFlakeBaseline+1e-9 {
+		why = append(why, fmt.Sprintf("p_flake_baseline %v → %v", old.Evidence.PFlakeBaseline, e.Evidence.PFlakeBaseline))
+	}
+	for _, p := range []struct {
+		field    string
+		old, new float64
+	}{{"p_regression", old.Evidence.PRegression, e.Evidence.PRegression}, {"alpha", old.Evidence.Alpha, e.Evidence.Alpha}, {"beta", old.Evidence.Beta, e.Evidence.Beta}} {
+		if !paramEqual(p.old, p.new) {
+			why = append(why, fmt.Sprintf("%s %v → %v", p.field, p.old, p.new))
+		}
+	}
+	for _, t := range old.ReleaseTriggers {
+		if !slices.Contains(e.ReleaseTriggers, t) {
+			why = append(why, "release trigger "+string(t)+" dropped")
+		}
+	}
+	return strings.Join(why, "; ")
 }
 
 // extends reports whether an expiry moved later, or was dropped.

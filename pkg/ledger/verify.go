@@ -79,12 +79,17 @@ func replay(i int, e Entry) []Problem {
 	}
 	pass, fail := t.Steps()
 	cum := 0.0
+	// The replayed trace: whether it reached REGRESSION is the replay's
+	// to say, not the recorded values', which may be Tolerance off (a
+	// cumulative 0.0004 past the bound recorded as 2.944, below it).
+	replayed := make([]sprt.Step, 0, len(ev.Trace))
 	for j, s := range ev.Trace {
 		want, what := fail, "fail"
 		if s.Passed {
 			want, what = pass, "pass"
 		}
 		cum += want
+		replayed = append(replayed, sprt.Step{Passed: s.Passed, Step: want, Cumulative: cum})
 		if math.Abs(s.Step-want) > Tolerance {
 			bad(fmt.Sprintf("evidence.llr_trace[%d][1]", j),
 				"step %.3f, but a %s at p0=%v, p1=%v adds %.3f", s.Step, what, ev.PFlakeBaseline, ev.PRegression, want)
@@ -97,9 +102,9 @@ func replay(i int, e Entry) []Problem {
 	upper, lower := t.Bounds()
 	got := t.Decide(cum)
 	reached := ""
-	if j := t.RegressionAt(ev.Trace); j >= 0 && j < len(ev.Trace)-1 {
+	if j := t.RegressionAt(replayed); j >= 0 && j < len(replayed)-1 {
 		got = sprt.Regression
-		reached = fmt.Sprintf("; the trace reaches the REGRESSION bound at run %d (LLR %.3f) and goes on: Wald's test stops there, and runs until the LLR falls back are rerun-until-green", j+1, ev.Trace[j].Cumulative)
+		reached = fmt.Sprintf("; the trace reaches the REGRESSION bound at run %d (LLR %.4f, bound %.4f) and goes on: Wald's test stops there, and runs until the LLR falls back are rerun-until-green", j+1, replayed[j].Cumulative, upper)
 	}
 	switch {
 	case !ev.Decision.Valid():
