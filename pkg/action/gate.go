@@ -339,7 +339,10 @@ func (a *run) diffAndLedger(ctx context.Context, c *ghapi.Client, p pr, in *gate
 	if in.BaseLedger == nil && in.HeadLedger == nil {
 		a.noLedger("at base or head")
 	}
-	if p.mergeGroup && in.HeadLedger != nil {
+	if p.mergeGroup && (in.HeadLedger != nil || in.BaseLedger != nil) {
+		// A queued PR that deleted the ledger file (its last entry
+		// released, declared) leaves the queue's commit with none: read as
+		// absent, the base's entries were an undeclared freeze-set change.
 		// Judged again without the PRs' labels and bodies, every approved
 		// entry was growth and a freeze-set change, and the queue blocked.
 		a.log.Infof("merge_group: the queued pull requests' ledger changes were checked on their own runs; the queue's commit is gated with the base's ledger on both sides")

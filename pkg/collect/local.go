@@ -694,11 +694,19 @@ func ReadSmall(root, name string, max int64) ([]byte, error) {
 }
 
 // ReadRegular reads a file a user named on the command line, following
-// symbolic links, refusing what is not a regular file (a FIFO, a device,
-// a directory) before it reads, and reading at most max bytes: a file
-// longer than that is an error, not read whole to be refused after.
+// symbolic links, refusing what is neither a regular file nor a pipe (a
+// device such as /dev/zero, a directory) before it reads, and reading at
+// most max bytes: a file longer than that is an error, not read whole to
+// be refused after. A pipe is read as a shell's process substitution
+// gives one (--base-ledger <(git show origin/main:.github/flaky-ledger.yml)).
 func ReadRegular(name string, max int64) ([]byte, error) {
-	f, err := openRegular(name)
+	var f io.ReadCloser
+	var err error
+	if fi, serr := os.Stat(name); serr == nil && fi.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = os.Open(name)
+	} else {
+		f, err = openRegular(name)
+	}
 	if err != nil {
 		return nil, err
 	}

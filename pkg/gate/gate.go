@@ -785,6 +785,12 @@ func Evaluate(in Input, opt Options) (Result, error) {
 				tr.Reason += "; not exempt: " + why
 			}
 		}
+		if tr.SPRT != nil {
+			// The p0 gate.json records: new evidence at it is the gate's.
+			o := lctx.Observed[ti.Name]
+			o.P0 = tr.SPRT.P0
+			lctx.Observed[ti.Name] = o
+		}
 		res.Tests = append(res.Tests, tr)
 	}
 	byName := func(a, b TestResult) int { return cmp.Compare(a.Name, b.Name) }

@@ -35,8 +35,9 @@ import (
 //     or under another SPRT (p1, alpha, beta), or a release trigger dropped.
 //   - New evidence is the gate's: the SPRT's p1, alpha and beta are the
 //     gate's (Context.SPRT), and the recorded rate is one the base side
-//     allows, at most the Wilson 95% upper bound of its failures (article
-//     B). ledger verify checks only that a trace replays under the SPRT
+//     allows: at most the p0 the gate's SPRT weighs for the test in this
+//     run, the floor, or the Wilson 99.9% upper bound of its failures
+//     (article B). ledger verify checks only that a trace replays under the SPRT
 //     the entry names, which an author may choose: with beta 0.9, or p1
 //     0.999999, one green is FLAKE evidence.
 //   - Expiry. An entry past its date fails the gate (or warns, if so
@@ -66,6 +67,12 @@ type Observation struct {
 	// "c::n" then if every leg it failed on has one (or the test has one):
 	// a failure on another leg is not the quarantined flake's.
 	FailedAs []string
+	// P0 is the baseline rate the gate's SPRT weighed for the test in
+	// this evaluation (the p0 gate.json records as its sprt), 0 when it
+	// recorded none. New evidence at that rate is the gate's own: the
+	// suite prior's posterior mean sits on a grid, and with thousands of
+	// base-side runs its nearest rate can lie above the Wilson bound.
+	P0 float64
 }
 
 // Context carries what the rules need besides the two ledgers.
@@ -136,6 +143,7 @@ func (ctx Context) observed(test string) (Observation, bool) {
 		if all.File == "" {
 			all.File = o.File
 		}
+		all.P0 = max(all.P0, o.P0)
 	}
 	return all, seen
 }
@@ -359,8 +367,14 @@ func foreignEvidence(ev Evidence, obs Observation, seen bool, gate sprt.Test, fl
 		}
 	}
 	if seen && obs.BaseRuns > 0 && obs.BaseFailures > 0 { // none: no-base-evidence says so
-		if hi := max(wilson.Upper(obs.BaseFailures, obs.BaseRuns), floor); ev.PFlakeBaseline > hi+1e-9 {
-			bad = append(bad, fmt.Sprintf("p_flake_baseline %v is above %.3f, the Wilson 95%% upper bound of the base side's %d failures in %d runs (or the gate's floor)", ev.PFlakeBaseline, hi, obs.BaseFailures, obs.BaseRuns))
+		// The evidence was most often recorded in another run (README: a
+		// run in which the test failed on head), on other base
+		// repetitions and another history window: held to the 95% bound
+		// of this run's sample, a stationary flake's own evidence was
+		// refused in 3-7% of the PRs adding it. The 99.9% bound still
+		// refuses a rate the base side rules out (0.8 against 15 of 155).
+		if hi := max(wilson.UpperZ(obs.BaseFailures, obs.BaseRuns, wilson.Z999), floor, obs.P0); ev.PFlakeBaseline > hi+1e-9 {
+			bad = append(bad, fmt.Sprintf("p_flake_baseline %v is above %.4f, the most of the Wilson 99.9%% upper bound of the base side's %d failures in %d runs, the gate's floor and the p0 its SPRT weighed in this run (%.4f)", ev.PFlakeBaseline, hi, obs.BaseFailures, obs.BaseRuns, obs.P0))
 		}
 	}
 	return strings.Join(bad, "; ")

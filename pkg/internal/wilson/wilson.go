@@ -10,7 +10,13 @@ const z = 1.959963984540054
 // Upper returns the upper end of the Wilson 95% score interval for
 // failures out of runs; 1 when there are no runs. Article B: 1 of 5 → 0.62,
 // 1 of 20 → 0.24, 2 of 5 → 0.77, 2 of 20 → 0.30.
-func Upper(failures, runs int) float64 {
+func Upper(failures, runs int) float64 { return UpperZ(failures, runs, z) }
+
+// Z999 is the one-sided 99.9% normal quantile.
+const Z999 = 3.090232306167813
+
+// UpperZ is Upper at another normal quantile z.
+func UpperZ(failures, runs int, z float64) float64 {
 	if runs <= 0 {
 		return 1
 	}
