@@ -101,10 +101,12 @@ type Reader struct {
 
 	// Writer conventions of the document being read (writers.go).
 	deno bool // the root is Deno's <testsuites name="deno test">
+	bun  bool // the root is Bun's <testsuites name="bun test">
 	// karmaFrom and karmaTo rewrite karma-junit-reporter's classnames,
 	// which start with the browser's name and version, to start with the
 	// name alone (karmaClass); both "" for other documents.
 	karmaFrom, karmaTo string
+	poolKarma          string // karmaFrom of the files whose tags pool holds
 	// todoSkip holds the open testcase's <skipped type="todo"> or
 	// <skipped type="skipped">, as node --test writes a todo or skipped
 	// test, when it has one (todoSkipped).
@@ -271,7 +273,7 @@ func (r *Reader) reset(name string, src io.Reader) {
 	r.nameArena = r.nameArena[:0]
 	r.sawRoot, r.rootDone = false, false
 	r.suite = nil
-	r.deno, r.karmaFrom, r.karmaTo = false, "", ""
+	r.deno, r.bun, r.karmaFrom, r.karmaTo = false, false, "", ""
 	r.cur, r.curDirty = Case{}, false
 	r.inCase, r.caseLvl = false, 0
 	r.outLvl, r.outKind, r.capturing, r.skipLvl = 0, outNone, false, 0
@@ -1940,7 +1942,7 @@ func (r *Reader) repeatProperty() bool {
 	case propCommit:
 		r.propsDst.CommitSHA, r.lastCommit = m.props.CommitSHA, m.props.CommitSHA
 	case propCommitOther:
-		if r.propsDst.CommitSHA == "" && m.props.CommitSHA != "" {
+		if r.bun && r.propsDst != &r.cur.Props && r.propsDst.CommitSHA == "" && m.props.CommitSHA != "" {
 			r.propsDst.CommitSHA, r.lastCommit = m.props.CommitSHA, m.props.CommitSHA
 		}
 	case propRunID:

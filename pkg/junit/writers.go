@@ -19,8 +19,21 @@ func (r *Reader) rootConventions(kind elemKind, name string) {
 	switch {
 	case kind == elemSuites && name == "deno test":
 		r.deno = true
+	case kind == elemSuites && name == "bun test":
+		r.bun = true
 	case kind == elemSuite:
 		r.karmaFrom, r.karmaTo = karmaPrefixes(name)
+	}
+	if r.karmaFrom != r.poolKarma {
+		// Remembered tags hold classnames as rewritten (or not) under
+		// the prefixes of the files that read them: start over, so a
+		// test's id does not depend on the file read before.
+		r.pool, r.memo, r.prevMemo = r.pool[:0], r.memo[:0], nil
+		clear(r.seqs)
+		clear(r.byPrefix)
+		r.indexed, r.cursor, r.prevPosOK = 0, 0, false
+		r.gen++
+		r.poolKarma = r.karmaFrom
 	}
 }
 
@@ -89,14 +102,14 @@ func (r *Reader) karmaClass(class string) string {
 	return r.intern1([]byte(r.karmaTo + class[len(r.karmaFrom):]))
 }
 
-// nodeSkipType reports a <skipped> type that node --test writes: "todo"
-// for a todo test, "skipped" for a skipped one.
-func nodeSkipType(typ string) bool { return typ == "todo" || typ == "skipped" }
+// nodeSkipType reports the <skipped> type node --test writes for a todo
+// test, "todo". Its "skipped" (t.skip()) is any writer's word, and beside
+// a failure the failure stands.
+func nodeSkipType(typ string) bool { return typ == "todo" }
 
-// todoSkipped: node --test writes a todo test that throws, and a test that
-// calls t.skip() and then throws, with <skipped type="todo"> (or
-// type="skipped") and a <failure>. Node counts it as todo or skipped, not
-// failed, and such a failure fails no run; by error > failure > skipped it
+// todoSkipped: node --test writes a todo test that throws with <skipped
+// type="todo"> and a <failure>. Node counts it as todo, not failed, and
+// such a failure fails no run; by error > failure > skipped it
 // read as a failure, so a todo test added to a pull request looked broken,
 // and one that sometimes throws, flaky. It is skipped, with the <skipped>
 // element as its detail.
@@ -144,13 +157,11 @@ func (r *Reader) denoStepsPassed() {
 // is "".
 func (r *Reader) commitOther(v []byte) string {
 	v = bytes.TrimSpace(v)
-	if len(v) < 7 || len(v) > 64 {
+	if !r.bun || r.propsDst == &r.cur.Props || !model.IsCommitSHA(string(v)) {
+		// Another writer's "commit" (which may mean anything), a
+		// testcase's, or a value that is no full commit id (a changelist
+		// number, a date): not the run's commit.
 		return ""
-	}
-	for _, c := range v {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return ""
-		}
 	}
 	return r.reuse(&r.lastCommit, v)
 }
