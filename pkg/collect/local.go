@@ -682,13 +682,19 @@ func ReadSmall(root, name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readCapped(f, name, max, "not read")
+}
+
+// readCapped reads at most max bytes of f and closes it; more is an error
+// naming the file and the cap, ending with over.
+func readCapped(f io.ReadCloser, name string, max int64, over string) ([]byte, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes: not read", name, max)
+		return nil, fmt.Errorf("%s: larger than %d bytes: %s", name, max, over)
 	}
 	return b, nil
 }
@@ -710,13 +716,5 @@ func ReadRegular(name string, max int64) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: larger than %d bytes: at most %d bytes are accepted", name, max, max)
-	}
-	return b, nil
+	return readCapped(f, name, max, fmt.Sprintf("at most %d bytes are accepted", max))
 }
